@@ -1,0 +1,79 @@
+"""`connlab run|validate|aggregate|render`: the stages the Makefile calls."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from connlab.errors import LabError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+err = Console(stderr=True)
+
+
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn LabError into `error: ...` on stderr and exit status 2; SIGTERM behaves like Ctrl-C, so the
+    same clean-up runs (stop pgbench, stop the server, write no partial row)."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            return command(*args, **kwargs)
+        except LabError as error:
+            for line in str(error).splitlines():
+                err.print(f"[red]error:[/red] {line}", highlight=False, soft_wrap=True)
+            sys.exit(2)
+        except KeyboardInterrupt:
+            err.print("interrupted: the server was stopped; rerun the same command to resume")
+            sys.exit(130)
+
+    return wrapper
+
+
+@app.command()
+@one_line_errors
+def run(
+    experiment: Annotated[str, typer.Argument(help="experiment name (a folder under experiments/)")],
+    profile: Annotated[str, typer.Option(help="quick, full or tiny")] = "quick",
+    machine: Annotated[str | None, typer.Option(help="results folder name; default from the hardware")] = None,
+) -> None:
+    """Run (or resume) an experiment on this machine and write results/<machine>/<experiment>/."""
+    from connlab.experiment import make_plan
+    from connlab.lab.machine import default_machine_id
+    from connlab.lab.sweep import run_sweep
+
+    plan = make_plan(experiment, profile)
+    path = run_sweep(plan, machine or default_machine_id(), err)
+    err.print(f"wrote {path}")
+
+
+@app.command("machine-id")
+def machine_id() -> None:
+    """Print this machine's results folder name."""
+    from connlab.lab.machine import default_machine_id
+
+    print(default_machine_id())
+
+
+@app.command()
+@one_line_errors
+def experiments() -> None:
+    """List the experiments."""
+    from connlab.experiment import experiment_names
+
+    print("\n".join(experiment_names()))
+
+
+if __name__ == "__main__":
+    app()

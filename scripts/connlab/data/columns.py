@@ -1,0 +1,63 @@
+"""The columns of a raw results CSV: one row per measurement window.
+
+One list serves the sweep (which writes rows), validation (which checks them) and aggregation (which
+reads them with these types), so the three cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # DuckDB type
+    description: str
+    required: bool = True  # False: may be empty (the figure was not measured in that window)
+
+
+WINDOW_COLUMNS: tuple[Column, ...] = (
+    Column("run_id", "VARCHAR", "one sweep run; a resumed run keeps its id"),
+    Column("machine", "VARCHAR", "results/<machine>/ folder name"),
+    Column("experiment", "VARCHAR", "experiment name"),
+    Column("profile", "VARCHAR", "quick, full or tiny"),
+    Column("spec_hash", "VARCHAR", "hash of the experiment spec and profile measured"),
+    Column("window_no", "INTEGER", "position of the window in the run's plan, from 1"),
+    Column("pass_no", "INTEGER", "pass number, from 1"),
+    Column("pass_order", "VARCHAR", "asc or desc"),
+    Column("workload", "VARCHAR", "workload id from the experiment"),
+    Column("clients", "INTEGER", "pgbench -c"),
+    Column("jobs", "INTEGER", "pgbench -j"),
+    Column("duration_s", "INTEGER", "pgbench -T"),
+    Column("transport", "VARCHAR", "unix or tcp"),
+    Column("started_at", "VARCHAR", "UTC time the window started, ISO 8601"),
+    Column("ok", "BOOLEAN", "pgbench exited 0, finished, and no transaction failed"),
+    Column("exit_code", "INTEGER", "pgbench's exit status"),
+    Column("error", "VARCHAR", "first distinct error pgbench printed", required=False),
+    Column("tps", "DOUBLE", "transactions per second", required=False),
+    Column("transactions", "BIGINT", "transactions processed", required=False),
+    Column("failed_transactions", "BIGINT", "failed transactions", required=False),
+    Column("latency_avg_ms", "DOUBLE", "mean latency, ms", required=False),
+    Column("latency_stddev_ms", "DOUBLE", "latency standard deviation, ms", required=False),
+    Column("latency_p50_ms", "DOUBLE", "median latency from the transaction log, ms", required=False),
+    Column("latency_p95_ms", "DOUBLE", "95th percentile latency, ms", required=False),
+    Column("latency_p99_ms", "DOUBLE", "99th percentile latency, ms", required=False),
+    Column("initial_connection_ms", "DOUBLE", "pgbench's initial connection time, ms", required=False),
+    Column("avg_connection_ms", "DOUBLE", "average connection time with -C, ms", required=False),
+    Column("server_cpu_budget", "DOUBLE", "cores the server was allowed"),
+    Column("server_cpu_cores", "DOUBLE", "cores the server used on average"),
+    Column("client_cores", "INTEGER", "cores pgbench was pinned to"),
+    Column("client_cpu_cores", "DOUBLE", "cores pgbench used on average"),
+    Column("client_saturated", "BOOLEAN", "pgbench used at least 90% of its cores: the point is client-bound"),
+    Column("steal_pct", "DOUBLE", "CPU steal time, % of all CPU time in the window"),
+    Column("cpu_pressure_pct", "DOUBLE", "share of the window some task waited for a CPU, %", required=False),
+    Column("checkpoints", "INTEGER", "checkpoints that fell inside the window"),
+    Column("autovacuums", "INTEGER", "autovacuum/autoanalyze runs inside the window"),
+    Column("cpu_budget_method", "VARCHAR", "cgroup-v1, cgroup-v2 or taskset"),
+    Column("postgres_version", "VARCHAR", "server_version"),
+    Column("pgbench_flags", "VARCHAR", "the pgbench flags of the window"),
+)
+
+COLUMN_NAMES: tuple[str, ...] = tuple(column.name for column in WINDOW_COLUMNS)
+COLUMN_TYPES: dict[str, str] = {column.name: column.type for column in WINDOW_COLUMNS}

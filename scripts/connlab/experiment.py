@@ -1,0 +1,167 @@
+"""The declarative experiment spec (experiments/<name>/experiment.yaml) and its expansion into windows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from connlab.data.yaml_models import load_yaml_model
+from connlab.errors import LabError
+from connlab.paths import EXPERIMENT_FILE_NAME, EXPERIMENTS_DIR
+
+ProfileName = Literal["quick", "full", "tiny"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerSpec(Strict):
+    # A number of cores (fractional means a CPU quota), or "half": half the machine's cores, the rest
+    # going to pgbench, so one file serves a 2-core laptop and a 64-core server alike.
+    cpu_budget: float | Literal["half"] = "half"
+
+    def cores(self, online: int | None = None) -> float:
+        if self.cpu_budget == "half":
+            return max(1, (online or os.cpu_count() or 2) // 2)
+        if self.cpu_budget <= 0:
+            raise LabError(f"server.cpu_budget must be positive, got {self.cpu_budget}")
+        return float(self.cpu_budget)
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+class DatabaseSpec(Strict):
+    scale: int = Field(ge=1)
+    prewarm: list[str] = Field(default_factory=list)
+
+
+class Workload(Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    label: str
+    builtins: list[str] = Field(min_length=1)
+
+
+class Profile(Strict):
+    duration_s: int = Field(ge=1)
+    passes: int = Field(ge=1)
+    clients: list[int | str] | None = None
+    scale: int | None = Field(default=None, ge=1)
+
+
+class Experiment(Strict):
+    title: str
+    summary: str
+    server: ServerSpec
+    database: DatabaseSpec
+    workloads: list[Workload] = Field(min_length=1)
+    clients: list[int | str] = Field(min_length=1)
+    max_clients: int = Field(ge=1)
+    transport: Literal["unix", "tcp"] = "unix"
+    protocol: Literal["simple", "extended", "prepared"] = "simple"
+    profiles: dict[ProfileName, Profile]
+
+    @field_validator("clients")
+    @classmethod
+    def _client_entries(cls, entries: list[int | str]) -> list[int | str]:
+        for entry in entries:
+            if isinstance(entry, str) and not (entry.endswith("x") and _is_number(entry[:-1])):
+                raise ValueError(f"client entry {entry!r} must be a number or a multiple of cores like '4x'")
+        return entries
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def expand_clients(entries: list[int | str], server_cores: float, max_clients: int) -> list[int]:
+    """Client counts: numbers as they are, 'Nx' as N times the server's cores (at least 1)."""
+    counts = set()
+    for entry in entries:
+        count = max(1, math.ceil(float(entry[:-1]) * server_cores)) if isinstance(entry, str) else entry
+        if count <= max_clients:
+            counts.add(int(count))
+    return sorted(counts)
+
+
+@dataclass(frozen=True)
+class Window:
+    """One measurement window: a workload at a client count in one pass."""
+
+    pass_no: int
+    order: str  # "asc" or "desc"
+    workload: Workload
+    clients: int
+
+    @property
+    def key(self) -> tuple[int, str, int]:
+        return (self.pass_no, self.workload.id, self.clients)
+
+
+def pass_order(pass_no: int) -> str:
+    """Passes alternate ascending, descending, ascending... so slow drift cannot pose as a trend."""
+    return "asc" if pass_no % 2 == 1 else "desc"
+
+
+@dataclass(frozen=True)
+class Plan:
+    experiment: str
+    server_cores: float
+    spec: Experiment
+    profile_name: str
+    profile: Profile
+    client_counts: list[int]
+
+    @property
+    def scale(self) -> int:
+        return self.profile.scale or self.spec.database.scale
+
+    def windows(self) -> list[Window]:
+        windows = []
+        for pass_no in range(1, self.profile.passes + 1):
+            order = pass_order(pass_no)
+            counts = self.client_counts if order == "asc" else list(reversed(self.client_counts))
+            # Workloads interleave at each client count, so drift hits every workload alike.
+            windows += [Window(pass_no, order, workload, clients)
+                        for clients in counts for workload in self.spec.workloads]
+        return windows
+
+    @property
+    def spec_hash(self) -> str:
+        """Identifies what is measured; a resumed run must have the same one."""
+        payload = {"spec": self.spec.model_dump(mode="json"), "profile": self.profile_name,
+                   "clients": self.client_counts, "server_cores": self.server_cores}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def experiment_names() -> list[str]:
+    return sorted(p.parent.name for p in EXPERIMENTS_DIR.glob(f"*/{EXPERIMENT_FILE_NAME}"))
+
+
+def load_experiment(name: str, directory: Path = EXPERIMENTS_DIR) -> Experiment:
+    path = directory / name / EXPERIMENT_FILE_NAME
+    if not path.exists():
+        known = ", ".join(experiment_names()) or "none"
+        raise LabError(f"no experiment named {name!r} ({path} is missing); known experiments: {known}")
+    return load_yaml_model(path, Experiment)
+
+
+def make_plan(name: str, profile_name: str, server_cores: float | None = None) -> Plan:
+    spec = load_experiment(name)
+    if profile_name not in spec.profiles:
+        raise LabError(f"experiment {name} has no profile {profile_name!r}; it has: "
+                       f"{', '.join(spec.profiles)}")
+    profile = spec.profiles[profile_name]
+    cores = server_cores if server_cores is not None else spec.server.cores()
+    counts = expand_clients(profile.clients or spec.clients, cores, spec.max_clients)
+    return Plan(name, cores, spec, profile_name, profile, counts)

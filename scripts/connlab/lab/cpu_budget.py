@@ -1,0 +1,209 @@
+"""CPU budgets: which cores (and what share of them) the server may use, and the client's cores.
+
+The server and pgbench must never share a CPU budget, or a saturated client would pose as a saturated
+server. Three methods, tried in order: cgroup v1 (cpuset + cpu quota + cpuacct), cgroup v2 (cpuset.cpus +
+cpu.max), taskset-style affinity. Only the cgroup methods can express a fractional budget such as half a
+core (what `docker --cpus=0.5` does), and only they give the server's CPU time exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from connlab.errors import LabError
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+CFS_PERIOD_US = 100_000
+# The server and pgbench get 8x the default CPU weight, so whatever else runs on the machine yields to
+# the measurement instead of sharing its cores evenly with it.
+MEASURED_SHARES = 8192
+METHODS = ("cgroup-v1", "cgroup-v2", "taskset")
+
+
+@dataclass(frozen=True)
+class CpuPlan:
+    """Which cores the server and the client get for a server budget of `budget` cores."""
+
+    budget: float
+    server_cores: tuple[int, ...]
+    client_cores: tuple[int, ...]
+
+    @property
+    def cpuset(self) -> str:
+        return ",".join(str(core) for core in self.server_cores)
+
+
+def plan_cores(budget: float, online: int | None = None) -> CpuPlan:
+    """Give the server the first ceil(budget) cores and the client all the others.
+
+    A fractional budget still needs whole cores for its cpuset; the quota then trims it.
+    """
+    online = online or os.cpu_count() or 1
+    if budget <= 0:
+        raise LabError(f"server CPU budget must be positive, got {budget}")
+    server_count = math.ceil(budget)
+    if server_count >= online:
+        raise LabError(
+            f"server CPU budget {budget} leaves no core for pgbench on this {online}-core machine; "
+            f"lower server.cpu_budget in the experiment file"
+        )
+    cores = tuple(sorted(os.sched_getaffinity(0)))[:online]
+    return CpuPlan(budget, cores[:server_count], cores[server_count:])
+
+
+@dataclass
+class CpuBudget:
+    """A live budget: cgroup folders (or an affinity mask) the server's processes are placed into."""
+
+    plan: CpuPlan
+    method: str
+    name: str
+    cgroup_dirs: list[Path] = field(default_factory=list)
+    client_cgroup_dirs: list[Path] = field(default_factory=list)
+
+    def enter_client(self) -> None:
+        """Called in pgbench's child process before exec: the client's cores and weight."""
+        pid = str(os.getpid())
+        for folder in self.client_cgroup_dirs:
+            (folder / "cgroup.procs").write_text(pid)
+        os.sched_setaffinity(0, self.plan.client_cores)
+
+    def enter(self) -> None:
+        """Called in the child process before exec: every process it forks inherits the budget."""
+        pid = str(os.getpid())
+        for folder in self.cgroup_dirs:
+            (folder / "cgroup.procs").write_text(pid)
+        os.sched_setaffinity(0, self.plan.server_cores)
+
+    def server_cpu_seconds(self) -> float | None:
+        """CPU time used by everything in the server's cgroup; None where only affinity is set."""
+        if self.method == "cgroup-v1":
+            usage = CGROUP_ROOT / "cpuacct" / self.name / "cpuacct.usage"
+            return int(usage.read_text()) / 1e9
+        if self.method == "cgroup-v2":
+            for line in (self.cgroup_dirs[0] / "cpu.stat").read_text().splitlines():
+                key, value = line.split()
+                if key == "usage_usec":
+                    return int(value) / 1e6
+        return None
+
+    def memory_stat(self) -> dict[str, int]:
+        """cgroup memory counters (v1 memory.stat plus usage), empty without a memory cgroup."""
+        folder = CGROUP_ROOT / "memory" / self.name
+        if self.method != "cgroup-v1" or not folder.exists():
+            return {}
+        stats = dict(line.split() for line in (folder / "memory.stat").read_text().splitlines())
+        result = {key: int(value) for key, value in stats.items()}
+        result["usage_in_bytes"] = int((folder / "memory.usage_in_bytes").read_text())
+        return result
+
+    def release(self) -> None:
+        """Remove the cgroup folders; call only after the server has stopped (they must be empty)."""
+        for folder in [*reversed(self.cgroup_dirs), *self.client_cgroup_dirs]:
+            try:
+                folder.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError as error:
+                # A folder with tasks left in it cannot be removed; say so rather than hide it.
+                raise LabError(f"could not remove cgroup {folder}: {error.strerror}") from error
+
+
+def _write(path: Path, value: str) -> None:
+    try:
+        path.write_text(value)
+    except OSError as error:
+        raise LabError(
+            f"cannot write {path}: {error.strerror}; run as root, or set CPU_METHOD=taskset "
+            f"(whole cores only)"
+        ) from error
+
+
+def _v1_available() -> bool:
+    return all((CGROUP_ROOT / ctrl / "cgroup.procs").exists() for ctrl in ("cpuset", "cpu", "cpuacct"))
+
+
+def _v2_available() -> bool:
+    controllers = CGROUP_ROOT / "cgroup.controllers"
+    if not controllers.exists():
+        return False
+    enabled = (CGROUP_ROOT / "cgroup.subtree_control").read_text().split()
+    return {"cpu", "cpuset"} <= set(enabled)
+
+
+def _create_v1(plan: CpuPlan, name: str) -> list[Path]:
+    folders = []
+    for controller in ("cpuset", "cpu", "cpuacct", "memory"):
+        folder = CGROUP_ROOT / controller / name
+        if not (CGROUP_ROOT / controller).exists():
+            continue
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as error:
+            raise LabError(
+                f"cannot create cgroup {folder}: {error.strerror}; run as root, or set CPU_METHOD=taskset"
+            ) from error
+        folders.append(folder)
+    cpuset = CGROUP_ROOT / "cpuset" / name
+    # cpuset.mems must be set before any task may join, or the join fails with ENOSPC.
+    mems = (CGROUP_ROOT / "cpuset" / "cpuset.mems").read_text().strip() or "0"
+    _write(cpuset / "cpuset.cpus", plan.cpuset)
+    _write(cpuset / "cpuset.mems", mems)
+    cpu = CGROUP_ROOT / "cpu" / name
+    _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+    quota = -1 if plan.budget == int(plan.budget) else round(plan.budget * CFS_PERIOD_US)
+    _write(cpu / "cpu.cfs_quota_us", str(quota))
+    _write(cpu / "cpu.shares", str(MEASURED_SHARES))
+    return folders
+
+
+def _create_v1_client(name: str) -> list[Path]:
+    folder = CGROUP_ROOT / "cpu" / f"{name}-client"
+    folder.mkdir(exist_ok=True)
+    _write(folder / "cpu.shares", str(MEASURED_SHARES))
+    return [folder]
+
+
+def _create_v2(plan: CpuPlan, name: str) -> list[Path]:
+    folder = CGROUP_ROOT / name
+    folder.mkdir(exist_ok=True)
+    _write(folder / "cpuset.cpus", plan.cpuset)
+    quota = "max" if plan.budget == int(plan.budget) else str(round(plan.budget * CFS_PERIOD_US))
+    _write(folder / "cpu.max", f"{quota} {CFS_PERIOD_US}")
+    return [folder]
+
+
+def detect_method(requested: str | None = None) -> str:
+    """The method to use: the requested one (CPU_METHOD) or the first that works here."""
+    requested = requested or os.environ.get("CPU_METHOD") or None
+    if requested:
+        if requested not in METHODS:
+            raise LabError(f"CPU_METHOD={requested} is unknown; use one of {', '.join(METHODS)}")
+        return requested
+    if os.geteuid() == 0 and _v1_available():
+        return "cgroup-v1"
+    if os.geteuid() == 0 and _v2_available():
+        return "cgroup-v2"
+    return "taskset"
+
+
+def create_budget(budget: float, name: str, method: str | None = None) -> CpuBudget:
+    plan = plan_cores(budget)
+    method = detect_method(method)
+    if method == "taskset" and budget != int(budget):
+        raise LabError(
+            f"a fractional server budget ({budget} cores) needs a cgroup CPU quota, and only taskset "
+            f"is usable here; run as root on a machine with writable cgroups, or use whole cores"
+        )
+    folders: list[Path] = []
+    client_folders: list[Path] = []
+    if method == "cgroup-v1":
+        folders = _create_v1(plan, name)
+        client_folders = _create_v1_client(name)
+    elif method == "cgroup-v2":
+        folders = _create_v2(plan, name)
+    return CpuBudget(plan=plan, method=method, name=name, cgroup_dirs=folders,
+                     client_cgroup_dirs=client_folders)

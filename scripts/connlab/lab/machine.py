@@ -1,0 +1,108 @@
+"""results/<machine>/machine.yaml: who measured, collected automatically.
+
+A contributor edits only `description`; every other field is rewritten from the machine on each run.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psutil
+import yaml
+
+from connlab.paths import MACHINE_FILE_NAME, machine_results_dir
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def virtualisation() -> str:
+    """The hypervisor's name, 'none' on bare metal, from what the kernel tells without systemd."""
+    flags = Path("/proc/cpuinfo").read_text()
+    if re.search(r"^flags\s*:.*\bhypervisor\b", flags, re.M) is None:
+        return "none"
+    for path in ("/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name"):
+        try:
+            vendor = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if vendor:
+            return vendor
+    return "unknown hypervisor"
+
+
+def os_name() -> str:
+    try:
+        text = Path("/etc/os-release").read_text()
+    except OSError:
+        return platform.system()
+    match = re.search(r'^PRETTY_NAME="?([^"\n]*)"?', text, re.M)
+    return match.group(1) if match else platform.system()
+
+
+def default_machine_id() -> str:
+    """A stable, path-safe id: CPU family, cores and memory, e.g. `amd-epyc-2c-24g`.
+
+    MACHINE overrides it, for two machines of the same shape.
+    """
+    configured = os.environ.get("MACHINE")
+    if configured:
+        return configured
+    words = re.sub(r"\(.*?\)|@.*|cpu|processor|[0-9]+-core", " ", cpu_model().lower()).split()
+    family = "-".join(re.sub(r"[^a-z0-9]", "", w) for w in words[:3] if re.sub(r"[^a-z0-9]", "", w))
+    memory_gib = round(psutil.virtual_memory().total / 2**30)
+    return f"{family or 'cpu'}-{os.cpu_count()}c-{memory_gib}g"
+
+
+def program_version(command: list[str]) -> str:
+    try:
+        output = subprocess.run(command, capture_output=True, text=True, check=False, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "not available on this machine"
+    match = re.search(r"[0-9]+(?:\.[0-9]+)+", output)
+    return match.group(0) if match else "unknown"
+
+
+def collect(postgres_version: str, cpu_budget_method: str, profile: str) -> dict[str, object]:
+    physical = psutil.cpu_count(logical=False) or os.cpu_count()
+    return {
+        "cpu_model": cpu_model(),
+        "cores": physical,
+        "threads": os.cpu_count(),
+        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "kernel": platform.release(),
+        "os": os_name(),
+        "virtualised": virtualisation(),
+        "postgres_version": postgres_version,
+        "pgbench_version": program_version(["pgbench", "--version"]),
+        "cpu_budget_method": cpu_budget_method,
+        "profile": profile,
+        "collected_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def write_machine_file(machine_id: str, facts: dict[str, object]) -> Path:
+    """Write machine.yaml, keeping the contributor's description; a full-profile entry is not
+    downgraded by a later quick run (the profile field says the best profile measured)."""
+    folder = machine_results_dir(machine_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / MACHINE_FILE_NAME
+    previous: dict[str, object] = {}
+    if path.exists():
+        previous = yaml.safe_load(path.read_text()) or {}
+    data = {"id": machine_id, "description": previous.get("description", ""), **facts}
+    if previous.get("profile") == "full" and facts.get("profile") != "full":
+        data["profile"] = "full"
+    temporary = path.with_suffix(".yaml.tmp")
+    temporary.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    os.replace(temporary, path)
+    return path

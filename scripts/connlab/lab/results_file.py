@@ -1,0 +1,73 @@
+"""A run's raw CSV: rows appended atomically, found again to resume an interrupted run."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from connlab.data.columns import COLUMN_NAMES
+
+
+def _format(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.6g}" if abs(value) < 1e-3 and value else f"{round(value, 4)}"
+    return str(value)
+
+
+class ResultsFile:
+    """results/<machine>/<exp>/<run-id>.csv. Each append rewrites the file through a temporary file and
+    a rename, so a crash at any moment leaves either the old file or the new one, never half a row."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows: list[dict[str, str]] = []
+        if path.exists():
+            with path.open(newline="") as handle:
+                self.rows = list(csv.DictReader(handle))
+
+    @property
+    def run_id(self) -> str:
+        return self.path.stem
+
+    def append(self, row: dict[str, object]) -> None:
+        formatted = {name: _format(row.get(name)) for name in COLUMN_NAMES}
+        self._write([*self.rows, formatted])
+        self.rows.append(formatted)
+
+    def _write(self, rows: Iterable[dict[str, str]]) -> None:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=COLUMN_NAMES, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.tmp")
+        with temporary.open("w", newline="") as handle:
+            handle.write(buffer.getvalue())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, self.path)
+
+    def done_keys(self) -> set[tuple[int, str, int]]:
+        return {(int(row["pass_no"]), row["workload"], int(row["clients"])) for row in self.rows}
+
+
+def find_resumable(folder: Path, profile: str, spec_hash: str, planned: int) -> ResultsFile | None:
+    """The newest run of this profile and spec that has fewer rows than planned."""
+    for path in sorted(folder.glob(f"{profile}-*.csv"), reverse=True):
+        results = ResultsFile(path)
+        if results.rows and results.rows[0].get("spec_hash") == spec_hash and len(results.rows) < planned:
+            return results
+    return None
+
+
+def new_run_path(folder: Path, profile: str) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return folder / f"{profile}-{stamp}.csv"

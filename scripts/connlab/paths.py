@@ -1,0 +1,44 @@
+"""Every path the project uses, defined once.
+
+The data flow is experiments/ -> results/ -> build/data -> build/docs -> build/site; each stage
+reads only from the stages before it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+EXPERIMENTS_DIR = REPO_ROOT / "experiments"
+RESULTS_DIR = Path(os.environ.get("CONNLAB_RESULTS_DIR", REPO_ROOT / "results"))
+SITE_SRC_DIR = REPO_ROOT / "site_src"
+ARTICLES_SRC_DIR = SITE_SRC_DIR / "articles"
+PARTIALS_DIR = SITE_SRC_DIR / "partials"
+PAGES_SRC_DIR = SITE_SRC_DIR / "pages"
+ASSETS_SRC_DIR = SITE_SRC_DIR / "assets"
+
+BUILD_DIR = Path(os.environ.get("CONNLAB_BUILD_DIR", REPO_ROOT / "build"))
+# Throwaway clusters live here; a fresh folder per run, removed when the run ends.
+LAB_DIR = BUILD_DIR / "lab"
+DATA_DIR = BUILD_DIR / "data"
+FACTS_DIR = DATA_DIR / "facts"
+DOCS_DIR = BUILD_DIR / "docs"
+SITE_DIR = BUILD_DIR / "site"
+
+MACHINE_FILE_NAME = "machine.yaml"
+EXPERIMENT_FILE_NAME = "experiment.yaml"
+AGGREGATE_SQL_NAME = "aggregate.sql"
+
+
+def experiment_dir(name: str) -> Path:
+    return EXPERIMENTS_DIR / name
+
+
+def machine_results_dir(machine_id: str) -> Path:
+    return RESULTS_DIR / machine_id
+
+
+def experiment_results_dir(machine_id: str, experiment: str) -> Path:
+    return RESULTS_DIR / machine_id / experiment

@@ -1,0 +1,82 @@
+"""The HTML block each chart becomes inside an article's Markdown.
+
+The block is raw HTML (no blank lines, so Python-Markdown keeps it as one block).
+site_src/assets/charts.js finds every `figure.connlab-chart`, parses the embedded
+Vega-Lite spec and renders it; the <noscript> SVG keeps the chart readable without
+JavaScript (and in feed readers / text browsers that show images).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import vl_convert
+
+# Element ids and file names are built from the chart id, so keep it to a safe slug.
+_CHART_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+# package.json pins vega-lite 6.5.0 for the browser; vl-convert 1.9 bundles at most 6.4,
+# the closest release, so the static fallback is compiled almost identically.
+VL_VERSION = "6.4"
+
+
+def spec_json(spec: dict[str, Any]) -> str:
+    """Serialise a spec for a <script type="application/json"> element.
+
+    Compact JSON has no newlines, so the Markdown block never contains a blank line.
+    Inside <script> the HTML parser only looks for `</script` (and `<!--` which can
+    start the "double escaped" state), so `</` becomes `<\\/` (a valid JSON escape)
+    and `<!--` becomes `\\u003c!--`; both can only occur inside JSON strings.
+    allow_nan=False because NaN/Infinity are not JSON and JSON.parse would reject them.
+    """
+    text = json.dumps(spec, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
+
+
+def chart_block(spec: dict[str, Any], chart_id: str, caption: str, alt: str, svg_src: str) -> str:
+    """Return the raw-HTML figure for one chart (no trailing newline).
+
+    svg_src is used verbatim as the fallback <img> src: it must be relative to the
+    *rendered page URL* (see the module docs / report on use_directory_urls).
+    The caller must surround the block with blank lines in the Markdown.
+    """
+    if not _CHART_ID.match(chart_id):
+        raise ValueError(f"chart id {chart_id!r} must match {_CHART_ID.pattern}")
+    return "\n".join(
+        [
+            f'<figure class="connlab-chart" id="chart-{chart_id}">',
+            '<div class="connlab-chart__view"></div>',
+            f'<script type="application/json" class="connlab-chart__spec">{spec_json(spec)}</script>',
+            f'<noscript><img class="connlab-chart__fallback" src="{html.escape(svg_src, quote=True)}"'
+            f' alt="{html.escape(alt, quote=True)}"></noscript>',
+            f"<figcaption>{html.escape(caption, quote=True)}</figcaption>",
+            "</figure>",
+        ]
+    )
+
+
+def render_svg(spec: dict[str, Any]) -> str:
+    """Render a Vega-Lite spec to a standalone SVG string (no browser needed)."""
+    # allowed_base_urls=[]: charts embed their data inline, and the build must never
+    # fetch anything over the network.
+    return vl_convert.vegalite_to_svg(vl_spec=spec, vl_version=VL_VERSION, allowed_base_urls=[])
+
+
+def write_svg_fallback(spec: dict[str, Any], path: Path) -> None:
+    """Write the static SVG for a chart, leaving the file untouched if it is unchanged.
+
+    Unchanged files keep their mtime, so incremental builds and `mkdocs serve` do not
+    reload for nothing.
+    """
+    svg = render_svg(spec)
+    path = Path(path)
+    if path.is_file() and path.read_text(encoding="utf-8") == svg:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(svg, encoding="utf-8")
+    tmp.replace(path)

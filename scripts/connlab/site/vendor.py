@@ -1,0 +1,87 @@
+"""Copy the pinned Vega browser builds from node_modules/ into the site's assets.
+
+The site must work offline, so the JavaScript that renders the charts is served from
+the site itself rather than from a CDN. The versions are pinned in package.json /
+package-lock.json at the repository root; `npm ci` installs them into node_modules/.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+NODE_MODULES = REPO_ROOT / "node_modules"
+
+# (package, path inside the package) of the UMD builds that define browser globals.
+REQUIRED_BUILDS: tuple[tuple[str, str], ...] = (
+    ("vega", "build/vega.min.js"),
+    ("vega-lite", "build/vega-lite.min.js"),
+    ("vega-embed", "build/vega-embed.min.js"),
+)
+# vega-interpreter (CSP-safe expression evaluation) ships only an ES module that imports
+# bare specifiers, which a plain <script> tag cannot load; it is copied only if a future
+# release adds a UMD build.
+OPTIONAL_BUILDS: tuple[tuple[str, str], ...] = (("vega-interpreter", "build/vega-interpreter.min.js"),)
+
+
+def _write_if_changed(src: Path, dest: Path) -> bool:
+    """Copy src to dest unless dest already has identical bytes.
+
+    Leaving unchanged files alone keeps their mtimes stable, so `mkdocs serve` and make
+    do not see spurious changes.
+    """
+    data = src.read_bytes()
+    if dest.is_file() and dest.read_bytes() == data:
+        return False
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(dest.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(dest)  # atomic: a concurrent server never sees a half-written file
+    return True
+
+
+def _sources(node_modules: Path) -> list[Path]:
+    missing = [f"{pkg}/{rel}" for pkg, rel in REQUIRED_BUILDS if not (node_modules / pkg / rel).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"missing {', '.join(missing)} in {node_modules}; run `npm ci` (or `make setup`) first"
+        )
+    sources = [node_modules / pkg / rel for pkg, rel in REQUIRED_BUILDS]
+    sources += [
+        node_modules / pkg / rel for pkg, rel in OPTIONAL_BUILDS if (node_modules / pkg / rel).is_file()
+    ]
+    # Ship the source maps the minified files point at, so browser devtools find them
+    # locally instead of logging 404s.
+    maps = [src.with_name(src.name + ".map") for src in sources]
+    return sources + [m for m in maps if m.is_file()]
+
+
+def copy_vendored_js(assets_dir: Path, node_modules: Path = NODE_MODULES) -> list[Path]:
+    """Copy the Vega browser builds into assets_dir/vendor and return the destination paths."""
+    vendor_dir = Path(assets_dir) / "vendor"
+    copied: list[Path] = []
+    for src in _sources(node_modules):
+        dest = vendor_dir / src.name
+        _write_if_changed(src, dest)
+        copied.append(dest)
+    return copied
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m connlab.site.vendor ASSETS_DIR", file=sys.stderr)
+        return 2
+    try:
+        paths = copy_vendored_js(Path(args[0]))
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for path in paths:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,226 @@
+/*
+ * Connection Lab charts: render every <figure class="connlab-chart"> with vega-embed.
+ *
+ * Each figure carries its Vega-Lite spec inline (see connlab/site/chart_html.py):
+ *
+ *   <figure class="connlab-chart" id="chart-ID">
+ *   <div class="connlab-chart__view"></div>
+ *   <script type="application/json" class="connlab-chart__spec">{...}</script>
+ *   <noscript><img class="connlab-chart__fallback" src="..." alt="..."></noscript>
+ *   <figcaption>...</figcaption>
+ *   </figure>
+ *
+ * Charts follow Material's light/dark palette, re-render when it is toggled, and are
+ * rendered again after Material's instant navigation swaps the page content.
+ * vega, vega-lite and vega-embed are loaded before this file (mkdocs.yml
+ * extra_javascript), from the site itself.
+ */
+(function () {
+  "use strict";
+
+  var FIGURE = "figure.connlab-chart";
+  var VIEW = ".connlab-chart__view";
+  var SPEC = "script.connlab-chart__spec";
+
+  // Embeds that are live, so they can be finalized (timers, window listeners, tooltip
+  // handlers released) before a re-render or once instant navigation removed them.
+  var live = new Set();
+  // Bumped per figure on every render, so a slow embed that finishes after a newer one
+  // started is thrown away instead of overwriting it.
+  var generation = new WeakMap();
+  var specs = new WeakMap();
+  // Scheme each figure was last asked to render with (whether or not it finished).
+  var requested = new WeakMap();
+  var lastWidth = new WeakMap();
+  var resizeQueued = false;
+
+  // Material's instant navigation re-creates every <script> inside the page content so
+  // that author scripts run again, but for inline scripts it copies only the text, not
+  // the attributes: the spec would lose type="application/json" and be executed as
+  // JavaScript (a SyntaxError on every navigation), and lose the class we look it up
+  // by. Keep the attributes of our spec scripts when Material swaps them.
+  (function keepSpecScriptsInert() {
+    var replaceWith = Element.prototype.replaceWith;
+    Element.prototype.replaceWith = function () {
+      var next = arguments[0];
+      if (
+        arguments.length === 1 &&
+        next && next.nodeName === "SCRIPT" && !next.hasAttribute("type") &&
+        this.nodeName === "SCRIPT" && this.classList.contains("connlab-chart__spec")
+      ) {
+        for (var i = 0; i < this.attributes.length; i++) {
+          next.setAttribute(this.attributes[i].name, this.attributes[i].value);
+        }
+      }
+      return replaceWith.apply(this, arguments);
+    };
+  })();
+
+  function currentScheme() {
+    return document.body.getAttribute("data-md-color-scheme") === "slate" ? "slate" : "default";
+  }
+
+  function embedOptions(scheme) {
+    var dark = scheme === "slate";
+    return {
+      mode: "vega-lite",
+      renderer: "svg",
+      actions: false,
+      // The page provides the background; the themes only set text and grid colours.
+      theme: dark ? "dark" : undefined,
+      config: { background: "transparent" },
+      // vega-embed bundles vega-tooltip; match its look to the page.
+      tooltip: { theme: dark ? "dark" : "light" },
+    };
+  }
+
+  // Single views and layers follow the width of the article column; compound specs
+  // (concat, facet, repeat) keep their own sizing because "container" does not apply.
+  function responsive(spec) {
+    if (!("mark" in spec) && !("layer" in spec)) return spec;
+    var copy = Object.assign({}, spec);
+    copy.width = "container";
+    copy.autosize = { type: "fit-x", contains: "padding" };
+    return copy;
+  }
+
+  function chartId(figure) {
+    return figure.id || "(figure without id)";
+  }
+
+  function readSpec(figure) {
+    if (!specs.has(figure)) {
+      var script = figure.querySelector(SPEC);
+      if (!script) throw new Error("no " + SPEC + " element");
+      specs.set(figure, responsive(JSON.parse(script.textContent)));
+    }
+    return specs.get(figure);
+  }
+
+  function release(figure) {
+    var result = figure.__connlabEmbed;
+    if (!result) return;
+    figure.__connlabEmbed = undefined;
+    live.delete(figure);
+    try {
+      result.finalize();
+    } catch (err) {
+      // Finalizing a half-initialised view can throw; it is being discarded anyway.
+    }
+  }
+
+  function renderFigure(figure, scheme) {
+    var id = chartId(figure);
+    var view = figure.querySelector(VIEW);
+    var gen = (generation.get(figure) || 0) + 1;
+    generation.set(figure, gen);
+    requested.set(figure, scheme);
+    try {
+      if (!view) throw new Error("no " + VIEW + " element");
+      var spec = readSpec(figure);
+      // vega-embed empties the element before drawing; hold its height meanwhile so a
+      // palette switch does not make the page jump.
+      if (view.offsetHeight > 0) view.style.minHeight = view.offsetHeight + "px";
+      release(figure);
+      return window
+        .vegaEmbed(view, spec, embedOptions(scheme))
+        .then(function (result) {
+          if (generation.get(figure) !== gen || !figure.isConnected) {
+            result.finalize();
+            return;
+          }
+          figure.__connlabEmbed = result;
+          live.add(figure);
+          view.style.minHeight = "";
+          figure.removeAttribute("data-render-error");
+          figure.setAttribute("data-rendered-scheme", scheme);
+        })
+        .catch(function (err) {
+          fail(figure, view, gen, err);
+        });
+    } catch (err) {
+      fail(figure, view, gen, err);
+      return Promise.resolve();
+    }
+  }
+
+  function fail(figure, view, gen, err) {
+    if (generation.get(figure) !== gen) return;
+    if (view) view.style.minHeight = "";
+    figure.removeAttribute("data-rendered-scheme");
+    figure.setAttribute("data-render-error", "");
+    console.error("connlab: chart " + chartId(figure) + " failed to render:", err);
+  }
+
+  // Charts in a hidden container (e.g. an inactive content tab) are drawn zero pixels
+  // wide; vega-lite's "container" width only re-measures on window resize, so emit one
+  // when a chart's box changes width.
+  var resizeObserver =
+    typeof ResizeObserver === "function"
+      ? new ResizeObserver(function (entries) {
+          var changed = false;
+          entries.forEach(function (entry) {
+            var width = Math.round(entry.contentRect.width);
+            var previous = lastWidth.get(entry.target);
+            lastWidth.set(entry.target, width);
+            if (previous !== undefined && previous !== width) changed = true;
+          });
+          if (changed && !resizeQueued) {
+            resizeQueued = true;
+            requestAnimationFrame(function () {
+              resizeQueued = false;
+              window.dispatchEvent(new Event("resize"));
+            });
+          }
+        })
+      : null;
+
+  var missingLibraryReported = false;
+
+  function renderAll() {
+    // Instant navigation removed the previous page's figures: free their views.
+    live.forEach(function (figure) {
+      if (!figure.isConnected) release(figure);
+    });
+    var figures = document.querySelectorAll(FIGURE);
+    if (figures.length === 0) return;
+    if (typeof window.vegaEmbed !== "function") {
+      if (!missingLibraryReported) {
+        missingLibraryReported = true;
+        console.error("connlab: vegaEmbed is not loaded; charts cannot render");
+      }
+      return;
+    }
+    var scheme = currentScheme();
+    figures.forEach(function (figure) {
+      var view = figure.querySelector(VIEW);
+      if (resizeObserver && view) resizeObserver.observe(view);
+      renderFigure(figure, scheme);
+    });
+  }
+
+  // Re-render only charts drawn (or being drawn) for another scheme: Material re-sets
+  // the palette attributes on load with the same value, which must not redraw
+  // everything twice. Figures not yet requested are left to renderAll.
+  function onSchemeChange() {
+    var scheme = currentScheme();
+    document.querySelectorAll(FIGURE).forEach(function (figure) {
+      var previous = requested.get(figure);
+      if (previous !== undefined && previous !== scheme) renderFigure(figure, scheme);
+    });
+  }
+
+  new MutationObserver(onSchemeChange).observe(document.body, {
+    attributes: true,
+    attributeFilter: ["data-md-color-scheme"],
+  });
+
+  // Material emits document$ once on load and after every instant navigation.
+  if (typeof window.document$ !== "undefined" && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(renderAll);
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", renderAll);
+  } else {
+    renderAll();
+  }
+})();

@@ -1,0 +1,300 @@
+"""Drive Chromium against the built site: charts render, follow the palette, survive
+Material's instant navigation, and nothing is requested from another host.
+
+Needs a built site (`make` builds build/site before the tests; CONNLAB_SITE_DIR points
+elsewhere) and Chromium at /usr/bin/chromium; otherwise the tests are skipped.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, ConsoleMessage, Page, Route
+
+pytestmark = pytest.mark.browser
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+TIMEOUT_MS = 20_000
+
+FIGURE = "figure.connlab-chart"
+# Material's palette form: one radio input per palette entry (__palette_0 = default,
+# __palette_1 = slate) and, after each input, a label for the *next* one; only the
+# label of the next scheme is visible, so it is the toggle button.
+PALETTE_TOGGLE = 'form[data-md-component="palette"] label[for="__palette_{index}"]'
+ARTICLE_NAV_LINK = '.md-sidebar--primary a.md-nav__link[href*="articles/too-many-connections/"]'
+
+# True once every chart figure on the page has an <svg> drawn into its view with a
+# real width, and was drawn for the scheme the page currently shows.
+CHARTS_RENDERED_JS = """
+() => {
+  const figures = [...document.querySelectorAll("figure.connlab-chart")];
+  const scheme = document.body.getAttribute("data-md-color-scheme") === "slate" ? "slate" : "default";
+  return figures.length > 0 && figures.every(f => {
+    const svg = f.querySelector(".connlab-chart__view svg");
+    return svg && f.getAttribute("data-rendered-scheme") === scheme;
+  });
+}
+"""
+# Figures inside a hidden container (e.g. an inactive content tab) legitimately have
+# zero width; every visible one must fill a real width.
+CHART_WIDTHS_JS = """
+() => [...document.querySelectorAll("figure.connlab-chart")]
+  .filter(f => f.offsetParent !== null)
+  .map(f => [f.id, f.querySelector(".connlab-chart__view svg").getBoundingClientRect().width])
+"""
+
+
+# --------------------------------------------------------------------------- server
+
+
+@pytest.fixture(scope="session")
+def built_site() -> Path:
+    site = Path(os.environ.get("CONNLAB_SITE_DIR", REPO_ROOT / "build" / "site"))
+    if not (site / "index.html").is_file():
+        pytest.skip(f"no built site at {site} (run `make site` or mkdocs build first)")
+    return site
+
+
+class _SiteHandler(SimpleHTTPRequestHandler):
+    """Static files, plus sitemap.xml rewritten to the address actually served.
+
+    Material only turns links into instant navigation when they are listed in
+    sitemap.xml, whose <loc> entries carry site_url (host, port and path). Material
+    swaps in the page's scheme and host name but keeps the port and path, so on a
+    random test port nothing would match. `mkdocs serve` solves this by rewriting
+    site_url; a plain static server has to rewrite the sitemap instead.
+    """
+
+    def do_GET(self) -> None:
+        if urlsplit(self.path).path == "/sitemap.xml":
+            self._send_sitemap()
+        else:
+            super().do_GET()
+
+    def _send_sitemap(self) -> None:
+        xml = (Path(self.directory) / "sitemap.xml").read_text(encoding="utf-8")
+        locs = re.findall(r"<loc>([^<]+)</loc>", xml)
+        if locs:
+            site_url = min(locs, key=len)  # the home page's loc is site_url itself
+            host, port = self.server.server_address[:2]
+            xml = xml.replace(f"<loc>{site_url}", f"<loc>http://{host}:{port}/")
+        body = xml.encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # keep pytest output readable
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site: Path) -> Iterator[str]:
+    handler = functools.partial(_SiteHandler, directory=str(built_site))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)  # port 0: any free port
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@dataclass(frozen=True)
+class ChartPage:
+    url: str  # relative to the site root, as use_directory_urls serves it ("", "methodology/")
+    figures: int  # chart figures in the built HTML
+
+
+@pytest.fixture(scope="session")
+def chart_pages(built_site: Path) -> list[ChartPage]:
+    """Every page of the built site that contains a chart."""
+    pages = []
+    for html in sorted(built_site.rglob("*.html")):
+        figures = html.read_text(encoding="utf-8").count('<figure class="connlab-chart"')
+        if figures:
+            url = html.relative_to(built_site).as_posix().removesuffix("index.html")
+            pages.append(ChartPage(url, figures))
+    assert pages, f"no page in {built_site} contains a connlab-chart figure; the test would be vacuous"
+    return pages
+
+
+# --------------------------------------------------------------------------- browser
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not installed")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@dataclass
+class Watched:
+    """A page plus everything it reported that should not happen."""
+
+    page: Page
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    external_requests: list[str] = field(default_factory=list)
+
+    def assert_clean(self) -> None:
+        assert self.external_requests == [], "requests to other hosts"
+        assert self.page_errors == [], "uncaught page errors"
+        assert self.console_errors == [], "console errors"
+
+
+@pytest.fixture
+def watched(browser: Browser) -> Iterator[Watched]:
+    # Wide enough for Material's desktop layout, so the navigation sidebar is visible.
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, service_workers="block")
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    w = Watched(page)
+
+    def route(route: Route) -> None:
+        url = route.request.url
+        if urlsplit(url).hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            w.external_requests.append(url)
+            route.abort()
+
+    def console(msg: ConsoleMessage) -> None:
+        if msg.type == "error":
+            w.console_errors.append(f"{msg.text} ({msg.location.get('url')})")
+
+    context.route("**/*", route)
+    page.on("console", console)
+    page.on("pageerror", lambda err: w.page_errors.append(str(err)))
+    try:
+        yield w
+    finally:
+        context.close()
+
+
+def wait_for_charts(w: Watched) -> None:
+    try:
+        w.page.wait_for_function(CHARTS_RENDERED_JS)
+    except sync_api.TimeoutError as exc:  # a bare timeout says nothing; show what the page reported
+        raise AssertionError(
+            f"charts did not render on {w.page.url}: page errors {w.page_errors}, "
+            f"console errors {w.console_errors}, external requests {w.external_requests}"
+        ) from exc
+    widths = w.page.evaluate(CHART_WIDTHS_JS)
+    narrow = [(chart_id, width) for chart_id, width in widths if width < 100]
+    assert not narrow, f"charts not following the container width: {narrow}"
+
+
+def figure_count(page: Page) -> int:
+    return page.locator(FIGURE).count()
+
+
+def mark_container(page: Page) -> None:
+    """Remember the current content; instant navigation replaces that element."""
+    page.evaluate(
+        "() => { window.__connlabOldContent = document.querySelector('[data-md-component=container]'); }"
+    )
+
+
+def wait_for_new_content(page: Page) -> None:
+    # Material updates the URL before the new page arrives, so wait for the swap itself.
+    page.wait_for_function(
+        "() => document.querySelector('[data-md-component=container]') !== window.__connlabOldContent"
+    )
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_every_chart_renders(watched: Watched, site_url: str, chart_pages: list[ChartPage]) -> None:
+    page = watched.page
+    for chart_page in chart_pages:
+        page.goto(site_url + chart_page.url, wait_until="load")
+        assert figure_count(page) == chart_page.figures, chart_page.url
+        wait_for_charts(watched)
+        views_with_svg = page.locator(f"{FIGURE} .connlab-chart__view:has(svg)").count()
+        assert views_with_svg == chart_page.figures, chart_page.url
+    watched.assert_clean()
+
+
+def test_palette_toggle_rerenders_charts(
+    watched: Watched, site_url: str, chart_pages: list[ChartPage]
+) -> None:
+    page = watched.page
+    page.goto(site_url + chart_pages[0].url, wait_until="load")
+    wait_for_charts(watched)
+    body = page.locator("body")
+    assert body.get_attribute("data-md-color-scheme") == "default"
+
+    # default -> slate: the visible toggle is the label for the slate input.
+    page.locator(PALETTE_TOGGLE.format(index=1)).click()
+    page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
+    wait_for_charts(watched)
+    schemes = page.locator(FIGURE).evaluate_all("fs => fs.map(f => f.dataset.renderedScheme)")
+    assert schemes and set(schemes) == {"slate"}
+
+    # ...and back, so a second re-render (finalizing the slate views) works too.
+    page.locator(PALETTE_TOGGLE.format(index=0)).click()
+    page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'default'")
+    wait_for_charts(watched)
+    schemes = page.locator(FIGURE).evaluate_all("fs => fs.map(f => f.dataset.renderedScheme)")
+    assert schemes and set(schemes) == {"default"}
+    watched.assert_clean()
+
+
+def test_instant_navigation_renders_charts(watched: Watched, site_url: str) -> None:
+    page = watched.page
+    page.goto(site_url, wait_until="load")
+    # A full reload would drop this property; instant navigation keeps the window.
+    page.evaluate("() => { window.__connlabNoReload = true; }")
+    mark_container(page)
+    page.locator(ARTICLE_NAV_LINK).first.click()
+    page.wait_for_url("**/articles/too-many-connections/")
+    wait_for_new_content(page)
+    assert page.evaluate("() => window.__connlabNoReload === true"), "navigation did a full page load"
+    assert figure_count(page) > 0, "the article has no chart"
+    wait_for_charts(watched)
+
+    # Back to the home page through history (popstate, also instant).
+    mark_container(page)
+    page.go_back()
+    page.wait_for_url(site_url)
+    wait_for_new_content(page)
+    assert page.evaluate("() => window.__connlabNoReload === true"), "back navigation did a full page load"
+    if figure_count(page) > 0:
+        wait_for_charts(watched)
+    watched.assert_clean()
