@@ -48,8 +48,8 @@ FIGURE = "figure.connlab-chart"
 PALETTE_TOGGLE = 'form[data-md-component="palette"] label[for="__palette_{index}"]'
 ARTICLE_NAV_LINK = '.md-sidebar--primary a.md-nav__link[href*="articles/too-many-connections/"]'
 
-# True once every chart figure on the page has an <svg> drawn into its view with a
-# real width, and was drawn for the scheme the page currently shows.
+# True once every chart figure on the page has an <svg> drawn into its view, drawn for
+# the scheme the page currently shows.
 CHARTS_RENDERED_JS = """
 () => {
   const figures = [...document.querySelectorAll("figure.connlab-chart")];
@@ -76,7 +76,7 @@ CHART_WIDTHS_JS = """
 def built_site() -> Path:
     site = Path(os.environ.get("CONNLAB_SITE_DIR", REPO_ROOT / "build" / "site"))
     if not (site / "index.html").is_file():
-        pytest.skip(f"no built site at {site} (run `make site` or mkdocs build first)")
+        pytest.skip(f"no built site at {site}: build the site first (make, or mkdocs build)")
     return site
 
 
@@ -178,9 +178,14 @@ class Watched:
 
 
 @pytest.fixture
-def watched(browser: Browser) -> Iterator[Watched]:
+def watched(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Watched]:
+    """A fresh page; JavaScript on unless parametrized indirectly with False."""
     # Wide enough for Material's desktop layout, so the navigation sidebar is visible.
-    context = browser.new_context(viewport={"width": 1400, "height": 900}, service_workers="block")
+    context = browser.new_context(
+        viewport={"width": 1400, "height": 900},
+        service_workers="block",
+        java_script_enabled=getattr(request, "param", True),
+    )
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     w = Watched(page)
@@ -221,6 +226,11 @@ def wait_for_charts(w: Watched) -> None:
 
 def figure_count(page: Page) -> int:
     return page.locator(FIGURE).count()
+
+
+def assert_one_svg_per_chart(page: Page) -> None:
+    # A re-render that did not replace the old view would leave two drawings.
+    assert page.locator(f"{FIGURE} .connlab-chart__view svg.marks").count() == figure_count(page)
 
 
 def mark_container(page: Page) -> None:
@@ -266,6 +276,7 @@ def test_palette_toggle_rerenders_charts(
     wait_for_charts(watched)
     schemes = page.locator(FIGURE).evaluate_all("fs => fs.map(f => f.dataset.renderedScheme)")
     assert schemes and set(schemes) == {"slate"}
+    assert_one_svg_per_chart(page)
 
     # ...and back, so a second re-render (finalizing the slate views) works too.
     page.locator(PALETTE_TOGGLE.format(index=0)).click()
@@ -273,6 +284,7 @@ def test_palette_toggle_rerenders_charts(
     wait_for_charts(watched)
     schemes = page.locator(FIGURE).evaluate_all("fs => fs.map(f => f.dataset.renderedScheme)")
     assert schemes and set(schemes) == {"default"}
+    assert_one_svg_per_chart(page)
     watched.assert_clean()
 
 
@@ -297,4 +309,19 @@ def test_instant_navigation_renders_charts(watched: Watched, site_url: str) -> N
     assert page.evaluate("() => window.__connlabNoReload === true"), "back navigation did a full page load"
     if figure_count(page) > 0:
         wait_for_charts(watched)
+    watched.assert_clean()
+
+
+@pytest.mark.parametrize("watched", [False], ids=["no-js"], indirect=True)
+def test_noscript_fallback_images_load(watched: Watched, site_url: str, chart_pages: list[ChartPage]) -> None:
+    """Without JavaScript the <noscript> SVGs are shown; their relative src must resolve."""
+    page = watched.page
+    for chart_page in chart_pages:
+        page.goto(site_url + chart_page.url, wait_until="load")
+        images = page.locator("img.connlab-chart__fallback")
+        assert images.count() == chart_page.figures, chart_page.url
+        broken = images.evaluate_all(
+            "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src'))"
+        )
+        assert broken == [], f"fallback images that did not load on /{chart_page.url}"
     watched.assert_clean()

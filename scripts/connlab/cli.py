@@ -46,7 +46,9 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 def run(
     experiment: Annotated[str, typer.Argument(help="experiment name (a folder under experiments/)")],
     profile: Annotated[str, typer.Option(help="quick, full or tiny")] = "quick",
-    machine: Annotated[str | None, typer.Option(help="results folder name; default from the hardware")] = None,
+    machine: Annotated[
+        str | None, typer.Option(help="results folder name; default from the hardware")
+    ] = None,
 ) -> None:
     """Run (or resume) an experiment on this machine and write results/<machine>/<experiment>/."""
     from connlab.experiment import make_plan
@@ -56,6 +58,40 @@ def run(
     plan = make_plan(experiment, profile)
     path = run_sweep(plan, machine or default_machine_id(), err)
     err.print(f"wrote {path}")
+
+
+@app.command()
+@one_line_errors
+def validate() -> None:
+    """Check every results folder; one line per problem, non-zero exit when there is any."""
+    from connlab.data.validate import validate_results
+
+    problems = validate_results()
+    for problem in problems:
+        print(problem)
+    if problems:
+        err.print(f"{len(problems)} problem(s) in results/")
+        sys.exit(1)
+    err.print("results/ is valid")
+
+
+@app.command()
+@one_line_errors
+def aggregate() -> None:
+    """Aggregate results/ into build/data with DuckDB."""
+    from connlab.data.aggregate import aggregate_all
+
+    err.print(f"aggregated into {aggregate_all().parent}")
+
+
+@app.command()
+@one_line_errors
+def render() -> None:
+    """Render articles, pages and charts into build/docs."""
+    from connlab.site.render import render_site
+
+    written = render_site()
+    err.print(f"rendered {len(written)} changed page(s)")
 
 
 @app.command("machine-id")

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from connlab.data.yaml_models import load_yaml_model
 from connlab.errors import LabError
+from connlab.lab.pgbench import PgbenchOptions
 from connlab.paths import EXPERIMENT_FILE_NAME, EXPERIMENTS_DIR
 
 ProfileName = Literal["quick", "full", "tiny"]
@@ -34,6 +35,7 @@ class ServerSpec(Strict):
         if self.cpu_budget <= 0:
             raise LabError(f"server.cpu_budget must be positive, got {self.cpu_budget}")
         return float(self.cpu_budget)
+
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
 
@@ -132,15 +134,22 @@ class Plan:
             order = pass_order(pass_no)
             counts = self.client_counts if order == "asc" else list(reversed(self.client_counts))
             # Workloads interleave at each client count, so drift hits every workload alike.
-            windows += [Window(pass_no, order, workload, clients)
-                        for clients in counts for workload in self.spec.workloads]
+            windows += [
+                Window(pass_no, order, workload, clients)
+                for clients in counts
+                for workload in self.spec.workloads
+            ]
         return windows
 
     @property
     def spec_hash(self) -> str:
         """Identifies what is measured; a resumed run must have the same one."""
-        payload = {"spec": self.spec.model_dump(mode="json"), "profile": self.profile_name,
-                   "clients": self.client_counts, "server_cores": self.server_cores}
+        payload = {
+            "spec": self.spec.model_dump(mode="json"),
+            "profile": self.profile_name,
+            "clients": self.client_counts,
+            "server_cores": self.server_cores,
+        }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -159,9 +168,21 @@ def load_experiment(name: str, directory: Path = EXPERIMENTS_DIR) -> Experiment:
 def make_plan(name: str, profile_name: str, server_cores: float | None = None) -> Plan:
     spec = load_experiment(name)
     if profile_name not in spec.profiles:
-        raise LabError(f"experiment {name} has no profile {profile_name!r}; it has: "
-                       f"{', '.join(spec.profiles)}")
+        raise LabError(
+            f"experiment {name} has no profile {profile_name!r}; it has: {', '.join(spec.profiles)}"
+        )
     profile = spec.profiles[profile_name]
     cores = server_cores if server_cores is not None else spec.server.cores()
     counts = expand_clients(profile.clients or spec.clients, cores, spec.max_clients)
     return Plan(name, cores, spec, profile_name, profile, counts)
+
+
+def window_options(plan: Plan, workload: Workload, clients: int, jobs: int) -> PgbenchOptions:
+    """The pgbench flags of one window: shared by the harness and the check-it-yourself snippets."""
+    return PgbenchOptions(
+        builtins=tuple(workload.builtins),
+        clients=clients,
+        jobs=jobs,
+        duration_s=plan.profile.duration_s,
+        protocol=plan.spec.protocol,
+    )

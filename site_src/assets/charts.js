@@ -28,10 +28,10 @@
   // Bumped per figure on every render, so a slow embed that finishes after a newer one
   // started is thrown away instead of overwriting it.
   var generation = new WeakMap();
-  var specs = new WeakMap();
   // Scheme each figure was last asked to render with (whether or not it finished).
   var requested = new WeakMap();
   var lastWidth = new WeakMap();
+  var observed = new Set();
   var resizeQueued = false;
 
   // Material's instant navigation re-creates every <script> inside the page content so
@@ -88,13 +88,12 @@
     return figure.id || "(figure without id)";
   }
 
+  // Parsed afresh for every render: the compiler must never see a spec object that an
+  // earlier render already went through.
   function readSpec(figure) {
-    if (!specs.has(figure)) {
-      var script = figure.querySelector(SPEC);
-      if (!script) throw new Error("no " + SPEC + " element");
-      specs.set(figure, responsive(JSON.parse(script.textContent)));
-    }
-    return specs.get(figure);
+    var script = figure.querySelector(SPEC);
+    if (!script) throw new Error("no " + SPEC + " element");
+    return responsive(JSON.parse(script.textContent));
   }
 
   function release(figure) {
@@ -110,7 +109,6 @@
   }
 
   function renderFigure(figure, scheme) {
-    var id = chartId(figure);
     var view = figure.querySelector(VIEW);
     var gen = (generation.get(figure) || 0) + 1;
     generation.set(figure, gen);
@@ -182,6 +180,12 @@
     live.forEach(function (figure) {
       if (!figure.isConnected) release(figure);
     });
+    observed.forEach(function (view) {
+      if (!view.isConnected) {
+        resizeObserver.unobserve(view);
+        observed.delete(view);
+      }
+    });
     var figures = document.querySelectorAll(FIGURE);
     if (figures.length === 0) return;
     if (typeof window.vegaEmbed !== "function") {
@@ -194,7 +198,10 @@
     var scheme = currentScheme();
     figures.forEach(function (figure) {
       var view = figure.querySelector(VIEW);
-      if (resizeObserver && view) resizeObserver.observe(view);
+      if (resizeObserver && view && !observed.has(view)) {
+        resizeObserver.observe(view);
+        observed.add(view);
+      }
       renderFigure(figure, scheme);
     });
   }

@@ -49,7 +49,9 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     Column("server_cpu_cores", "DOUBLE", "cores the server used on average"),
     Column("client_cores", "INTEGER", "cores pgbench was pinned to"),
     Column("client_cpu_cores", "DOUBLE", "cores pgbench used on average"),
-    Column("client_saturated", "BOOLEAN", "pgbench used at least 90% of its cores: the point is client-bound"),
+    Column(
+        "client_saturated", "BOOLEAN", "pgbench used at least 90% of its cores: the point is client-bound"
+    ),
     Column("steal_pct", "DOUBLE", "CPU steal time, % of all CPU time in the window"),
     Column("cpu_pressure_pct", "DOUBLE", "share of the window some task waited for a CPU, %", required=False),
     Column("checkpoints", "INTEGER", "checkpoints that fell inside the window"),

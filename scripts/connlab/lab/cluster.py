@@ -32,8 +32,10 @@ START_TIMEOUT_S = 120
 def find_bindir() -> Path:
     """The PostgreSQL server binaries: PG_BINDIR if set, else the newest Debian-installed version."""
     configured = os.environ.get("PG_BINDIR")
-    candidates = [Path(configured)] if configured else sorted(
-        Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name), reverse=True
+    candidates = (
+        [Path(configured)]
+        if configured
+        else sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name), reverse=True)
     )
     for bindir in candidates:
         if (bindir / "initdb").exists() and (bindir / "pg_ctl").exists():
@@ -130,8 +132,12 @@ class Cluster:
 
     def _run(self, command: Sequence[str], what: str) -> str:
         result = subprocess.run(
-            as_server_user(command), capture_output=True, text=True, start_new_session=True,
-            preexec_fn=self.budget.enter if self.budget else None, check=False,
+            as_server_user(command),
+            capture_output=True,
+            text=True,
+            start_new_session=True,
+            preexec_fn=self.budget.enter if self.budget else None,
+            check=False,
         )
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip().splitlines()
@@ -151,12 +157,26 @@ class Cluster:
             chown_to_server_user(folder)
         # --no-sync: the cluster is thrown away after the run, durability of initdb's files is moot.
         self._run(
-            [str(self.bindir / "initdb"), "-D", str(self.data_dir), "-U", SERVER_USER, "--auth=trust",
-             "-E", "UTF8", "--locale=C", "--no-sync"],
+            [
+                str(self.bindir / "initdb"),
+                "-D",
+                str(self.data_dir),
+                "-U",
+                SERVER_USER,
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ],
             "initdb",
         )
-        base = {"listen_addresses": "127.0.0.1", "port": self.port,
-                "unix_socket_directories": str(self.socket_dir), "logging_collector": False}
+        base = {
+            "listen_addresses": "127.0.0.1",
+            "port": self.port,
+            "unix_socket_directories": str(self.socket_dir),
+            "logging_collector": False,
+        }
         lines = [f"{key} = {_format_setting(value)}" for key, value in {**base, **self.settings}.items()]
         with (self.data_dir / "postgresql.conf").open("a") as conf:
             conf.write("\n# connlab experiment settings\n" + "\n".join(lines) + "\n")
@@ -170,8 +190,17 @@ class Cluster:
         chown_to_server_user(self.log_file)
         try:
             self._run(
-                [str(self.bindir / "pg_ctl"), "-D", str(self.data_dir), "-l", str(self.log_file), "-w",
-                 "-t", str(START_TIMEOUT_S), "start"],
+                [
+                    str(self.bindir / "pg_ctl"),
+                    "-D",
+                    str(self.data_dir),
+                    "-l",
+                    str(self.log_file),
+                    "-w",
+                    "-t",
+                    str(START_TIMEOUT_S),
+                    "start",
+                ],
                 "starting PostgreSQL",
             )
         except LabError as error:
@@ -191,9 +220,23 @@ class Cluster:
             return
         for mode in ("fast", "immediate"):
             result = subprocess.run(
-                as_server_user([str(self.bindir / "pg_ctl"), "-D", str(self.data_dir), "-m", mode, "-w",
-                                "-t", "30", "stop"]),
-                capture_output=True, text=True, check=False, start_new_session=True,
+                as_server_user(
+                    [
+                        str(self.bindir / "pg_ctl"),
+                        "-D",
+                        str(self.data_dir),
+                        "-m",
+                        mode,
+                        "-w",
+                        "-t",
+                        "30",
+                        "stop",
+                    ]
+                ),
+                capture_output=True,
+                text=True,
+                check=False,
+                start_new_session=True,
             )
             if result.returncode == 0:
                 return
@@ -217,7 +260,9 @@ class Cluster:
     def connect(self, dbname: str = "postgres", autocommit: bool = True) -> psycopg.Connection:
         return psycopg.connect(self.conninfo(dbname), autocommit=autocommit)
 
-    def execute(self, sql: str, params: Sequence[object] | None = None, dbname: str = "postgres") -> list[tuple]:
+    def execute(
+        self, sql: str, params: Sequence[object] | None = None, dbname: str = "postgres"
+    ) -> list[tuple]:
         with self.connect(dbname) as conn, conn.cursor() as cur:
             cur.execute(sql, params)
             return cur.fetchall() if cur.description else []

@@ -205,5 +205,6 @@ def create_budget(budget: float, name: str, method: str | None = None) -> CpuBud
         client_folders = _create_v1_client(name)
     elif method == "cgroup-v2":
         folders = _create_v2(plan, name)
-    return CpuBudget(plan=plan, method=method, name=name, cgroup_dirs=folders,
-                     client_cgroup_dirs=client_folders)
+    return CpuBudget(
+        plan=plan, method=method, name=name, cgroup_dirs=folders, client_cgroup_dirs=client_folders
+    )

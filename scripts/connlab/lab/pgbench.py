@@ -30,12 +30,25 @@ class PgbenchOptions:
     transaction_log: bool = True
     extra: tuple[str, ...] = ()
 
-    def flags(self) -> list[str]:
+    def flags(self, shell_variables: bool = False) -> list[str]:
+        """pgbench's flags; with shell_variables, -c and -j read $c and $j (for loops in snippets)."""
+        clients = "$c" if shell_variables else str(self.clients)
+        jobs = "$j" if shell_variables else str(min(self.jobs, self.clients))
         flags = ["-n"]  # never vacuum: the harness prewarms and checkpoints itself
         for builtin in self.builtins:
             flags += ["-b", builtin]
-        flags += ["-c", str(self.clients), "-j", str(min(self.jobs, self.clients)),
-                  "-T", str(self.duration_s), "-P", str(self.progress_s), "-M", self.protocol]
+        flags += [
+            "-c",
+            clients,
+            "-j",
+            jobs,
+            "-T",
+            str(self.duration_s),
+            "-P",
+            str(self.progress_s),
+            "-M",
+            self.protocol,
+        ]
         if self.connect_per_transaction:
             flags.append("-C")
         if self.transaction_log:
@@ -43,8 +56,13 @@ class PgbenchOptions:
         return flags + list(self.extra)
 
 
-def build_command(pgbench: str, options: PgbenchOptions, connection: Sequence[str], dbname: str,
-                  log_prefix: Path | None = None) -> list[str]:
+def build_command(
+    pgbench: str,
+    options: PgbenchOptions,
+    connection: Sequence[str],
+    dbname: str,
+    log_prefix: Path | None = None,
+) -> list[str]:
     command = [pgbench, *connection, *options.flags()]
     if options.transaction_log and log_prefix is not None:
         command += ["--log-prefix", str(log_prefix)]
@@ -69,8 +87,12 @@ class PgbenchReport:
     @property
     def ok(self) -> bool:
         """A window counts only when pgbench exited 0, finished its run, and no transaction failed."""
-        return (self.exit_code == EXIT_OK and not self.aborted and self.tps is not None
-                and not self.failed_transactions)
+        return (
+            self.exit_code == EXIT_OK
+            and not self.aborted
+            and self.tps is not None
+            and not self.failed_transactions
+        )
 
     @property
     def error(self) -> str:
@@ -98,8 +120,9 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     "avg_connection_ms": re.compile(rf"^average connection time = {_NUMBER} ms", re.M),
     # With -C pgbench 15 prints "tps = X (including reconnection times)", without it
     # "tps = X (without initial connection time)"; both are the figure we want.
-    "tps": re.compile(rf"^tps = {_NUMBER} \((?:without initial connection time|including reconnection times)\)",
-                      re.M),
+    "tps": re.compile(
+        rf"^tps = {_NUMBER} \((?:without initial connection time|including reconnection times)\)", re.M
+    ),
 }
 _ERROR_LINE = re.compile(r"(FATAL|ERROR|could not|Cannot assign|connection to server|pgbench: error)", re.I)
 _ABORTED = "Run was aborted; the above results are incomplete"
@@ -112,8 +135,9 @@ def parse_report(output: str, exit_code: int) -> PgbenchReport:
         match = pattern.search(output)
         if match:
             value = match.group(1)
-            setattr(report, name, int(value) if name in ("transactions", "failed_transactions")
-                    else float(value))
+            setattr(
+                report, name, int(value) if name in ("transactions", "failed_transactions") else float(value)
+            )
     report.aborted = _ABORTED in output
     seen: set[str] = set()
     for line in output.splitlines():
@@ -130,8 +154,9 @@ def _clean_error(line: str) -> str:
     """Drop the per-client prefix so one error repeated by 400 clients is reported once."""
     line = re.sub(r"^pgbench: error: ", "", line.strip())
     line = re.sub(r"^client [0-9]+ (aborted in command [0-9]+ \([^)]*\) of script [0-9]+; )?", "", line)
-    line = re.sub(r'connection to server (on socket "[^"]*"|at "[^"]*" \([^)]*\)), port [0-9]+ failed: ',
-                  "", line)
+    line = re.sub(
+        r'connection to server (on socket "[^"]*"|at "[^"]*" \([^)]*\)), port [0-9]+ failed: ', "", line
+    )
     return line.strip()
 
 
@@ -160,5 +185,6 @@ def latency_percentiles_ms(log_files: Iterable[Path]) -> dict[str, float | None]
     values = sorted(read_transaction_latencies_us(log_files))
     if not values:
         return {"latency_p50_ms": None, "latency_p95_ms": None, "latency_p99_ms": None}
-    return {f"latency_p{int(share * 100)}_ms": percentile(values, share) / 1000
-            for share in (0.50, 0.95, 0.99)}
+    return {
+        f"latency_p{int(share * 100)}_ms": percentile(values, share) / 1000 for share in (0.50, 0.95, 0.99)
+    }

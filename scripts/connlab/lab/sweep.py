@@ -18,16 +18,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-    TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from connlab.errors import LabError
-from connlab.experiment import Plan, Window
+from connlab.experiment import Plan, Window, window_options
 from connlab.lab import machine, probes
 from connlab.lab.cluster import Cluster, find_program
 from connlab.lab.cpu_budget import CpuBudget, create_budget
-from connlab.lab.pgbench import PgbenchOptions, PgbenchReport, build_command, latency_percentiles_ms, \
-    parse_report
+from connlab.lab.pgbench import (
+    PgbenchOptions,
+    PgbenchReport,
+    build_command,
+    latency_percentiles_ms,
+    parse_report,
+)
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
 from connlab.paths import LAB_DIR, experiment_results_dir
 
@@ -52,12 +63,17 @@ class Bench:
     def run_pgbench(self, options: PgbenchOptions, log_dir: Path | None) -> tuple[PgbenchReport, float]:
         """Run one pgbench; return its report and the CPU seconds it used."""
         prefix = log_dir / "tx" if log_dir else None
-        command = build_command(self.pgbench, options, self.cluster.client_args(self.transport), BENCH_DB,
-                                prefix)
+        command = build_command(
+            self.pgbench, options, self.cluster.client_args(self.transport), BENCH_DB, prefix
+        )
         usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            preexec_fn=self.budget.enter_client, start_new_session=True,
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            preexec_fn=self.budget.enter_client,
+            start_new_session=True,
         )
         try:
             output, _ = process.communicate(timeout=options.duration_s + PGBENCH_GRACE_S)
@@ -78,8 +94,19 @@ class Bench:
 def prepare_database(cluster: Cluster, scale: int, prewarm: list[str]) -> None:
     cluster.execute(f"CREATE DATABASE {BENCH_DB}")
     result = subprocess.run(
-        [find_program("pgbench", cluster.bindir), *cluster.client_args(), "-i", "-s", str(scale), "-q",
-         BENCH_DB], capture_output=True, text=True, check=False, start_new_session=True,
+        [
+            find_program("pgbench", cluster.bindir),
+            *cluster.client_args(),
+            "-i",
+            "-s",
+            str(scale),
+            "-q",
+            BENCH_DB,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        start_new_session=True,
     )
     if result.returncode != 0:
         raise LabError(f"pgbench -i failed: {result.stderr.strip().splitlines()[-1]}")
@@ -96,14 +123,9 @@ def settle(cluster: Cluster, prewarm: list[str]) -> None:
     cluster.execute("CHECKPOINT", dbname=BENCH_DB)
 
 
-def window_options(plan: Plan, window: Window, jobs: int) -> PgbenchOptions:
-    return PgbenchOptions(builtins=tuple(window.workload.builtins), clients=window.clients, jobs=jobs,
-                          duration_s=plan.profile.duration_s, protocol=plan.spec.protocol)
-
-
 def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> dict[str, object]:
     """One window with its probes; returns the CSV row."""
-    options = window_options(plan, window, jobs=bench.client_cores)
+    options = window_options(plan, window.workload, window.clients, jobs=bench.client_cores)
     settle(bench.cluster, plan.spec.database.prewarm)
     started_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     log_dir = Path(tempfile.mkdtemp(prefix="txlog-", dir=bench.cluster.root))
@@ -115,19 +137,34 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
     return {
-        "experiment": plan.experiment, "profile": plan.profile_name, "spec_hash": plan.spec_hash,
-        "window_no": window_no, "pass_no": window.pass_no, "pass_order": window.order,
-        "workload": window.workload.id, "clients": window.clients, "jobs": min(options.jobs, window.clients),
-        "duration_s": options.duration_s, "transport": bench.transport, "started_at": started_at,
-        "ok": report.ok, "exit_code": report.exit_code, "error": report.error,
-        "tps": report.tps, "transactions": report.transactions,
-        "failed_transactions": report.failed_transactions, "latency_avg_ms": report.latency_avg_ms,
-        "latency_stddev_ms": report.latency_stddev_ms, **percentiles,
+        "experiment": plan.experiment,
+        "profile": plan.profile_name,
+        "spec_hash": plan.spec_hash,
+        "window_no": window_no,
+        "pass_no": window.pass_no,
+        "pass_order": window.order,
+        "workload": window.workload.id,
+        "clients": window.clients,
+        "jobs": min(options.jobs, window.clients),
+        "duration_s": options.duration_s,
+        "transport": bench.transport,
+        "started_at": started_at,
+        "ok": report.ok,
+        "exit_code": report.exit_code,
+        "error": report.error,
+        "tps": report.tps,
+        "transactions": report.transactions,
+        "failed_transactions": report.failed_transactions,
+        "latency_avg_ms": report.latency_avg_ms,
+        "latency_stddev_ms": report.latency_stddev_ms,
+        **percentiles,
         "initial_connection_ms": report.initial_connection_ms,
         "avg_connection_ms": report.avg_connection_ms,
-        "server_cpu_budget": plan.server_cores, "client_cores": bench.client_cores,
+        "server_cpu_budget": plan.server_cores,
+        "client_cores": bench.client_cores,
         **probes.window_metrics(before, after, client_cpu, bench.client_cores),
-        "cpu_budget_method": bench.budget.method, "postgres_version": bench.cluster.version,
+        "cpu_budget_method": bench.budget.method,
+        "postgres_version": bench.cluster.version,
         "pgbench_flags": " ".join(options.flags()),
     }
 
@@ -143,8 +180,15 @@ def open_bench(plan: Plan, name: str):  # type: ignore[no-untyped-def]
 
 
 def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console)
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+    )
 
 
 def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Path:
@@ -162,16 +206,21 @@ def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Pa
     LAB_DIR.mkdir(parents=True, exist_ok=True)
     with open_bench(plan, f"{plan.experiment}-{results.run_id}") as bench:
         machine.write_machine_file(
-            machine_id, machine.collect(bench.cluster.version, bench.budget.method, plan.profile_name))
+            machine_id, machine.collect(bench.cluster.version, bench.budget.method, plan.profile_name)
+        )
         with _progress(console) as progress:
             task = progress.add_task(f"{plan.experiment} ({plan.profile_name})", total=len(todo))
             for number, window in todo:
-                progress.update(task, description=f"{plan.experiment} pass {window.pass_no} "
-                                f"{window.workload.id} c={window.clients}")
+                progress.update(
+                    task,
+                    description=f"{plan.experiment} pass {window.pass_no} "
+                    f"{window.workload.id} c={window.clients}",
+                )
                 row = measure_window(bench, plan, window, number)
                 results.append({"run_id": results.run_id, "machine": machine_id, **row})
                 if not row["ok"]:
-                    progress.console.print(f"  window {number}: {row['workload']} c={row['clients']} "
-                                           f"failed: {row['error']}")
+                    progress.console.print(
+                        f"  window {number}: {row['workload']} c={row['clients']} failed: {row['error']}"
+                    )
                 progress.advance(task)
     return results.path

@@ -1,0 +1,122 @@
+# Connection Lab: experiments -> results -> build/data -> build/docs -> build/site
+#
+# `make help` lists the targets. `make all` on a fresh machine: set up, measure (quick profile), build the site.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# ---------------------------------------------------------------------------------------------------------
+# Variables (every path defined once; the Python side has its own list in scripts/connlab/paths.py)
+# ---------------------------------------------------------------------------------------------------------
+EXP      ?= clients-sweep
+PROFILE  ?= quick
+PYTHON   ?= python3
+VENV     := .venv
+BIN      := $(VENV)/bin
+CONNLAB  := $(BIN)/connlab
+BUILD    := build
+DATA     := $(BUILD)/data
+DOCS     := $(BUILD)/docs
+SITE     := $(BUILD)/site
+PORT     ?= 8000
+export NO_MKDOCS_2_WARNING := 1
+
+VENV_STAMP     := $(VENV)/.installed
+NODE_STAMP     := node_modules/.installed
+DATA_STAMP     := $(DATA)/.aggregated
+DOCS_STAMP     := $(DOCS)/.rendered
+SITE_STAMP     := $(SITE)/.built
+
+RESULT_FILES   := $(shell find results -type f 2>/dev/null)
+EXPERIMENT_SRC := $(shell find experiments -type f 2>/dev/null)
+SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
+DATA_CODE      := $(wildcard scripts/connlab/data/*.py scripts/connlab/*.py)
+SITE_CODE      := $(wildcard scripts/connlab/site/*.py)
+
+.PHONY: help all setup system-packages run validate aggregate articles site serve test lint clean
+.PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
+
+## help: list the targets (the default goal)
+help:
+	@grep -E '^## ' $(MAKEFILE_LIST) | sed -E 's/^## ([^:]+): /  \1\t/' | expand -t 20
+
+## all: set up, run the quick profile of EXP on this machine, build the site
+all: setup
+	$(MAKE) run PROFILE=quick
+	$(MAKE) site
+
+# ---------------------------------------------------------------------------------------------------------
+# Set-up
+# ---------------------------------------------------------------------------------------------------------
+## setup: Debian packages (when root), the virtualenv, and the vendored chart JavaScript
+setup: system-packages $(VENV_STAMP) $(NODE_STAMP)
+
+system-packages:
+	@bash scripts/setup_system.sh
+
+$(VENV_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# ---------------------------------------------------------------------------------------------------------
+# Measuring
+# ---------------------------------------------------------------------------------------------------------
+## run: run (or resume) experiment EXP with PROFILE=quick|full on this machine (EXP=clients-sweep)
+run: $(VENV_STAMP)
+	$(CONNLAB) run $(EXP) --profile $(PROFILE)
+
+# ---------------------------------------------------------------------------------------------------------
+# The site: each stage reruns only when its inputs changed
+# ---------------------------------------------------------------------------------------------------------
+## validate: check every results folder (one line per problem: path:line: field: what is wrong)
+validate: $(VENV_STAMP)
+	$(CONNLAB) validate
+
+## aggregate: DuckDB aggregates of results/ into build/data
+aggregate: $(DATA_STAMP)
+
+$(DATA_STAMP): $(RESULT_FILES) $(EXPERIMENT_SRC) $(wildcard site_src/articles/*.sql) $(DATA_CODE) | $(VENV_STAMP)
+	$(CONNLAB) validate
+	$(CONNLAB) aggregate
+	@touch $@
+
+## articles: render articles, pages and charts into build/docs
+articles: $(DOCS_STAMP)
+
+$(DOCS_STAMP): $(DATA_STAMP) $(SITE_SRC) $(SITE_CODE) | $(NODE_STAMP)
+	$(CONNLAB) render
+	@touch $@
+
+## site: the static site in build/site from committed results (no database needed)
+site: $(SITE_STAMP)
+
+$(SITE_STAMP): $(DOCS_STAMP) mkdocs.yml
+	$(BIN)/mkdocs build --strict --quiet
+	@touch $@
+
+## serve: serve the built site on http://127.0.0.1:$(PORT)
+serve: site
+	$(BIN)/python -m http.server --bind 127.0.0.1 --directory $(SITE) $(PORT)
+
+# ---------------------------------------------------------------------------------------------------------
+# Quality
+# ---------------------------------------------------------------------------------------------------------
+## test: the whole test suite (unit, end-to-end on a throwaway cluster, browser)
+test: setup site
+	$(BIN)/ruff check scripts tests
+	$(BIN)/pytest -q
+
+## lint: ruff over the Python code
+lint: $(VENV_STAMP)
+	$(BIN)/ruff check scripts tests
+	$(BIN)/ruff format --check scripts tests || true
+
+## clean: remove build/ (never touches results/)
+clean:
+	rm -rf $(BUILD)

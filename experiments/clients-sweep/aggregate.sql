@@ -1,0 +1,86 @@
+-- clients-sweep: raw windows -> one row per (machine, workload, clients) with medians and ranges,
+-- each machine's peak, and what running past the peak costs.
+-- Input: the view raw_windows, every row of results/*/clients-sweep/*.csv with typed columns.
+
+-- One profile per machine: the most thorough one it has (full > quick > tiny), so a quick rerun on a
+-- machine with committed full results never dilutes them.
+CREATE OR REPLACE TABLE windows AS
+WITH ranked AS (
+    SELECT *, CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END AS profile_rank
+    FROM raw_windows
+)
+SELECT * EXCLUDE (profile_rank)
+FROM ranked
+QUALIFY profile_rank = max(profile_rank) OVER (PARTITION BY machine);
+
+-- A window counts only when pgbench exited 0 with no failed transaction (column ok).
+CREATE OR REPLACE TABLE points AS
+SELECT
+    machine, profile, workload, clients,
+    any_value(server_cpu_budget)                              AS server_cores,
+    clients / any_value(server_cpu_budget)                    AS clients_per_core,
+    count(*)                                                  AS windows,
+    count(*) FILTER (WHERE ok)                                AS windows_ok,
+    count(*) FILTER (WHERE client_saturated)                  AS windows_client_saturated,
+    median(tps) FILTER (WHERE ok)                             AS tps_median,
+    min(tps) FILTER (WHERE ok)                                AS tps_min,
+    max(tps) FILTER (WHERE ok)                                AS tps_max,
+    median(latency_avg_ms) FILTER (WHERE ok)                  AS latency_avg_median,
+    min(latency_avg_ms) FILTER (WHERE ok)                     AS latency_avg_min,
+    max(latency_avg_ms) FILTER (WHERE ok)                     AS latency_avg_max,
+    median(latency_p50_ms) FILTER (WHERE ok)                  AS latency_p50_median,
+    median(latency_p95_ms) FILTER (WHERE ok)                  AS latency_p95_median,
+    min(latency_p95_ms) FILTER (WHERE ok)                     AS latency_p95_min,
+    max(latency_p95_ms) FILTER (WHERE ok)                     AS latency_p95_max,
+    median(latency_p99_ms) FILTER (WHERE ok)                  AS latency_p99_median,
+    median(latency_stddev_ms) FILTER (WHERE ok)               AS latency_stddev_median,
+    median(server_cpu_cores)                                  AS server_cpu_median,
+    median(client_cpu_cores)                                  AS client_cpu_median,
+    max(steal_pct)                                            AS steal_pct_max,
+    max(cpu_pressure_pct)                                     AS cpu_pressure_pct_max,
+    sum(checkpoints)                                          AS checkpoints,
+    sum(autovacuums)                                          AS autovacuums,
+    string_agg(DISTINCT error, '; ') FILTER (WHERE NOT ok)    AS errors
+FROM windows
+GROUP BY machine, profile, workload, clients;
+
+-- The peak: the highest median among points where pgbench never saturated its own cores (a
+-- client-bound point measures the client, not the server).
+CREATE OR REPLACE TABLE peaks AS
+SELECT
+    machine, workload, server_cores,
+    arg_max(clients, tps_median)                AS peak_clients,
+    arg_max(clients_per_core, tps_median)       AS peak_clients_per_core,
+    max(tps_median)                             AS peak_tps,
+    arg_max(tps_min, tps_median)                AS peak_tps_min,
+    arg_max(tps_max, tps_median)                AS peak_tps_max,
+    arg_max(latency_avg_median, tps_median)     AS peak_latency_ms,
+    arg_max(latency_p95_median, tps_median)     AS peak_latency_p95_ms
+FROM points
+WHERE windows_ok > 0 AND windows_client_saturated = 0
+GROUP BY machine, workload, server_cores;
+
+-- Every point relative to its machine's peak: the price of oversubscription.
+CREATE OR REPLACE TABLE relative_to_peak AS
+SELECT
+    p.machine, p.workload, p.clients, p.clients_per_core,
+    p.clients / k.peak_clients                          AS clients_over_peak,
+    p.tps_median / k.peak_tps                           AS tps_share,
+    p.tps_min / k.peak_tps                              AS tps_share_min,
+    p.tps_max / k.peak_tps                              AS tps_share_max,
+    p.latency_avg_median / k.peak_latency_ms            AS latency_factor,
+    p.latency_avg_min / k.peak_latency_ms               AS latency_factor_min,
+    p.latency_avg_max / k.peak_latency_ms               AS latency_factor_max,
+    p.latency_p95_median / k.peak_latency_p95_ms        AS latency_p95_factor
+FROM points p
+JOIN peaks k USING (machine, workload)
+WHERE p.tps_median IS NOT NULL;
+
+-- The band of client counts that stay within 10% of the peak.
+CREATE OR REPLACE TABLE near_peak AS
+SELECT machine, workload,
+       min(clients) AS near_peak_min_clients, max(clients) AS near_peak_max_clients,
+       min(clients_per_core) AS near_peak_min_per_core, max(clients_per_core) AS near_peak_max_per_core
+FROM relative_to_peak
+WHERE tps_share >= 0.9
+GROUP BY machine, workload;

@@ -1,0 +1,164 @@
+"""Raw CSVs -> DuckDB tables -> build/data: one folder of CSVs per experiment, one facts file per article.
+
+Each experiment's experiments/<exp>/aggregate.sql runs over a view `raw_windows` of its raw rows; each
+article's site_src/articles/<slug>.facts.sql names the queries whose rows the article quotes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import duckdb
+import yaml
+
+from connlab.data.columns import COLUMN_TYPES
+from connlab.errors import LabError
+from connlab.experiment import experiment_names
+from connlab.paths import (
+    AGGREGATE_SQL_NAME,
+    ARTICLES_SRC_DIR,
+    DATA_DIR,
+    EXPERIMENTS_DIR,
+    FACTS_DIR,
+    MACHINE_FILE_NAME,
+    RESULTS_DIR,
+)
+
+DATABASE_FILE = "connlab.duckdb"
+# Published reference folders hold figures printed in articles; they are never mixed into measured data.
+PUBLISHED_PREFIX = "published-"
+
+
+def result_files(experiment: str, results_dir: Path = RESULTS_DIR) -> list[Path]:
+    return sorted(
+        path
+        for path in results_dir.glob(f"*/{experiment}/*.csv")
+        if not path.parent.parent.name.startswith(PUBLISHED_PREFIX)
+    )
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def register_raw_windows(con: duckdb.DuckDBPyConnection, files: list[Path]) -> None:
+    """The view the aggregate SQL reads; typed by the shared column list, empty when nothing was run."""
+    if not files:
+        columns = ", ".join(f"NULL::{kind} AS {name}" for name, kind in COLUMN_TYPES.items())
+        con.execute(f"CREATE OR REPLACE VIEW raw_windows AS SELECT {columns} WHERE false")
+        return
+    file_list = ", ".join(_sql_string(str(path)) for path in files)
+    types = ", ".join(f"{_sql_string(name)}: {_sql_string(kind)}" for name, kind in COLUMN_TYPES.items())
+    con.execute(
+        f"CREATE OR REPLACE VIEW raw_windows AS SELECT * FROM read_csv([{file_list}], header = true, "
+        f"columns = {{{types}}}, nullstr = '', auto_detect = false)"
+    )
+
+
+def run_sql_file(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    try:
+        con.execute(path.read_text())
+    except duckdb.Error as error:
+        first = str(error).splitlines()[0]
+        raise LabError(f"{path}: {first}") from error
+
+
+def _clean(value: object) -> object:
+    """JSON-safe values: NaN becomes null, DuckDB's decimals and dates become plain numbers/strings."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, int | float | str | bool) or value is None:
+        return value
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def query_records(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, object]]:
+    cursor = con.execute(sql)
+    names = [column[0] for column in cursor.description]
+    return [
+        {name: _clean(value) for name, value in zip(names, row, strict=True)} for row in cursor.fetchall()
+    ]
+
+
+def aggregate_experiment(
+    con: duckdb.DuckDBPyConnection, experiment: str, out_dir: Path, results_dir: Path = RESULTS_DIR
+) -> list[str]:
+    """Run the experiment's SQL in its own schema; export every table it made as CSV."""
+    schema = experiment.replace("-", "_")
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}; SET schema = '{schema}'")
+    register_raw_windows(con, result_files(experiment, results_dir))
+    run_sql_file(con, EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME)
+    tables = [
+        row[0]
+        for row in con.execute(
+            "SELECT table_name FROM information_schema.tables"
+            " WHERE table_schema = ? AND table_type = 'BASE TABLE' ORDER BY table_name",
+            [schema],
+        ).fetchall()
+    ]
+    folder = out_dir / experiment
+    folder.mkdir(parents=True, exist_ok=True)
+    for table in tables:
+        con.execute(f"COPY {schema}.{table} TO {_sql_string(str(folder / (table + '.csv')))} (HEADER)")
+    con.execute("SET schema = 'main'")
+    return tables
+
+
+_QUERY_MARKER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.M)
+
+
+def split_named_queries(text: str) -> dict[str, str]:
+    """`-- name: x` starts query x; the query runs until the next marker."""
+    parts = _QUERY_MARKER.split(text)
+    return {parts[i]: parts[i + 1].strip().rstrip(";") for i in range(1, len(parts), 2)}
+
+
+def export_facts(con: duckdb.DuckDBPyConnection, facts_sql: Path, out_dir: Path) -> Path:
+    facts: dict[str, list[dict[str, object]]] = {}
+    for name, sql in split_named_queries(facts_sql.read_text()).items():
+        try:
+            facts[name] = query_records(con, sql)
+        except duckdb.Error as error:
+            raise LabError(f"{facts_sql}: query {name}: {str(error).splitlines()[0]}") from error
+    out_dir.mkdir(parents=True, exist_ok=True)
+    slug = facts_sql.name.removesuffix(".facts.sql")
+    path = out_dir / f"{slug}.json"
+    _write_if_changed(path, json.dumps(facts, indent=1, sort_keys=True))
+    return path
+
+
+def load_machines(results_dir: Path = RESULTS_DIR) -> list[dict[str, object]]:
+    machines = []
+    for path in sorted(results_dir.glob(f"*/{MACHINE_FILE_NAME}")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data["id"] = path.parent.name
+        data["published"] = path.parent.name.startswith(PUBLISHED_PREFIX)
+        machines.append({key: _clean(value) for key, value in data.items()})
+    return machines
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> Path:
+    """Rebuild build/data from scratch; return the DuckDB file the claims and articles can query."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    database = out_dir / DATABASE_FILE
+    database.unlink(missing_ok=True)
+    with duckdb.connect(str(database)) as con:
+        for experiment in experiment_names():
+            if (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists():
+                aggregate_experiment(con, experiment, out_dir, results_dir)
+        machines = load_machines(results_dir)
+        _write_if_changed(out_dir / "machines.json", json.dumps(machines, indent=1, sort_keys=True))
+        for facts_sql in sorted(ARTICLES_SRC_DIR.glob("*.facts.sql")):
+            export_facts(con, facts_sql, out_dir / FACTS_DIR.relative_to(DATA_DIR))
+    return database

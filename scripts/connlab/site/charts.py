@@ -1,0 +1,80 @@
+"""Altair charts built from aggregated records; the renderer embeds their specs in the pages.
+
+Charts set no colours for text or background: charts.js applies the light or dark theme in the browser,
+so a chart follows the reader's palette toggle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+
+Records = Sequence[dict[str, object]]
+WIDTH = "container"
+HEIGHT = 300
+
+
+def _base(records: Records) -> alt.Chart:
+    return alt.Chart(alt.Data(values=list(records))).properties(width=WIDTH, height=HEIGHT)
+
+
+def _clients_axis(title: str = "clients (log scale)") -> alt.X:
+    return alt.X("clients:Q", scale=alt.Scale(type="log"), title=title)
+
+
+def metric_vs_clients(
+    records: Records,
+    median: str,
+    low: str,
+    high: str,
+    title: str,
+    log_y: bool = False,
+    color: str = "workload",
+) -> dict:
+    """A median line per series with a shaded min–max band: the run-to-run range stays visible."""
+    y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=True)
+    color_enc = alt.Color(f"{color}:N", title=color)
+    band = (
+        _base(records)
+        .mark_area(opacity=0.2)
+        .encode(
+            x=_clients_axis(),
+            y=alt.Y(f"{low}:Q", scale=y_scale, title=title),
+            y2=f"{high}:Q",
+            color=color_enc,
+        )
+    )
+    tooltip = [
+        alt.Tooltip(f"{color}:N"),
+        alt.Tooltip("clients:Q"),
+        alt.Tooltip(f"{median}:Q", title="median", format=",.3~f"),
+        alt.Tooltip(f"{low}:Q", title="min", format=",.3~f"),
+        alt.Tooltip(f"{high}:Q", title="max", format=",.3~f"),
+    ]
+    line = (
+        _base(records)
+        .mark_line(point=True)
+        .encode(
+            x=_clients_axis(),
+            y=alt.Y(f"{median}:Q", scale=y_scale, title=title),
+            color=color_enc,
+            tooltip=tooltip,
+        )
+    )
+    return alt.layer(band, line).to_dict()
+
+
+def throughput_vs_clients(records: Records) -> dict:
+    return metric_vs_clients(records, "tps_median", "tps_min", "tps_max", "transactions per second")
+
+
+def latency_vs_clients(records: Records) -> dict:
+    return metric_vs_clients(
+        records,
+        "latency_avg_median",
+        "latency_avg_min",
+        "latency_avg_max",
+        "mean latency, ms (log scale)",
+        log_y=True,
+    )

@@ -1,0 +1,165 @@
+"""build/data -> build/docs: Jinja renders the articles, pages and charts; assets are copied.
+
+Templates see measured figures only through `facts` (build/data/facts/<slug>.json) and `machines`;
+StrictUndefined turns a misspelt fact into a build error instead of an empty gap in the prose.
+Files are only rewritten when their content changes, so an unchanged page does not rebuild the site.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+
+import jinja2
+
+from connlab.data.columns import WINDOW_COLUMNS
+from connlab.experiment import make_plan
+from connlab.paths import (
+    ARTICLES_SRC_DIR,
+    ASSETS_SRC_DIR,
+    DATA_DIR,
+    DOCS_DIR,
+    FACTS_DIR,
+    PAGES_SRC_DIR,
+    PARTIALS_DIR,
+)
+from connlab.site import charts, snippets
+from connlab.site.chart_html import chart_block, write_svg_fallback
+from connlab.site.vendor import copy_vendored_js
+
+CHARTS_SUBDIR = "charts"
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return True
+
+
+def copy_if_changed(source: Path, target: Path) -> None:
+    if target.exists() and target.read_bytes() == source.read_bytes():
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+
+
+# -- filters: how numbers look on the page ---------------------------------------------------------------
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def number(value: object, digits: int = 0) -> str:
+    """Thousands separated; digits after the point."""
+    if _missing(value):
+        return "–"
+    return f"{float(value):,.{digits}f}"  # type: ignore[arg-type]
+
+
+def significant(value: object, figures: int = 3) -> str:
+    """A few significant figures, for values that span orders of magnitude (latency in ms)."""
+    if _missing(value):
+        return "–"
+    number_value = float(value)  # type: ignore[arg-type]
+    if number_value == 0:
+        return "0"
+    digits = max(0, figures - 1 - math.floor(math.log10(abs(number_value))))
+    return f"{number_value:,.{digits}f}"
+
+
+def percent(value: object, digits: int = 0) -> str:
+    return "–" if _missing(value) else f"{100 * float(value):.{digits}f}%"  # type: ignore[arg-type]
+
+
+def plain_text(value: object) -> str:
+    """Contributed text shown literally: HTML escaped, Markdown and Jinja syntax neutralised."""
+    escaped = html.escape(str(value), quote=True)
+    return re.sub(r"([\\`*_{}\[\]()#+!|~>-])", r"\\\1", escaped)
+
+
+def pick(records: list[dict], **where: object) -> dict:
+    """The one record matching every condition; a template asking for a missing fact fails the build."""
+    matches = [record for record in records if all(record.get(k) == v for k, v in where.items())]
+    if len(matches) != 1:
+        raise jinja2.UndefinedError(f"expected one record with {where}, found {len(matches)}")
+    return matches[0]
+
+
+def select(records: list[dict], **where: object) -> list[dict]:
+    return [record for record in records if all(record.get(k) == v for k, v in where.items())]
+
+
+# -- rendering -------------------------------------------------------------------------------------------
+class PageRenderer:
+    def __init__(self, data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> None:
+        self.data_dir = data_dir
+        self.docs_dir = docs_dir
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader([ARTICLES_SRC_DIR, PARTIALS_DIR, PAGES_SRC_DIR]),
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=True,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters.update(number=number, significant=significant, percent=percent, text=plain_text)
+        self.env.globals.update(
+            pick=pick,
+            select=select,
+            charts=charts,
+            snippets=snippets,
+            make_plan=make_plan,
+            columns=WINDOW_COLUMNS,
+        )
+        machines_file = data_dir / "machines.json"
+        self.machines = json.loads(machines_file.read_text()) if machines_file.exists() else []
+
+    def facts(self, slug: str) -> dict:
+        path = self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def _chart_function(self, page: str):  # type: ignore[no-untyped-def]
+        depth = len(Path(page).parts) - (1 if Path(page).stem == "index" else 0)
+        prefix = "../" * depth
+
+        def chart(chart_id: str, spec: dict, caption: str, alt: str) -> str:
+            write_svg_fallback(spec, self.docs_dir / CHARTS_SUBDIR / f"{chart_id}.svg")
+            return chart_block(spec, chart_id, caption, alt, f"{prefix}{CHARTS_SUBDIR}/{chart_id}.svg")
+
+        return chart
+
+    def render(self, template_name: str, page: str, slug: str) -> str:
+        template = self.env.get_template(template_name)
+        return template.render(
+            facts=self.facts(slug), machines=self.machines, chart=self._chart_function(page), page=page
+        )
+
+
+def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Path]:
+    renderer = PageRenderer(data_dir, docs_dir)
+    written: list[Path] = []
+    for template in sorted(ARTICLES_SRC_DIR.glob("*.md.j2")):
+        slug = template.name.removesuffix(".md.j2")
+        page = f"articles/{slug}.md"
+        if write_if_changed(docs_dir / page, renderer.render(template.name, page, slug)):
+            written.append(docs_dir / page)
+    for source in sorted(PAGES_SRC_DIR.rglob("*")):
+        if source.is_dir():
+            continue
+        relative = source.relative_to(PAGES_SRC_DIR)
+        if source.name.endswith(".md.j2"):
+            page = str(relative).removesuffix(".j2")
+            if write_if_changed(docs_dir / page, renderer.render(str(relative), page, Path(page).stem)):
+                written.append(docs_dir / page)
+        else:
+            copy_if_changed(source, docs_dir / relative)
+    for asset in sorted(ASSETS_SRC_DIR.rglob("*")):
+        if asset.is_file():
+            copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
+    copy_vendored_js(docs_dir / "assets")
+    return written

@@ -1,0 +1,60 @@
+"""'Check it yourself' blocks: plain initdb / pg_ctl / pgbench commands generated from an experiment's
+spec, with the flags the harness used, so a reader can re-measure without the harness.
+
+The test suite runs every block (with a tiny duration and scale) so a block on the site cannot rot.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from connlab.experiment import Plan, window_options
+from connlab.lab.cluster import find_bindir
+
+SNIPPET_PORT = 54329
+
+
+def _setting_flags(settings: dict[str, object]) -> str:
+    return " ".join(f"-c {key}={value}" for key, value in settings.items())
+
+
+def clients_sweep_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | None = None) -> str:
+    """A bash script: throwaway cluster in a temporary folder, the sweep's pgbench windows, clean-up.
+
+    Run it as the postgres user (PostgreSQL refuses root). The server gets core 0 and pgbench core 1
+    through taskset, the portable stand-in for the harness's cgroups.
+    """
+    spec = plan.spec
+    try:
+        bindir = str(find_bindir())
+    except Exception:  # a docs build on a machine without PostgreSQL still shows the block
+        bindir = "/usr/lib/postgresql/15/bin"
+    counts = client_counts or plan.client_counts
+    settings = _setting_flags(dict(spec.server.settings))
+    lines = [
+        "set -euo pipefail",
+        f"BIN={bindir}   # pg_config --bindir",
+        "DIR=$(mktemp -d)   # everything lives here and is removed at the end",
+        f"PORT={SNIPPET_PORT}",
+        'trap \'$BIN/pg_ctl -D "$DIR/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$DIR"\' EXIT',
+        '$BIN/initdb -D "$DIR/data" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >/dev/null',
+        'taskset -c 0 $BIN/pg_ctl -D "$DIR/data" -l "$DIR/server.log" -w start \\',
+        f'  -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 {settings}" >/dev/null',
+        'PG="-h $DIR -p $PORT -U postgres"',
+        "psql $PG -qc 'CREATE DATABASE bench' postgres",
+        f"pgbench $PG -i -s {plan.scale} -q bench",
+    ]
+    for workload in spec.workloads:
+        flags = window_options(plan, workload, clients=1, jobs=client_jobs).flags(shell_variables=True)
+        flags = [flag for flag in flags if flag != "-l"]  # the transaction log is only for percentiles
+        text = " ".join(flag if flag.startswith("$") else shlex.quote(flag) for flag in flags)
+        lines += [
+            f"echo '== {workload.label}'",
+            f"for c in {' '.join(str(count) for count in counts)}; do",
+            f"  j=$(( c < {client_jobs} ? c : {client_jobs} ))",
+            "  psql $PG -qc 'CHECKPOINT' bench",
+            f"  printf '%4s clients: ' $c; taskset -c 1 pgbench $PG {text} bench 2>/dev/null \\",
+            "    | grep -E '^(tps|latency average)' | tr '\\n' ' '; echo",
+            "done",
+        ]
+    return "\n".join(lines)

@@ -1,0 +1,42 @@
+-- Figures quoted by the article "How many connections is too many?".
+-- Each `-- name:` query becomes a list of records in build/data/facts/too-many-connections.json.
+
+-- name: sweep_machines
+SELECT machine, any_value(profile) AS profile, any_value(server_cores) AS server_cores,
+       count(DISTINCT clients) AS client_counts, min(clients) AS min_clients, max(clients) AS max_clients,
+       sum(windows) AS windows, sum(windows_ok) AS windows_ok,
+       sum(windows_client_saturated) AS windows_client_saturated,
+       max(steal_pct_max) AS steal_pct_max, max(cpu_pressure_pct_max) AS cpu_pressure_pct_max
+FROM clients_sweep.points
+GROUP BY machine
+ORDER BY machine;
+
+-- name: points
+SELECT * FROM clients_sweep.points ORDER BY machine, workload, clients;
+
+-- name: peaks
+SELECT k.*, n.near_peak_min_clients, n.near_peak_max_clients
+FROM clients_sweep.peaks k LEFT JOIN clients_sweep.near_peak n USING (machine, workload)
+ORDER BY machine, workload;
+
+-- name: at_most_clients
+-- The highest client count measured on each machine, against that machine's peak.
+SELECT r.*
+FROM clients_sweep.relative_to_peak r
+WHERE r.clients = (SELECT max(p.clients) FROM clients_sweep.points p WHERE p.machine = r.machine)
+ORDER BY machine, workload;
+
+-- name: workloads
+SELECT DISTINCT workload FROM clients_sweep.points ORDER BY workload;
+
+-- name: failures
+SELECT machine, workload, clients, windows - windows_ok AS failed_windows, errors
+FROM clients_sweep.points
+WHERE windows_ok < windows
+ORDER BY machine, workload, clients;
+
+-- name: client_bound
+SELECT machine, workload, clients, windows_client_saturated, client_cpu_median
+FROM clients_sweep.points
+WHERE windows_client_saturated > 0
+ORDER BY machine, workload, clients;
