@@ -22,7 +22,7 @@ import psutil
 import psycopg
 
 from connlab.errors import LabError
-from connlab.lab.cpu_budget import CpuBudget
+from connlab.lab.cpu_budget import CGROUP_ROOT, CpuBudget
 from connlab.paths import LAB_DIR
 
 SERVER_USER = "postgres"
@@ -155,6 +155,7 @@ class Cluster:
         for folder in (self.root, self.socket_dir):
             folder.mkdir(parents=True)
             chown_to_server_user(folder)
+        (self.root / OWNER_FILE).write_text(str(os.getpid()))
         # --no-sync: the cluster is thrown away after the run, durability of initdb's files is moot.
         self._run(
             [
@@ -296,6 +297,8 @@ def stop_stale_clusters() -> None:
         return
     for pidfile in LAB_DIR.glob("*/data/postmaster.pid"):
         data_dir = pidfile.parent
+        if _owner_alive(data_dir.parent):
+            continue  # another harness process is using it right now
         try:
             pid = int(pidfile.read_text().splitlines()[0])
             alive = psutil.pid_exists(pid) and "postgres" in psutil.Process(pid).name()
@@ -304,6 +307,26 @@ def stop_stale_clusters() -> None:
         if alive:
             kill_postmaster(data_dir)
         shutil.rmtree(data_dir.parent, ignore_errors=True)
+        remove_stale_cgroups(data_dir.parent.name)
+
+
+OWNER_FILE = "owner.pid"
+
+
+def remove_stale_cgroups(cluster_name: str) -> None:
+    """The CPU budget folders of a killed run (named connlab-<cluster>), once their tasks are gone."""
+    for folder in CGROUP_ROOT.glob(f"*/connlab-{cluster_name}*"):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _owner_alive(root: Path) -> bool:
+    """Whether the harness process that created this cluster folder still runs."""
+    try:
+        owner = int((root / OWNER_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    return owner != os.getpid() and psutil.pid_exists(owner)
 
 
 @contextlib.contextmanager

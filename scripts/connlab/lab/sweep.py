@@ -223,4 +223,13 @@ def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Pa
                         f"  window {number}: {row['workload']} c={row['clients']} failed: {row['error']}"
                     )
                 progress.advance(task)
+                if not console.is_terminal:
+                    # A log file gets no live bar; one line per window keeps the ETA visible there.
+                    remaining = progress.tasks[0].time_remaining
+                    eta = f"{remaining / 60:.0f} min" if remaining is not None else "unknown"
+                    console.print(
+                        f"[{number}/{len(windows)}] {window.workload.id} c={window.clients} "
+                        f"pass {window.pass_no}: {row['tps'] or 'failed'} tps; ETA {eta}",
+                        highlight=False,
+                    )
     return results.path
