@@ -31,7 +31,7 @@ class ServerSpec(Strict):
 
     def cores(self, online: int | None = None) -> float:
         if self.cpu_budget == "half":
-            return max(1, (online or os.cpu_count() or 2) // 2)
+            return max(1, (online or len(os.sched_getaffinity(0))) // 2)
         if self.cpu_budget <= 0:
             raise LabError(f"server.cpu_budget must be positive, got {self.cpu_budget}")
         return float(self.cpu_budget)
@@ -50,11 +50,20 @@ class Workload(Strict):
     builtins: list[str] = Field(min_length=1)
 
 
+def _check_client_entries(entries: list[int | str] | None) -> list[int | str] | None:
+    for entry in entries or []:
+        if isinstance(entry, str) and not (entry.endswith("x") and _is_number(entry[:-1])):
+            raise ValueError(f"client entry {entry!r} must be a number or a multiple of cores like '4x'")
+    return entries
+
+
 class Profile(Strict):
     duration_s: int = Field(ge=1)
     passes: int = Field(ge=1)
     clients: list[int | str] | None = None
     scale: int | None = Field(default=None, ge=1)
+
+    _clients = field_validator("clients")(_check_client_entries)
 
 
 class Experiment(Strict):
@@ -69,13 +78,7 @@ class Experiment(Strict):
     protocol: Literal["simple", "extended", "prepared"] = "simple"
     profiles: dict[ProfileName, Profile]
 
-    @field_validator("clients")
-    @classmethod
-    def _client_entries(cls, entries: list[int | str]) -> list[int | str]:
-        for entry in entries:
-            if isinstance(entry, str) and not (entry.endswith("x") and _is_number(entry[:-1])):
-                raise ValueError(f"client entry {entry!r} must be a number or a multiple of cores like '4x'")
-        return entries
+    _clients = field_validator("clients")(_check_client_entries)
 
 
 def _is_number(text: str) -> bool:

@@ -15,10 +15,11 @@ from pathlib import Path
 import yaml
 
 from connlab.data.columns import COLUMN_NAMES, WINDOW_COLUMNS
+from connlab.data.machine_schema import SAFE_ID_PATTERN
 from connlab.paths import MACHINE_FILE_NAME, RESULTS_DIR
 
 MAX_FILE_BYTES = 20 * 2**20
-SAFE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+SAFE_ID = re.compile(SAFE_ID_PATTERN)
 NON_NEGATIVE = {
     "tps",
     "transactions",

@@ -34,18 +34,39 @@ def _line_of(node: yaml.Node | None, location: tuple[int | str, ...]) -> int | N
     return line
 
 
-def format_validation_error(path: Path, error: ValidationError, root: yaml.Node | None) -> list[str]:
-    lines = []
+def _data_location(data: object, location: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """Keep the parts of pydantic's location that exist in the file: a union field's branches (such
+    as `cpu_budget.float`) are pydantic's, not the reader's. An unknown key is kept: it is the file's."""
+    kept: list[int | str] = []
+    node = data
+    for part in location:
+        if isinstance(node, dict) and part not in node:
+            kept.append(part)  # a missing required key or an unknown key: still the file's words
+            break
+        in_list = isinstance(node, list) and isinstance(part, int) and part < len(node)
+        if not (isinstance(node, dict) or in_list):
+            break  # past a scalar: the rest names pydantic's union branches
+        node = node[part]
+        kept.append(part)
+    return tuple(kept)
+
+
+def format_validation_error(
+    path: Path, error: ValidationError, root: yaml.Node | None, data: object = None
+) -> list[str]:
+    problems: dict[tuple[int, str], list[str]] = {}
     for problem in error.errors():
-        location = tuple(part for part in problem["loc"] if not isinstance(part, str) or part[:1] != "[")
+        location = _data_location(data, tuple(problem["loc"]))
         field = ".".join(str(part) for part in location) or "(top level)"
         message = problem["msg"]
         if problem["type"] == "extra_forbidden":
             message = "unknown key (check the spelling; allowed keys are in the schema)"
         elif "input" in problem and not isinstance(problem["input"], dict | list):
             message += f" (got {problem['input']!r})"
-        lines.append(f"{path}:{_line_of(root, location) or 1}: {field}: {message}")
-    return lines
+        key = (_line_of(root, location) or 1, field)
+        if message not in problems.setdefault(key, []):
+            problems[key].append(message)
+    return [f"{path}:{line}: {field}: {'; or '.join(texts)}" for (line, field), texts in problems.items()]
 
 
 def load_yaml_model(path: Path, model: type[Model]) -> Model:
@@ -67,4 +88,4 @@ def load_yaml_model(path: Path, model: type[Model]) -> Model:
     try:
         return model.model_validate(data if data is not None else {})
     except ValidationError as error:
-        raise LabError("\n".join(format_validation_error(path, error, root))) from error
+        raise LabError("\n".join(format_validation_error(path, error, root, data))) from error

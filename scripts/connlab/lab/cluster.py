@@ -70,7 +70,7 @@ def ensure_port_free(port: int) -> None:
         except OSError as error:
             raise LabError(
                 f"port {port} on 127.0.0.1 is in use ({error.strerror}); stop what listens there or "
-                f"leave PGPORT unset so a free port is picked"
+                f"leave CONNLAB_PORT unset so a free port is picked"
             ) from error
 
 
@@ -146,6 +146,8 @@ class Cluster:
 
     def create(self) -> None:
         stop_stale_clusters()
+        if self.port is None and os.environ.get("CONNLAB_PORT", "").isdigit():
+            self.port = int(os.environ["CONNLAB_PORT"])
         if self.port is None:
             self.port = free_port()
         else:

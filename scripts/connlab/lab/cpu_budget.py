@@ -8,6 +8,7 @@ core (what `docker --cpus=0.5` does), and only they give the server's CPU time e
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from dataclasses import dataclass, field
@@ -41,7 +42,9 @@ def plan_cores(budget: float, online: int | None = None) -> CpuPlan:
 
     A fractional budget still needs whole cores for its cpuset; the quota then trims it.
     """
-    online = online or os.cpu_count() or 1
+    # Cores this process may use (taskset or a container may allow fewer than the machine has).
+    cores = tuple(sorted(os.sched_getaffinity(0)))
+    online = min(online or len(cores), len(cores))
     if budget <= 0:
         raise LabError(f"server CPU budget must be positive, got {budget}")
     server_count = math.ceil(budget)
@@ -50,7 +53,7 @@ def plan_cores(budget: float, online: int | None = None) -> CpuPlan:
             f"server CPU budget {budget} leaves no core for pgbench on this {online}-core machine; "
             f"lower server.cpu_budget in the experiment file"
         )
-    cores = tuple(sorted(os.sched_getaffinity(0)))[:online]
+    cores = cores[:online]
     return CpuPlan(budget, cores[:server_count], cores[server_count:])
 
 
@@ -200,11 +203,18 @@ def create_budget(budget: float, name: str, method: str | None = None) -> CpuBud
         )
     folders: list[Path] = []
     client_folders: list[Path] = []
-    if method == "cgroup-v1":
-        folders = _create_v1(plan, name)
-        client_folders = _create_v1_client(name)
-    elif method == "cgroup-v2":
-        folders = _create_v2(plan, name)
+    try:
+        if method == "cgroup-v1":
+            folders = _create_v1(plan, name)
+            client_folders = _create_v1_client(name)
+        elif method == "cgroup-v2":
+            folders = _create_v2(plan, name)
+    except LabError:
+        # Half-made folders of a failed set-up must not outlive it.
+        for folder in CGROUP_ROOT.glob(f"*/{name}*"):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     return CpuBudget(
         plan=plan, method=method, name=name, cgroup_dirs=folders, client_cgroup_dirs=client_folders
     )

@@ -100,8 +100,9 @@ def write_machine_file(machine_id: str, facts: dict[str, object]) -> Path:
     if path.exists():
         previous = yaml.safe_load(path.read_text()) or {}
     data = {"id": machine_id, "description": previous.get("description", ""), **facts}
-    if previous.get("profile") == "full" and facts.get("profile") != "full":
-        data["profile"] = "full"
+    rank = {"tiny": 1, "quick": 2, "full": 3}
+    if rank.get(str(previous.get("profile")), 0) > rank.get(str(facts.get("profile")), 0):
+        data["profile"] = previous["profile"]
     temporary = path.with_suffix(".yaml.tmp")
     temporary.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     os.replace(temporary, path)

@@ -126,6 +126,11 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
 }
 _ERROR_LINE = re.compile(r"(FATAL|ERROR|could not|Cannot assign|connection to server|pgbench: error)", re.I)
 _ABORTED = "Run was aborted; the above results are incomplete"
+# libpq 15: `connection to server on socket "/path/.s.PGSQL.5432" failed: ` or
+# `connection to server at "127.0.0.1", port 5432 failed: `; machine-specific, so dropped.
+_CONNECTION_PREFIX = re.compile(
+    r'connection to server (?:on socket "[^"]*"|at "[^"]*"(?: \([^)]*\))?, port [0-9]+) failed: '
+)
 
 
 def parse_report(output: str, exit_code: int) -> PgbenchReport:
@@ -155,7 +160,9 @@ def _clean_error(line: str) -> str:
     line = re.sub(r"^pgbench: error: ", "", line.strip())
     line = re.sub(r"^client [0-9]+ (aborted in command [0-9]+ \([^)]*\) of script [0-9]+; )?", "", line)
     line = re.sub(
-        r'connection to server (on socket "[^"]*"|at "[^"]*" \([^)]*\)), port [0-9]+ failed: ', "", line
+        r'connection to server (?:on socket "[^"]*"|at "[^"]*"(?: \([^)]*\))?, port [0-9]+) failed: ',
+        "",
+        line,
     )
     return line.strip()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import resource
 import shutil
 import signal
@@ -27,6 +28,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from connlab.data.machine_schema import SAFE_ID_PATTERN
 from connlab.errors import LabError
 from connlab.experiment import Plan, Window, window_options
 from connlab.lab import machine, probes
@@ -172,8 +174,9 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
 @contextlib.contextmanager
 def open_bench(plan: Plan, name: str):  # type: ignore[no-untyped-def]
     """A started, initialised cluster on the plan's CPU budget; stopped and removed on exit."""
-    budget = create_budget(plan.server_cores, f"connlab-{name}")
-    cluster = Cluster(name, dict(plan.spec.server.settings), budget=budget)
+    cluster = Cluster(name, dict(plan.spec.server.settings))  # finds the binaries before cgroups exist
+    cluster.budget = create_budget(plan.server_cores, f"connlab-{name}")
+    budget = cluster.budget
     with cluster:
         prepare_database(cluster, plan.scale, plan.spec.database.prewarm)
         yield Bench(cluster, budget, find_program("pgbench", cluster.bindir), plan.spec.transport)
@@ -194,6 +197,11 @@ def _progress(console: Console) -> Progress:
 def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Path:
     """Run (or resume) the plan; return the CSV path."""
     console = console or Console(stderr=True)
+    if not re.fullmatch(SAFE_ID_PATTERN, machine_id):
+        raise LabError(
+            f"machine id {machine_id!r} is not a safe folder name: use lower-case letters, digits, "
+            f"'.', '_' or '-' (set MACHINE or --machine)"
+        )
     folder = experiment_results_dir(machine_id, plan.experiment)
     windows = plan.windows()
     results = find_resumable(folder, plan.profile_name, plan.spec_hash, len(windows))

@@ -1,0 +1,44 @@
+"""The schema of results/<machine>/machine.yaml.
+
+Measured machines are described automatically by the harness (only `description` is the contributor's);
+published reference folders (results/published-<name>/) describe the article and the hardware it used.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SAFE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+NOT_AVAILABLE = "not available on this machine"
+
+
+class MachineFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=SAFE_ID_PATTERN)
+    description: str = Field(default="", max_length=2000)
+    cpu_model: str = Field(max_length=200)
+    cores: int = Field(ge=1, le=4096)
+    threads: int = Field(ge=1, le=8192)
+    memory_gib: float = Field(gt=0, le=65536)
+    kernel: str = Field(max_length=200)
+    os: str = Field(max_length=200)
+    virtualised: str = Field(max_length=200)
+    postgres_version: str = Field(max_length=200)
+    pgbench_version: str = Field(max_length=200)
+    pgbouncer_version: str = Field(default=NOT_AVAILABLE, max_length=200)
+    pgpool_version: str = Field(default=NOT_AVAILABLE, max_length=200)
+    odyssey_version: str = Field(default=NOT_AVAILABLE, max_length=200)
+    pgcat_version: str = Field(default=NOT_AVAILABLE, max_length=200)
+    cpu_budget_method: Literal["cgroup-v1", "cgroup-v2", "taskset", "published"]
+    profile: Literal["tiny", "quick", "full", "published"]
+    calibration_tps: float | None = Field(
+        default=None, ge=0, description="select-only, 1 client, 10 s: places machines against each other"
+    )
+    collected_at: str = Field(max_length=40)
+    # Published reference data only: where the figures come from.
+    published: bool = False
+    article: str | None = Field(default=None, max_length=300)
+    source: str | None = Field(default=None, max_length=500)

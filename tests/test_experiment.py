@@ -1,0 +1,243 @@
+"""The experiment spec: loading with one-line errors, client expansion, pass order and the spec hash."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from connlab.errors import LabError
+from connlab.experiment import (
+    ServerSpec,
+    expand_clients,
+    experiment_names,
+    load_experiment,
+    make_plan,
+    pass_order,
+    window_options,
+)
+from connlab.paths import EXPERIMENTS_DIR
+
+REAL_SPEC = (EXPERIMENTS_DIR / "clients-sweep" / "experiment.yaml").read_text()
+PROBLEM_LINE = re.compile(r"^(?P<path>/[^:]+):(?P<line>[0-9]+): (?P<field>[^:]+): (?P<message>.+)$")
+
+
+def write_experiment(directory: Path, name: str, text: str) -> Path:
+    path = directory / name / "experiment.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    return path
+
+
+def line_of(text: str, needle: str) -> int:
+    """1-based line number of the only line containing needle."""
+    matches = [number for number, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert len(matches) == 1, (needle, matches)
+    return matches[0]
+
+
+def problems(error: LabError) -> list[re.Match[str]]:
+    lines = str(error).splitlines()
+    parsed = [PROBLEM_LINE.match(line) for line in lines]
+    assert all(parsed), f"every line must read path:line: field: message, got {lines}"
+    return [match for match in parsed if match]
+
+
+# -- client counts ----------------------------------------------------------------------------------------
+def test_multiples_of_cores_follow_the_server_budget() -> None:
+    assert expand_clients(["4x"], server_cores=1, max_clients=400) == [4]
+    assert expand_clients(["4x"], server_cores=8, max_clients=400) == [32]
+    assert expand_clients(["0.5x"], server_cores=1, max_clients=400) == [1]  # at least one client
+    assert expand_clients(["1.5x"], server_cores=3, max_clients=400) == [5]  # rounded up
+
+
+def test_client_counts_are_capped_deduplicated_and_sorted() -> None:
+    entries: list[int | str] = [400, 1, "1x", "2x", 100, "32x", 2, 500]
+    assert expand_clients(entries, server_cores=1, max_clients=400) == [1, 2, 32, 100, 400]
+    assert expand_clients(entries, server_cores=16, max_clients=400) == [1, 2, 16, 32, 100, 400]
+    assert expand_clients(["64x", 8], server_cores=8, max_clients=100) == [8]
+
+
+def test_half_budget_scales_with_the_machine() -> None:
+    assert ServerSpec(cpu_budget="half").cores(online=2) == 1
+    assert ServerSpec(cpu_budget="half").cores(online=64) == 32
+    assert ServerSpec(cpu_budget="half").cores(online=1) == 1
+    assert ServerSpec(cpu_budget=0.5).cores(online=2) == 0.5
+    with pytest.raises(LabError, match="positive"):
+        ServerSpec(cpu_budget=0).cores(online=2)
+
+
+def test_plans_expand_the_spec_for_the_server_cores() -> None:
+    assert make_plan("clients-sweep", "tiny", server_cores=1).client_counts == [1, 4]
+    assert make_plan("clients-sweep", "tiny", server_cores=8).client_counts == [1, 4]
+    for cores in (1, 8):
+        full = make_plan("clients-sweep", "full", server_cores=cores)
+        assert full.client_counts == expand_clients(full.spec.clients, cores, full.spec.max_clients)
+        assert full.client_counts == sorted(set(full.client_counts))
+        assert max(full.client_counts) <= full.spec.max_clients
+        # "4x" is in the spec: on 8 server cores it is 32 clients.
+        assert 4 * cores in full.client_counts
+
+
+# -- passes and windows -----------------------------------------------------------------------------------
+def test_passes_alternate_ascending_and_descending() -> None:
+    assert [pass_order(n) for n in (1, 2, 3, 4)] == ["asc", "desc", "asc", "desc"]
+
+
+def test_windows_reverse_the_client_order_on_the_second_pass() -> None:
+    plan = make_plan("clients-sweep", "quick", server_cores=1)
+    workloads = [workload.id for workload in plan.spec.workloads]
+    windows = plan.windows()
+    assert len(windows) == plan.profile.passes * len(plan.client_counts) * len(workloads)
+    assert len({window.key for window in windows}) == len(windows)
+
+    by_pass = {n: [w for w in windows if w.pass_no == n] for n in (1, 2, 3)}
+    assert [w.order for w in by_pass[1]] == ["asc"] * len(by_pass[1])
+    assert {w.order for w in by_pass[2]} == {"desc"}
+    assert {w.order for w in by_pass[3]} == {"asc"}
+
+    first = [(w.clients, w.workload.id) for w in by_pass[1]]
+    second = [(w.clients, w.workload.id) for w in by_pass[2]]
+    # Pass 2 visits the client counts exactly in reverse...
+    first_counts = list(dict.fromkeys(c for c, _ in first))
+    assert first_counts == plan.client_counts
+    assert list(dict.fromkeys(c for c, _ in second)) == list(reversed(first_counts))
+    # ...while at every client count the workloads still interleave in the spec's order.
+    for clients in plan.client_counts:
+        assert [wl for c, wl in first if c == clients] == workloads
+        assert [wl for c, wl in second if c == clients] == workloads
+    assert [w.key[1:] for w in by_pass[3]] == [w.key[1:] for w in by_pass[1]]
+
+
+def test_spec_hash_identifies_what_is_measured() -> None:
+    tiny = make_plan("clients-sweep", "tiny", server_cores=1)
+    assert tiny.spec_hash == make_plan("clients-sweep", "tiny", server_cores=1).spec_hash
+    assert re.fullmatch(r"[0-9a-f]{12}", tiny.spec_hash)
+    assert tiny.spec_hash != make_plan("clients-sweep", "quick", server_cores=1).spec_hash
+    assert tiny.spec_hash != make_plan("clients-sweep", "tiny", server_cores=2).spec_hash
+
+
+def test_profile_scale_overrides_the_database_scale() -> None:
+    assert make_plan("clients-sweep", "tiny", server_cores=1).scale == 1
+    full = make_plan("clients-sweep", "full", server_cores=1)
+    assert full.scale == full.spec.database.scale == 50
+
+
+def test_window_options_use_the_profile_and_spec() -> None:
+    plan = make_plan("clients-sweep", "tiny", server_cores=1)
+    mixed = plan.spec.workloads[0]
+    options = window_options(plan, mixed, clients=4, jobs=1)
+    assert options.builtins == tuple(mixed.builtins)
+    assert options.duration_s == plan.profile.duration_s
+    assert options.protocol == plan.spec.protocol
+    assert (options.clients, options.jobs) == (4, 1)
+
+
+# -- loading ----------------------------------------------------------------------------------------------
+def test_the_repository_experiments_load() -> None:
+    assert "clients-sweep" in experiment_names()
+    for name in experiment_names():
+        assert load_experiment(name).profiles
+
+
+def test_unknown_key_is_one_line_with_its_line_number(tmp_path: Path) -> None:
+    text = REAL_SPEC.replace("max_clients: 400\n", "max_clients: 400\nmax_client: 3\n")
+    path = write_experiment(tmp_path, "typo", text)
+    with pytest.raises(LabError) as caught:
+        load_experiment("typo", directory=tmp_path)
+    [problem] = problems(caught.value)
+    assert problem["path"] == str(path)
+    assert int(problem["line"]) == line_of(text, "max_client: 3")
+    assert problem["field"] == "max_client"
+    assert "unknown key" in problem["message"]
+
+
+def test_wrong_type_is_one_line_with_its_line_number(tmp_path: Path) -> None:
+    text = REAL_SPEC.replace("  scale: 50\n", "  scale: fifty\n")
+    path = write_experiment(tmp_path, "wrong-type", text)
+    with pytest.raises(LabError) as caught:
+        load_experiment("wrong-type", directory=tmp_path)
+    [problem] = problems(caught.value)
+    assert problem["path"] == str(path)
+    assert int(problem["line"]) == line_of(text, "scale: fifty")
+    assert problem["field"] == "database.scale"
+    assert "'fifty'" in problem["message"]
+
+
+def test_wrong_type_in_a_nested_list(tmp_path: Path) -> None:
+    text = REAL_SPEC.replace("  - id: select-only\n", "  - id: Select Only!\n")
+    write_experiment(tmp_path, "bad-id", text)
+    with pytest.raises(LabError) as caught:
+        load_experiment("bad-id", directory=tmp_path)
+    [problem] = problems(caught.value)
+    assert int(problem["line"]) == line_of(text, "id: Select Only!")
+    assert problem["field"] == "workloads.1.id"
+
+
+def test_several_problems_give_one_line_each(tmp_path: Path) -> None:
+    text = (
+        REAL_SPEC.replace("  scale: 50\n", "  scale: fifty\n")
+        .replace("max_clients: 400\n", "max_clients: 400\nmax_client: 3\n")
+        .replace("    duration_s: 15\n", "    duration_s: -1\n")
+    )
+    write_experiment(tmp_path, "many", text)
+    with pytest.raises(LabError) as caught:
+        load_experiment("many", directory=tmp_path)
+    found = {(p["field"], int(p["line"])) for p in problems(caught.value)}
+    assert found == {
+        ("database.scale", line_of(text, "scale: fifty")),
+        ("max_client", line_of(text, "max_client: 3")),
+        ("profiles.full.duration_s", line_of(text, "duration_s: -1")),
+    }
+
+
+def test_wrong_type_of_a_union_field_is_one_problem(tmp_path: Path) -> None:
+    """server.cpu_budget is a number or 'half': a wrong value is one problem on one line, named by its
+    YAML path (not by pydantic's union branches such as `server.cpu_budget.float`)."""
+    text = REAL_SPEC.replace("  cpu_budget: half\n", "  cpu_budget: quarter\n")
+    write_experiment(tmp_path, "union", text)
+    with pytest.raises(LabError) as caught:
+        load_experiment("union", directory=tmp_path)
+    found = problems(caught.value)
+    assert [(p["field"], int(p["line"])) for p in found] == [
+        ("server.cpu_budget", line_of(text, "cpu_budget: quarter"))
+    ]
+
+
+def test_broken_yaml_names_the_line(tmp_path: Path) -> None:
+    text = "title: [unclosed\nsummary: x\n"
+    path = write_experiment(tmp_path, "broken", text)
+    with pytest.raises(LabError) as caught:
+        load_experiment("broken", directory=tmp_path)
+    [problem] = problems(caught.value)
+    assert problem["path"] == str(path)
+    assert problem["line"] == "2"
+    assert problem["field"] == "(yaml)"
+
+
+def test_missing_experiment_lists_the_known_ones(tmp_path: Path) -> None:
+    with pytest.raises(LabError, match=r"no experiment named 'nope'.*clients-sweep"):
+        load_experiment("nope", directory=tmp_path)
+
+
+def test_unknown_profile_names_the_profiles() -> None:
+    with pytest.raises(LabError) as caught:
+        make_plan("clients-sweep", "huge")
+    message = str(caught.value)
+    assert "'huge'" in message
+    for profile in ("quick", "full", "tiny"):
+        assert profile in message
+    assert len(message.splitlines()) == 1
+
+
+def test_profile_client_entries_are_checked_like_the_spec_ones(tmp_path: Path) -> None:
+    """A profile's own client list gets the same check as the top-level one: a typo is a one-line
+    LabError at load time, not a ValueError traceback once the run expands the counts."""
+    text = REAL_SPEC.replace("    clients: [1, 4]\n", "    clients: [1, lots]\n")
+    write_experiment(tmp_path, "profile-clients", text)
+    with pytest.raises(LabError) as caught:
+        load_experiment("profile-clients", directory=tmp_path)
+    [problem] = problems(caught.value)
+    assert int(problem["line"]) == line_of(text, "clients: [1, lots]")
+    assert problem["field"].startswith("profiles.tiny.clients")

@@ -1,0 +1,91 @@
+"""results/<machine>/machine.yaml: a path-safe default id, and a file that keeps what it should."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from connlab import paths
+from connlab.data.validate import SAFE_ID
+from connlab.lab import machine
+
+
+@pytest.fixture
+def results_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "results"
+    monkeypatch.setattr(paths, "RESULTS_DIR", folder)
+    return folder
+
+
+def facts(profile: str) -> dict[str, object]:
+    return {
+        "cpu_model": "Test CPU",
+        "cores": 2,
+        "threads": 2,
+        "memory_gib": 8.0,
+        "kernel": "6.1",
+        "os": "Debian",
+        "virtualised": "none",
+        "postgres_version": "15.18",
+        "pgbench_version": "15.18",
+        "cpu_budget_method": "cgroup-v1",
+        "profile": profile,
+        "collected_at": "2026-01-01T00:00:00Z",
+    }
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "AMD EPYC 7B13 64-Core Processor",
+        "Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz",
+        "Intel(R) Core(TM) i7-8650U CPU @ 1.90GHz",
+        "ARMv8 Processor rev 1 (v8l)",
+        "Ärm Ünïcode Çpu",
+        "",
+        "???",
+    ],
+)
+def test_default_machine_id_is_a_valid_folder_name(model: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MACHINE", raising=False)
+    monkeypatch.setattr(machine, "cpu_model", lambda: model)
+    machine_id = machine.default_machine_id()
+    assert SAFE_ID.match(machine_id), machine_id
+    assert machine_id.endswith("g")
+
+
+def test_machine_variable_overrides_the_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MACHINE", "lab-box-2")
+    assert machine.default_machine_id() == "lab-box-2"
+
+
+def test_machine_file_keeps_the_description(results_dir: Path) -> None:
+    path = machine.write_machine_file("box", facts("quick"))
+    assert path == results_dir / "box" / "machine.yaml"
+    data = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**data, "description": "the rack in the corner"}))
+    machine.write_machine_file("box", {**facts("quick"), "kernel": "6.2"})
+    data = yaml.safe_load(path.read_text())
+    assert data["description"] == "the rack in the corner"
+    assert data["kernel"] == "6.2"
+    assert data["id"] == "box"
+    assert list(path.parent.iterdir()) == [path]  # no temporary left behind
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "kept"),
+    [
+        ("full", "quick", "full"),
+        ("full", "tiny", "full"),
+        ("quick", "tiny", "quick"),
+        ("tiny", "quick", "quick"),
+        ("quick", "full", "full"),
+    ],
+)
+def test_profile_says_the_best_profile_measured(results_dir: Path, first: str, then: str, kept: str) -> None:
+    """Aggregation uses a machine's best profile (full > quick > tiny); machine.yaml must name the same."""
+    machine.write_machine_file("box", facts(first))
+    path = machine.write_machine_file("box", facts(then))
+    assert yaml.safe_load(path.read_text())["profile"] == kept

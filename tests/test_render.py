@@ -1,0 +1,273 @@
+"""Rendering: the number filters, contributed text shown literally, StrictUndefined, and the real article
+rendered from facts aggregated out of a fixture results folder."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+import markdown
+import pytest
+import yaml
+
+from connlab.data.aggregate import aggregate_all
+from connlab.site.render import (
+    PageRenderer,
+    number,
+    percent,
+    pick,
+    plain_text,
+    render_site,
+    select,
+    significant,
+)
+
+if TYPE_CHECKING:
+    from conftest import RunWriter
+
+ARTICLE = "too-many-connections"
+# The Markdown extensions of mkdocs.yml: contributed text must survive exactly these.
+MARKDOWN_EXTENSIONS = [
+    "admonition",
+    "attr_list",
+    "md_in_html",
+    "tables",
+    "toc",
+    "pymdownx.superfences",
+    "pymdownx.tabbed",
+    "pymdownx.details",
+]
+MACHINE_DESCRIPTION = "<script>alert('x')</script> a *fast* [box](http://evil.example)"
+
+
+# -- filters ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("value", "digits", "expected"),
+    [
+        (1234.4, 0, "1,234"),
+        (1234567.891, 2, "1,234,567.89"),
+        (0.25, 1, "0.2"),
+        (12345, 0, "12,345"),
+        (-1500.0, 0, "-1,500"),
+        (None, 0, "–"),
+        (float("nan"), 0, "–"),
+    ],
+)
+def test_number(value: object, digits: int, expected: str) -> None:
+    assert number(value, digits) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "figures", "expected"),
+    [
+        (0.012345, 3, "0.0123"),
+        (1.5, 3, "1.50"),
+        (12345.6, 3, "12,346"),
+        (999.6, 3, "1,000"),
+        (0, 3, "0"),
+        (-0.00123, 2, "-0.0012"),
+        (2.0, 2, "2.0"),
+        (None, 3, "–"),
+        (float("nan"), 2, "–"),
+    ],
+)
+def test_significant(value: object, figures: int, expected: str) -> None:
+    assert significant(value, figures) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "expected"),
+    [(0.5, 0, "50%"), (0.1234, 1, "12.3%"), (1.0, 0, "100%"), (0.93, 0, "93%"), (None, 0, "–")],
+)
+def test_percent(value: object, digits: int, expected: str) -> None:
+    assert percent(value, digits) == expected
+
+
+def rendered_text(text: str) -> str:
+    """What a reader sees: the Markdown rendered with the site's extensions, tags removed, unescaped."""
+    body = markdown.markdown(text, extensions=MARKDOWN_EXTENSIONS).strip()
+    assert body.startswith("<p>") and body.endswith("</p>"), body
+    return html.unescape(body[3:-4])
+
+
+def test_plain_text_escapes_html() -> None:
+    escaped = plain_text("<script>alert(1)</script>")
+    assert "<" not in escaped and ">" not in escaped
+    assert "&lt;script&gt;" in escaped
+    assert plain_text('a "quoted" & value') == "a &quot;quoted&quot; &amp; value"
+
+
+def test_plain_text_neutralises_markdown() -> None:
+    html_out = markdown.markdown(
+        plain_text("**bold** _em_ [link](http://e.example) `code` # h"), extensions=MARKDOWN_EXTENSIONS
+    )
+    for tag in ("<strong>", "<em>", "<a ", "<code>", "<h1"):
+        assert tag not in html_out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<script>alert(1)</script>",
+        "Bob's laptop",
+        "a*b*c and _x_",
+        "[link](http://e.example)",
+        "`code`",
+        "# not a heading",
+        "a & b",
+        "{{ facts }} {% if %}",
+        "x | y",
+        "c:\\path\\to",
+        "50% (approx.) +/- 2!",
+        "AMD EPYC 7B13 @ 2.45GHz",
+        'say "hi"',
+    ],
+)
+def test_plain_text_is_shown_literally(text: str) -> None:
+    assert rendered_text(plain_text(text)) == text
+
+
+def test_plain_text_tilde_is_shown_literally() -> None:
+    """`~` means nothing to the site's Markdown, so escaping it leaves a stray backslash on the page."""
+    assert rendered_text(plain_text("~2 GHz, 4 GiB")) == "~2 GHz, 4 GiB"
+
+
+def test_pick_needs_exactly_one_match() -> None:
+    records: list[dict[str, Any]] = [
+        {"machine": "a", "workload": "mixed", "tps": 1},
+        {"machine": "a", "workload": "select-only", "tps": 2},
+        {"machine": "b", "workload": "mixed", "tps": 3},
+    ]
+    assert pick(records, machine="a", workload="select-only")["tps"] == 2
+    with pytest.raises(jinja2.UndefinedError, match="found 0"):
+        pick(records, machine="c")
+    with pytest.raises(jinja2.UndefinedError, match="found 2"):
+        pick(records, machine="a")
+    assert [r["tps"] for r in select(records, workload="mixed")] == [1, 3]
+    assert select(records, machine="z") == []
+
+
+# -- templates --------------------------------------------------------------------------------------------
+def test_a_misspelt_fact_fails_the_build(tmp_path: Path) -> None:
+    renderer = PageRenderer(tmp_path / "data", tmp_path / "docs")
+    template = renderer.env.from_string("{{ facts.peaks[0].peak_tsp | number }}")
+    with pytest.raises(jinja2.UndefinedError, match="peak_tsp"):
+        template.render(facts={"peaks": [{"peak_tps": 1.0}]})
+    assert (
+        renderer.env.from_string("{{ facts.peaks[0].peak_tps | number }}").render(
+            facts={"peaks": [{"peak_tps": 1234.0}]}
+        )
+        == "1,234"
+    )
+
+
+def test_a_page_quoting_a_missing_fact_fails(tmp_path: Path) -> None:
+    facts = tmp_path / "data" / "facts"
+    facts.mkdir(parents=True)
+    (facts / "demo.json").write_text(json.dumps({"peaks": [{"machine": "a", "peak_tps": 5.0}]}))
+    renderer = PageRenderer(tmp_path / "data", tmp_path / "docs")
+    renderer.env.loader = jinja2.DictLoader(
+        {
+            "good.md.j2": "{{ pick(facts.peaks, machine='a').peak_tps | number }} tps",
+            "bad.md.j2": "{{ facts.points | length }} points",
+        }
+    )
+    assert renderer.render("good.md.j2", "articles/demo.md", "demo") == "5 tps"
+    with pytest.raises(jinja2.UndefinedError, match="points"):
+        renderer.render("bad.md.j2", "articles/demo.md", "demo")
+
+
+# -- the real article -------------------------------------------------------------------------------------
+def passes(workload: str, clients: int, tps: list[float]) -> list[dict[str, Any]]:
+    return [
+        {
+            "workload": workload,
+            "clients": clients,
+            "tps": value,
+            "pass_no": pass_no,
+            "latency_avg_ms": round(clients * 1000 / value, 4),
+        }
+        for pass_no, value in enumerate(tps, 1)
+    ]
+
+
+@pytest.fixture
+def aggregated(tmp_path: Path, write_run: RunWriter) -> Path:
+    """build/data for a results folder with one machine; its mixed workload peaks at 12,345 tps."""
+    results = tmp_path / "results"
+    rows = [
+        *passes("mixed", 1, [5000, 5100, 5200]),
+        *passes("mixed", 2, [12000, 12345, 12500]),
+        *passes("mixed", 4, [11000, 11500, 12000]),
+        *passes("select-only", 1, [9000, 9100, 9200]),
+        *passes("select-only", 2, [17000, 17500, 18000]),
+        *passes("select-only", 4, [16000, 16500, 17000]),
+        *passes("tpcb-like", 1, [800, 810, 820]),
+        *passes("tpcb-like", 2, [1500, 1510, 1520]),
+        *passes("tpcb-like", 4, [1400, 1410, 1420]),
+    ]
+    write_run(results, "alpha-box", rows, profile="full")
+    machine_file = results / "alpha-box" / "machine.yaml"
+    facts = yaml.safe_load(machine_file.read_text())
+    machine_file.write_text(yaml.safe_dump({**facts, "description": MACHINE_DESCRIPTION}))
+    data = tmp_path / "data"
+    aggregate_all(results_dir=results, out_dir=data)
+    return data
+
+
+def render_article(data: Path, docs: Path) -> str:
+    return PageRenderer(data, docs).render(f"{ARTICLE}.md.j2", f"articles/{ARTICLE}.md", ARTICLE)
+
+
+def test_the_article_renders_the_measured_peak(aggregated: Path, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    page = render_article(aggregated, docs)
+    assert "{{" not in page and "{%" not in page
+    assert "## alpha\\-box\n" in page  # the machine id goes through the text filter
+    assert "**12,345 transactions per" in page
+    assert "**2 clients**" in page
+    assert "No measurements yet" not in page
+    for chart in ("tps", "latency"):
+        svg = docs / "charts" / f"tmc-alpha-box-{chart}.svg"
+        assert svg.is_file()
+        assert svg.read_text().lstrip().startswith("<svg")
+        # The page is served as articles/too-many-connections/ (directory URLs): two levels up.
+        assert f'src="../../charts/tmc-alpha-box-{chart}.svg"' in page
+
+
+def test_the_article_shows_contributed_text_literally(aggregated: Path, tmp_path: Path) -> None:
+    page = render_article(aggregated, tmp_path / "docs")
+    assert "<script>alert" not in page
+    assert "&lt;script&gt;" in page
+    html_out = markdown.markdown(page, extensions=MARKDOWN_EXTENSIONS)
+    assert "<script>alert" not in html_out
+    assert 'href="http://evil.example"' not in html_out
+
+
+def test_the_article_without_measurements_says_so(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    aggregate_all(results_dir=tmp_path / "no-results", out_dir=data)
+    page = render_article(data, tmp_path / "docs")
+    assert "No measurements yet" in page
+    assert "{{" not in page
+    assert "Check it yourself" in page
+
+
+def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    written = render_site(aggregated, docs)
+    assert set(written) == {docs / "articles" / f"{ARTICLE}.md", docs / "methodology.md"}
+    assert (docs / "index.md").is_file()
+    assert (docs / "assets" / "charts.js").is_file()
+    assert (docs / "assets" / "vendor" / "vega.min.js").is_file()
+    methodology = (docs / "methodology.md").read_text()
+    assert "| `tps` | DOUBLE |" in methodology
+    assert not re.search(r"\{\{|\{%", methodology)
+    # Unchanged input: nothing is rewritten, so the site does not rebuild for nothing.
+    mtime = (docs / "methodology.md").stat().st_mtime_ns
+    assert render_site(aggregated, docs) == []
+    assert (docs / "methodology.md").stat().st_mtime_ns == mtime

@@ -1,0 +1,83 @@
+"""The 'check it yourself' block: the harness's own flags, and a script that actually runs."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from connlab.experiment import Plan, make_plan, window_options
+from connlab.site.snippets import SNIPPET_PORT, clients_sweep_block
+
+CLIENT_COUNTS = [1, 2]
+PGBENCH_LINE = re.compile(r"taskset -c 1 pgbench \$PG (?P<flags>.*?) bench 2>/dev/null")
+
+
+@pytest.fixture
+def plan() -> Plan:
+    return make_plan("clients-sweep", "tiny")
+
+
+def block_flags(block: str) -> list[list[str]]:
+    """The pgbench flags of each workload loop, as the shell will split them."""
+    return [shlex.split(match["flags"]) for match in PGBENCH_LINE.finditer(block)]
+
+
+def test_block_uses_the_harness_flags(plan: Plan) -> None:
+    block = clients_sweep_block(plan, client_counts=CLIENT_COUNTS)
+    loops = block_flags(block)
+    assert len(loops) == len(plan.spec.workloads)
+    assert f"for c in {' '.join(map(str, CLIENT_COUNTS))}; do" in block
+    for workload, flags in zip(plan.spec.workloads, loops, strict=True):
+        for clients in CLIENT_COUNTS:
+            jobs = min(clients, 1)  # the block's `j=$(( c < 1 ? c : 1 ))`
+            shell = [{"$c": str(clients), "$j": str(jobs)}.get(flag, flag) for flag in flags]
+            harness = window_options(plan, workload, clients, jobs=1).flags()
+            assert "-l" in harness
+            assert shell == [flag for flag in harness if flag != "-l"], workload.id
+
+
+def test_block_defaults_to_the_plan_client_counts(plan: Plan) -> None:
+    block = clients_sweep_block(plan)
+    assert f"for c in {' '.join(map(str, plan.client_counts))}; do" in block
+    assert f"pgbench $PG -i -s {plan.scale} -q bench" in block
+
+
+def test_block_starts_the_server_with_the_experiment_settings(plan: Plan) -> None:
+    block = clients_sweep_block(plan)
+    for key, value in plan.spec.server.settings.items():
+        assert f"-c {key}={value}" in block
+    assert f"PORT={SNIPPET_PORT}" in block
+    assert "trap " in block and 'rm -rf "$DIR"' in block  # the cluster is always removed
+
+
+@pytest.mark.usefixtures("require_root", "require_postgres")
+def test_block_runs(plan: Plan, shared_tmp: Path) -> None:
+    block = clients_sweep_block(plan, client_counts=CLIENT_COUNTS)
+    script = shared_tmp / "check.sh"
+    script.write_text(block + "\n")
+    script.chmod(0o644)
+    result = subprocess.run(
+        ["runuser", "-u", "postgres", "--", "bash", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=shared_tmp,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    sections = re.split(r"^== ", result.stdout, flags=re.M)[1:]
+    assert [section.splitlines()[0] for section in sections] == [w.label for w in plan.spec.workloads]
+    for section in sections:
+        lines = section.splitlines()[1:]
+        assert len(lines) == len(CLIENT_COUNTS), section
+        for clients, line in zip(CLIENT_COUNTS, lines, strict=True):
+            pattern = rf"^\s*{clients} clients: .*latency average = [0-9.]+ ms.*tps = [0-9.]+"
+            assert re.match(pattern, line), line
+    # The script cleans up after itself: no server is left on its port.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        assert probe.connect_ex(("127.0.0.1", SNIPPET_PORT)) != 0
