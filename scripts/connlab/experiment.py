@@ -62,6 +62,8 @@ class Profile(Strict):
     passes: int = Field(ge=1)
     clients: list[int | str] | None = None
     scale: int | None = Field(default=None, ge=1)
+    # A select-only window with one client, the same on every machine, places machines against each other.
+    calibration_s: int = Field(default=10, ge=1)
 
     _clients = field_validator("clients")(_check_client_entries)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import shutil
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import psutil
 import yaml
 
+from connlab.data.machine_schema import NOT_AVAILABLE
 from connlab.paths import MACHINE_FILE_NAME, machine_results_dir
 
 
@@ -65,11 +67,28 @@ def default_machine_id() -> str:
 
 def program_version(command: list[str]) -> str:
     try:
-        output = subprocess.run(command, capture_output=True, text=True, check=False, timeout=10).stdout
+        result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
-        return "not available on this machine"
+        return NOT_AVAILABLE
+    output = result.stdout + result.stderr
     match = re.search(r"[0-9]+(?:\.[0-9]+)+", output)
     return match.group(0) if match else "unknown"
+
+
+POOLER_VERSION_COMMANDS = {
+    "pgbouncer_version": ["pgbouncer", "--version"],
+    "pgpool_version": ["pgpool", "--version"],
+    "odyssey_version": ["odyssey", "--version"],
+    "pgcat_version": ["pgcat", "--version"],
+}
+
+
+def pooler_versions() -> dict[str, str]:
+    """Each pooler's version, or NOT_AVAILABLE where its binary is not on PATH."""
+    return {
+        key: program_version(command) if shutil.which(command[0]) else NOT_AVAILABLE
+        for key, command in POOLER_VERSION_COMMANDS.items()
+    }
 
 
 def collect(postgres_version: str, cpu_budget_method: str, profile: str) -> dict[str, object]:
@@ -84,6 +103,7 @@ def collect(postgres_version: str, cpu_budget_method: str, profile: str) -> dict
         "virtualised": virtualisation(),
         "postgres_version": postgres_version,
         "pgbench_version": program_version(["pgbench", "--version"]),
+        **pooler_versions(),
         "cpu_budget_method": cpu_budget_method,
         "profile": profile,
         "collected_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -182,6 +182,16 @@ def open_bench(plan: Plan, name: str):  # type: ignore[no-untyped-def]
         yield Bench(cluster, budget, find_program("pgbench", cluster.bindir), plan.spec.transport)
 
 
+def calibrate(bench: Bench, plan: Plan) -> float | None:
+    """Select-only, one client, a fixed window: a single figure to place machines against each other."""
+    settle(bench.cluster, plan.spec.database.prewarm)
+    options = PgbenchOptions(
+        ("select-only",), clients=1, jobs=1, duration_s=plan.profile.calibration_s, transaction_log=False
+    )
+    report, _ = bench.run_pgbench(options, None)
+    return round(report.tps, 1) if report.ok and report.tps else None
+
+
 def _progress(console: Console) -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
@@ -213,9 +223,9 @@ def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Pa
     todo = [(number, window) for number, window in enumerate(windows, 1) if window.key not in done]
     LAB_DIR.mkdir(parents=True, exist_ok=True)
     with open_bench(plan, f"{plan.experiment}-{results.run_id}") as bench:
-        machine.write_machine_file(
-            machine_id, machine.collect(bench.cluster.version, bench.budget.method, plan.profile_name)
-        )
+        facts = machine.collect(bench.cluster.version, bench.budget.method, plan.profile_name)
+        facts["calibration_tps"] = calibrate(bench, plan)
+        machine.write_machine_file(machine_id, facts)
         with _progress(console) as progress:
             task = progress.add_task(f"{plan.experiment} ({plan.profile_name})", total=len(todo))
             for number, window in todo:
