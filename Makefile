@@ -33,7 +33,7 @@ SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
 DATA_CODE      := $(wildcard scripts/connlab/data/*.py scripts/connlab/*.py)
 SITE_CODE      := $(wildcard scripts/connlab/site/*.py)
 
-.PHONY: help all setup system-packages run validate aggregate articles site serve test lint clean
+.PHONY: help all setup system-packages run contribute validate aggregate articles site serve test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
 
 ## help: list the targets (the default goal)
@@ -51,6 +51,7 @@ all: setup
 ## setup: Debian packages (when root), the virtualenv, and the vendored chart JavaScript
 setup: system-packages $(VENV_STAMP) $(NODE_STAMP)
 
+## system-packages: the Debian packages (postgresql, pgbouncer, pgpool2, chromium, hyperfine) when root
 system-packages:
 	@bash scripts/setup_system.sh
 
@@ -70,6 +71,11 @@ $(NODE_STAMP): package.json package-lock.json
 ## run: run (or resume) experiment EXP with PROFILE=quick|full on this machine (EXP=clients-sweep)
 run: $(VENV_STAMP)
 	$(CONNLAB) run $(EXP) --profile $(PROFILE)
+
+## contribute: run every experiment (PROFILE=full unless given), validate, print what to commit
+contribute: PROFILE = full
+contribute: $(VENV_STAMP)
+	$(CONNLAB) contribute --profile $(PROFILE)
 
 # ---------------------------------------------------------------------------------------------------------
 # The site: each stage reruns only when its inputs changed

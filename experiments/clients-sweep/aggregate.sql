@@ -84,3 +84,50 @@ SELECT machine, workload,
 FROM relative_to_peak
 WHERE tps_share >= 0.9
 GROUP BY machine, workload;
+
+-- Published reference curves (results/published-*/published.csv), kept apart from measured medians.
+CREATE OR REPLACE TABLE published_points AS
+SELECT
+    p.machine, p.workload, p.clients,
+    p.clients / m.server_cores                                  AS clients_per_core,
+    max(p.value) FILTER (WHERE p.metric = 'tps')                AS tps,
+    max(p.value) FILTER (WHERE p.metric = 'latency_avg_ms')     AS latency_avg_ms
+FROM main.published p
+JOIN main.machines m ON m.id = p.machine
+WHERE p.experiment = 'clients-sweep' AND p.clients IS NOT NULL AND p.metric IN ('tps', 'latency_avg_ms')
+GROUP BY p.machine, p.workload, p.clients, m.server_cores;
+
+-- One curve per machine and workload, measured (medians of non-client-bound points) or published.
+CREATE OR REPLACE TABLE curves AS
+SELECT machine, false AS published, workload, clients, clients_per_core,
+       tps_median AS tps, tps_min, tps_max, latency_avg_median AS latency_avg_ms
+FROM points
+WHERE windows_ok > 0 AND windows_client_saturated = 0
+UNION ALL
+SELECT machine, true, workload, clients, clients_per_core, tps, NULL, NULL, latency_avg_ms
+FROM published_points
+WHERE tps IS NOT NULL;
+
+CREATE OR REPLACE TABLE curve_peaks AS
+SELECT machine, any_value(published) AS published, workload,
+       arg_max(clients, tps) AS peak_clients, arg_max(clients_per_core, tps) AS peak_clients_per_core,
+       max(tps) AS peak_tps, arg_max(latency_avg_ms, tps) AS peak_latency_ms,
+       max(clients) AS max_clients, count(*) AS points
+FROM curves
+GROUP BY machine, workload;
+
+-- Every curve as a share of its own peak, against clients per server core: machines of any size on
+-- one chart.
+CREATE OR REPLACE TABLE normalised AS
+SELECT c.machine, c.published, c.workload, c.clients, c.clients_per_core,
+       c.tps / k.peak_tps AS tps_share, c.tps_min / k.peak_tps AS tps_share_min,
+       c.tps_max / k.peak_tps AS tps_share_max
+FROM curves c JOIN curve_peaks k USING (machine, workload);
+
+-- The last point of each curve against its peak: what the furthest oversubscription measured costs.
+CREATE OR REPLACE TABLE far_past_peak AS
+SELECT c.machine, c.published, c.workload, c.clients, c.clients_per_core,
+       c.clients / k.peak_clients AS clients_over_peak,
+       c.tps / k.peak_tps AS tps_share, c.latency_avg_ms / k.peak_latency_ms AS latency_factor
+FROM curves c JOIN curve_peaks k USING (machine, workload)
+WHERE c.clients = k.max_clients AND k.max_clients > k.peak_clients;

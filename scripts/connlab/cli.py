@@ -17,6 +17,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
 
 
+MachineOption = Annotated[str | None, typer.Option(help="results folder name; default from the hardware")]
+
+
 def _raise_interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -92,6 +95,52 @@ def render() -> None:
 
     written = render_site()
     err.print(f"rendered {len(written)} changed page(s)")
+
+
+@app.command()
+@one_line_errors
+def contribute(
+    profile: Annotated[str, typer.Option(help="quick or full (full is what the site prefers)")] = "full",
+    machine: Annotated[
+        str | None, typer.Option(help="results folder name; default from the hardware")
+    ] = None,
+) -> None:
+    """Run every experiment on this machine, validate the results and say what to commit."""
+    from connlab.data.validate import validate_machine_folder
+    from connlab.experiment import experiment_names, make_plan
+    from connlab.lab.machine import default_machine_id
+    from connlab.lab.sweep import run_sweep
+    from connlab.paths import machine_results_dir
+
+    machine_id = machine or default_machine_id()
+    for experiment in experiment_names():
+        run_sweep(make_plan(experiment, profile), machine_id, err)
+    folder = machine_results_dir(machine_id)
+    problems = list(validate_machine_folder(folder))
+    for problem in problems:
+        print(problem)
+    if problems:
+        raise LabError(f"{folder} has {len(problems)} problem(s); fix them (or rerun) before contributing")
+    print(
+        CONTRIBUTE_NEXT_STEPS.format(
+            folder=folder.relative_to(folder.parents[1]), machine=machine_id, profile=profile
+        )
+    )
+
+
+CONTRIBUTE_NEXT_STEPS = """
+Your results are in {folder}/ and pass validation.
+
+1. Optionally describe the machine in one or two sentences: edit `description:` in {folder}/machine.yaml
+   (plain text; it is shown literally on the site). Leave the other fields as they are.
+2. Commit only that folder:
+     git checkout -b results-{machine}
+     git add {folder}
+     git commit -m "Results: {machine} ({profile} profile)"
+3. Open a pull request titled "Results: {machine}" saying:
+     - the machine (cloud instance type or hardware), and whether anything else ran during the run;
+     - `make site` builds with your folder (CI runs `make validate` on it).
+"""
 
 
 @app.command("machine-id")

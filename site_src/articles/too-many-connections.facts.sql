@@ -40,3 +40,18 @@ SELECT machine, workload, clients, windows_client_saturated, client_cpu_median
 FROM clients_sweep.points
 WHERE windows_client_saturated > 0
 ORDER BY machine, workload, clients;
+
+-- name: normalised
+SELECT * FROM clients_sweep.normalised WHERE workload = 'mixed' ORDER BY machine, clients;
+
+-- name: neighbours_of_peak
+-- The measured points next to each peak: is the peak really above them, or within the range of passes?
+SELECT k.machine, k.workload, k.peak_clients, p.clients, p.tps_median, p.tps_min, p.tps_max,
+       CASE WHEN p.clients < k.peak_clients THEN 'below' ELSE 'above' END AS side
+FROM clients_sweep.peaks k
+JOIN clients_sweep.points p USING (machine, workload)
+WHERE p.clients = (SELECT max(q.clients) FROM clients_sweep.points q
+                   WHERE q.machine = k.machine AND q.workload = k.workload AND q.clients < k.peak_clients)
+   OR p.clients = (SELECT min(q.clients) FROM clients_sweep.points q
+                   WHERE q.machine = k.machine AND q.workload = k.workload AND q.clients > k.peak_clients)
+ORDER BY machine, workload, clients;

@@ -14,7 +14,8 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from connlab.data.columns import COLUMN_TYPES
+from connlab.data.claims import CLAIMS_SUBDIR, evaluate_claims
+from connlab.data.columns import COLUMN_TYPES, PUBLISHED_FILE_NAME, PUBLISHED_TYPES
 from connlab.errors import LabError
 from connlab.experiment import experiment_names
 from connlab.paths import (
@@ -44,6 +45,11 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _types_struct(types: dict[str, str]) -> str:
+    """read_csv's `types` argument: columns typed by name, whatever their order in the file."""
+    return ", ".join(f"{_sql_string(name)}: {_sql_string(kind)}" for name, kind in types.items())
+
+
 def register_raw_windows(con: duckdb.DuckDBPyConnection, files: list[Path]) -> None:
     """The view the aggregate SQL reads; typed by the shared column list, empty when nothing was run."""
     if not files:
@@ -51,10 +57,11 @@ def register_raw_windows(con: duckdb.DuckDBPyConnection, files: list[Path]) -> N
         con.execute(f"CREATE OR REPLACE VIEW raw_windows AS SELECT {columns} WHERE false")
         return
     file_list = ", ".join(_sql_string(str(path)) for path in files)
-    types = ", ".join(f"{_sql_string(name)}: {_sql_string(kind)}" for name, kind in COLUMN_TYPES.items())
+    types = _types_struct(COLUMN_TYPES)
+    # Columns are matched by name, not position, and listed in the documented order.
     con.execute(
-        f"CREATE OR REPLACE VIEW raw_windows AS SELECT * FROM read_csv([{file_list}], header = true, "
-        f"columns = {{{types}}}, nullstr = '', auto_detect = false)"
+        f"CREATE OR REPLACE VIEW raw_windows AS SELECT {', '.join(COLUMN_TYPES)} FROM read_csv("
+        f"[{file_list}], header = true, union_by_name = true, types = {{{types}}}, nullstr = '')"
     )
 
 
@@ -148,17 +155,56 @@ def _write_if_changed(path: Path, text: str) -> None:
         path.write_text(text)
 
 
+def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, object]]) -> None:
+    """main.machines: one row per results folder; server_cores is the server's CPU allocation."""
+    con.execute(
+        "CREATE OR REPLACE TABLE main.machines (id VARCHAR, published BOOLEAN, cores DOUBLE, "
+        "server_cores DOUBLE, calibration_tps DOUBLE, profile VARCHAR)"
+    )
+    for machine in machines:
+        con.execute(
+            "INSERT INTO main.machines VALUES (?, ?, ?, ?, ?, ?)",
+            [machine["id"], machine["published"], machine.get("cores"),
+             machine.get("server_cores") or machine.get("cores"), machine.get("calibration_tps"),
+             machine.get("profile")],
+        )  # fmt: skip
+
+
+def register_published(con: duckdb.DuckDBPyConnection, results_dir: Path) -> None:
+    """main.published: every published figure, in long form, with its folder as the machine."""
+    files = sorted(results_dir.glob(f"{PUBLISHED_PREFIX}*/{PUBLISHED_FILE_NAME}"))
+    columns = ", ".join(PUBLISHED_TYPES)
+    if files:
+        file_list = ", ".join(_sql_string(str(path)) for path in files)
+        types = ", ".join(
+            f"{_sql_string(name)}: {_sql_string(kind)}" for name, kind in PUBLISHED_TYPES.items()
+        )
+        source = (
+            f"SELECT regexp_extract(filename, '([^/]+)/[^/]+$', 1) AS machine, {columns} "
+            f"FROM read_csv([{file_list}], header = true, union_by_name = true, types = {{{types}}}, "
+            f"nullstr = '', filename = true)"
+        )
+    else:
+        typed = ", ".join(f"NULL::{kind} AS {name}" for name, kind in PUBLISHED_TYPES.items())
+        source = f"SELECT NULL::VARCHAR AS machine, {typed} WHERE false"
+    con.execute(f"CREATE OR REPLACE TABLE main.published AS {source}")
+
+
 def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> Path:
     """Rebuild build/data from scratch; return the DuckDB file the claims and articles can query."""
     out_dir.mkdir(parents=True, exist_ok=True)
     database = out_dir / DATABASE_FILE
     database.unlink(missing_ok=True)
+    machines = load_machines(results_dir)
     with duckdb.connect(str(database)) as con:
+        register_machines(con, machines)
+        register_published(con, results_dir)
         for experiment in experiment_names():
             if (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists():
                 aggregate_experiment(con, experiment, out_dir, results_dir)
-        machines = load_machines(results_dir)
         _write_if_changed(out_dir / "machines.json", json.dumps(machines, indent=1, sort_keys=True))
         for facts_sql in sorted(ARTICLES_SRC_DIR.glob("*.facts.sql")):
             export_facts(con, facts_sql, out_dir / FACTS_DIR.relative_to(DATA_DIR))
+        for claims_file in sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml")):
+            evaluate_claims(con, claims_file, [str(m["id"]) for m in machines], out_dir / CLAIMS_SUBDIR)
     return database

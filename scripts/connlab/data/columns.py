@@ -63,3 +63,19 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
 
 COLUMN_NAMES: tuple[str, ...] = tuple(column.name for column in WINDOW_COLUMNS)
 COLUMN_TYPES: dict[str, str] = {column.name: column.type for column in WINDOW_COLUMNS}
+
+
+# Published reference data (results/published-<name>/published.csv): figures printed in an article, in
+# long form, so any experiment's figures fit one file. Never mixed into a measured median.
+PUBLISHED_COLUMNS: tuple[Column, ...] = (
+    Column("experiment", "VARCHAR", "the experiment the figure corresponds to"),
+    Column("workload", "VARCHAR", "workload id, or the pooler / variant the figure is about"),
+    Column("clients", "INTEGER", "client count, where the figure has one", required=False),
+    Column("metric", "VARCHAR", "what the value is, e.g. tps, latency_avg_ms"),
+    Column("value", "DOUBLE", "the value as printed"),
+    Column("unit", "VARCHAR", "unit of the value; empty for a pure number", required=False),
+    Column("note", "VARCHAR", "where in the article, and any condition", required=False),
+)
+PUBLISHED_NAMES: tuple[str, ...] = tuple(column.name for column in PUBLISHED_COLUMNS)
+PUBLISHED_TYPES: dict[str, str] = {column.name: column.type for column in PUBLISHED_COLUMNS}
+PUBLISHED_FILE_NAME = "published.csv"

@@ -42,3 +42,5 @@ class MachineFile(BaseModel):
     published: bool = False
     article: str | None = Field(default=None, max_length=300)
     source: str | None = Field(default=None, max_length=500)
+    # The server's CPU allocation where it differs from the machine's cores (a container's --cpus).
+    server_cores: float | None = Field(default=None, gt=0)

@@ -1,7 +1,7 @@
 """`make validate`: every results folder checked as data, one line per problem.
 
 Format: `path:line: field: what is wrong`. Nothing in a results folder is executed or rendered as a
-template; YAML is safe-loaded, CSVs are parsed as text.
+template; YAML is safe-loaded, CSVs are parsed as text, symbolic links are refused rather than followed.
 """
 
 from __future__ import annotations
@@ -9,38 +9,31 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import yaml
+from pydantic import ValidationError
 
-from connlab.data.columns import COLUMN_NAMES, WINDOW_COLUMNS
-from connlab.data.machine_schema import SAFE_ID_PATTERN
+from connlab.data.columns import PUBLISHED_COLUMNS, PUBLISHED_FILE_NAME, WINDOW_COLUMNS, Column
+from connlab.data.machine_schema import SAFE_ID_PATTERN, MachineFile
+from connlab.data.yaml_models import format_validation_error
 from connlab.paths import MACHINE_FILE_NAME, RESULTS_DIR
 
 MAX_FILE_BYTES = 20 * 2**20
+MAX_YAML_BYTES = 64 * 2**10
 SAFE_ID = re.compile(SAFE_ID_PATTERN)
+RUN_ID = re.compile(r"^(tiny|quick|full)-[0-9]{8}T[0-9]{6}Z$")
+PUBLISHED_PREFIX = "published-"
+# A latency above ten minutes is not a latency in milliseconds: most likely seconds or microseconds.
+MAX_PLAUSIBLE_MS = 600_000
 NON_NEGATIVE = {
-    "tps",
-    "transactions",
-    "failed_transactions",
-    "latency_avg_ms",
-    "latency_stddev_ms",
-    "latency_p50_ms",
-    "latency_p95_ms",
-    "latency_p99_ms",
-    "initial_connection_ms",
-    "avg_connection_ms",
-    "server_cpu_cores",
-    "client_cpu_cores",
-    "steal_pct",
-    "cpu_pressure_pct",
-    "checkpoints",
-    "autovacuums",
-    "clients",
-    "jobs",
-    "duration_s",
-}
+    "tps", "transactions", "failed_transactions", "latency_avg_ms", "latency_stddev_ms", "latency_p50_ms",
+    "latency_p95_ms", "latency_p99_ms", "initial_connection_ms", "avg_connection_ms", "server_cpu_cores",
+    "client_cpu_cores", "steal_pct", "cpu_pressure_pct", "checkpoints", "autovacuums", "clients", "jobs",
+    "duration_s", "value", "server_cpu_budget", "client_cores",
+}  # fmt: skip
 
 
 def _check_value(kind: str, text: str) -> str | None:
@@ -58,73 +51,190 @@ def _check_value(kind: str, text: str) -> str | None:
     return None
 
 
-def validate_csv(path: Path) -> Iterator[str]:
-    if path.stat().st_size > MAX_FILE_BYTES:
-        yield f"{path}:1: (file): larger than {MAX_FILE_BYTES // 2**20} MiB"
-        return
+def _read_text(path: Path, limit: int) -> tuple[str | None, str | None]:
+    """The file's text, or the reason it cannot be read as a small UTF-8 text file."""
+    if path.stat().st_size > limit:
+        return (
+            None,
+            f"larger than {limit // 1024} KiB" if limit < 2**20 else f"larger than {limit // 2**20} MiB",
+        )
+    data = path.read_bytes()
+    if b"\x00" in data:
+        return None, "binary content (NUL bytes); expected UTF-8 text"
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        yield f"{path}:1: (file): not UTF-8 text"
-        return
-    reader = csv.reader(text.splitlines())
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as error:
+        return None, f"not UTF-8 text (byte {error.start})"
+
+
+def _check_rows(
+    path: Path, text: str, columns: Sequence[Column]
+) -> Iterator[tuple[int, dict[str, str]] | str]:
+    """Header and cell checks; yields problems (str) and the valid rows with their line numbers."""
+    names = [column.name for column in columns]
+    reader = csv.reader(text.splitlines(keepends=True))
     header = next(reader, None)
     if header is None:
         yield f"{path}:1: (header): empty file"
         return
-    missing = [name for name in COLUMN_NAMES if name not in header]
-    unknown = [name for name in header if name not in COLUMN_NAMES]
+    missing = [name for name in names if name not in header]
+    unknown = [name for name in header if name not in names]
     for name in missing:
         yield f"{path}:1: {name}: required column missing"
     for name in unknown:
         yield f"{path}:1: {name}: unknown column"
     if missing or unknown:
         return
-    for line_no, row in enumerate(reader, start=2):
+    if not text.endswith("\n"):
+        yield f"{path}:{text.count(chr(10)) + 1}: (file): does not end with a newline; truncated?"
+    for row in reader:
+        line_no = reader.line_num
         if len(row) != len(header):
             yield f"{path}:{line_no}: (row): {len(row)} fields, expected {len(header)}"
             continue
         values = dict(zip(header, row, strict=True))
-        for column in WINDOW_COLUMNS:
-            text_value = values[column.name]
-            if text_value == "":
-                if column.required:
-                    yield f"{path}:{line_no}: {column.name}: required value is empty"
-                continue
-            problem = _check_value(column.type, text_value)
+        row_ok = True
+        for column in columns:
+            problem = _cell_problem(column, values[column.name])
             if problem:
+                row_ok = False
                 yield f"{path}:{line_no}: {column.name}: {problem}"
-            elif column.name in NON_NEGATIVE and float(text_value) < 0:
-                yield f"{path}:{line_no}: {column.name}: negative value {text_value}"
+        if row_ok:
+            yield (line_no, values)
+
+
+def _cell_problem(column: Column, text: str) -> str | None:
+    if text == "":
+        return "required value is empty" if column.required else None
+    problem = _check_value(column.type, text)
+    if problem:
+        return problem
+    if column.name in NON_NEGATIVE and float(text) < 0:
+        return f"negative value {text}"
+    if column.name.endswith("_ms") and float(text) > MAX_PLAUSIBLE_MS:
+        return f"{text} ms is more than ten minutes: latencies are in milliseconds"
+    return None
+
+
+def validate_csv(path: Path, machine_id: str | None = None) -> Iterator[str]:
+    """A raw run file: columns, types, ranges, and that its passes are complete."""
+    text, reason = _read_text(path, MAX_FILE_BYTES)
+    if text is None:
+        yield f"{path}:1: (file): {reason}"
+        return
+    if not RUN_ID.match(path.stem):
+        yield f"{path}:1: (file): run file names are <profile>-<UTC time>.csv, e.g. full-20260101T000000Z.csv"
+    seen: dict[tuple[str, str, str], int] = {}
+    passes: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for item in _check_rows(path, text, WINDOW_COLUMNS):
+        if isinstance(item, str):
+            yield item
+            continue
+        line_no, values = item
         if values["run_id"] != path.stem:
             yield f"{path}:{line_no}: run_id: {values['run_id']!r} does not match the file name"
+        if machine_id is not None and values["machine"] != machine_id:
+            yield f"{path}:{line_no}: machine: {values['machine']!r} does not match the folder {machine_id!r}"
+        if values["experiment"] != path.parent.name:
+            yield f"{path}:{line_no}: experiment: {values['experiment']!r} does not match the folder"
+        key = (values["pass_no"], values["workload"], values["clients"])
+        if key in seen:
+            repeated = f"pass {key[0]}, {key[1]} at {key[2]} clients"
+            yield f"{path}:{line_no}: (row): {repeated} repeats line {seen[key]}"
+        seen[key] = line_no
+        passes[(values["workload"], values["clients"])].add(int(values["pass_no"]))
+    yield from _incomplete_passes(path, passes)
+
+
+def _incomplete_passes(path: Path, passes: dict[tuple[str, str], set[int]]) -> Iterator[str]:
+    if not passes:
+        return
+    expected = set(range(1, max(max(found) for found in passes.values()) + 1))
+    for (workload, clients), found in sorted(passes.items()):
+        if found != expected:
+            missing = ", ".join(str(number) for number in sorted(expected - found))
+            yield (
+                f"{path}:1: pass_no: {workload} at {clients} clients lacks pass(es) {missing}; an "
+                f"interrupted run resumes with the same `make run` command, or delete the file"
+            )
+
+
+def validate_published_csv(path: Path) -> Iterator[str]:
+    text, reason = _read_text(path, MAX_FILE_BYTES)
+    if text is None:
+        yield f"{path}:1: (file): {reason}"
+        return
+    for item in _check_rows(path, text, PUBLISHED_COLUMNS):
+        if isinstance(item, str):
+            yield item
+
+
+def load_machine_file(path: Path) -> tuple[MachineFile | None, list[str]]:
+    """machine.yaml safe-loaded and checked against the schema."""
+    if path.is_symlink():
+        return None, [f"{path}:1: (file): symbolic links are not accepted in results"]
+    if not path.is_file():
+        return None, [f"{path}:1: (file): missing; `connlab run` writes it"]
+    text, reason = _read_text(path, MAX_YAML_BYTES)
+    if text is None:
+        return None, [f"{path}:1: (file): {reason}"]
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        problem = getattr(error, "problem", None) or "not valid YAML"
+        if "constructor" in problem:
+            problem = "YAML tags (such as !!python/...) are not accepted; plain values only"
+        return None, [f"{path}:{mark.line + 1 if mark else 1}: (yaml): {problem}"]
+    if not isinstance(data, dict):
+        return None, [f"{path}:1: (top level): expected a mapping of keys to values"]
+    try:
+        return MachineFile.model_validate(data), []
+    except ValidationError as error:
+        return None, format_validation_error(path, error, root, data)
 
 
 def validate_machine_folder(folder: Path) -> Iterator[str]:
     if not SAFE_ID.match(folder.name):
         yield f"{folder}:1: (folder): machine id must be lower-case letters, digits, '.', '_' or '-'"
         return
-    machine_file = folder / MACHINE_FILE_NAME
-    if not machine_file.is_file():
-        yield f"{machine_file}:1: (file): missing; `connlab run` writes it"
-    else:
-        try:
-            data = yaml.safe_load(machine_file.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as error:
-            mark = getattr(error, "problem_mark", None)
-            yield f"{machine_file}:{mark.line + 1 if mark else 1}: (yaml): {getattr(error, 'problem', error)}"
-        else:
-            if not isinstance(data, dict):
-                yield f"{machine_file}:1: (top level): expected a mapping"
+    machine, problems = load_machine_file(folder / MACHINE_FILE_NAME)
+    yield from problems
+    published = folder.name.startswith(PUBLISHED_PREFIX)
+    if machine is not None:
+        if machine.id != folder.name:
+            where = folder / MACHINE_FILE_NAME
+            yield f"{where}:1: id: {machine.id!r} must equal the folder name {folder.name!r}"
+        if machine.published != published:
+            yield (
+                f"{folder / MACHINE_FILE_NAME}:1: published: published reference data lives in folders named "
+                f"published-<name> with `published: true`, and only there"
+            )
     for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
         if path.is_symlink():
             yield f"{path}:1: (file): symbolic links are not accepted in results"
-        elif path.is_file() and path.suffix == ".csv":
-            yield from validate_csv(path)
+        elif path.is_dir() or relative == Path(MACHINE_FILE_NAME):
+            continue
+        elif published and relative == Path(PUBLISHED_FILE_NAME):
+            yield from validate_published_csv(path)
+        elif not published and path.suffix == ".csv" and len(relative.parts) == 2:
+            yield from validate_csv(path, folder.name)
+        else:
+            expected = PUBLISHED_FILE_NAME if published else "<experiment>/<run-id>.csv"
+            yield f"{path}:1: (file): unexpected file; this folder holds {MACHINE_FILE_NAME} and {expected}"
 
 
 def validate_results(results_dir: Path = RESULTS_DIR) -> list[str]:
     problems: list[str] = []
-    for folder in sorted(p for p in results_dir.iterdir() if p.is_dir()) if results_dir.exists() else []:
-        problems.extend(validate_machine_folder(folder))
+    entries = sorted(results_dir.iterdir()) if results_dir.exists() else []
+    for entry in entries:
+        if entry.is_symlink():
+            # Following it would read data from outside results/.
+            problems.append(f"{entry}:1: (folder): symbolic links are not accepted in results")
+        elif entry.is_dir():
+            problems.extend(validate_machine_folder(entry))
+        elif entry.name != ".gitkeep":
+            problems.append(f"{entry}:1: (file): results/ holds one folder per machine and nothing else")
     return problems

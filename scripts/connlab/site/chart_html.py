@@ -37,7 +37,14 @@ def spec_json(spec: dict[str, Any]) -> str:
     return text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
 
 
-def chart_block(spec: dict[str, Any], chart_id: str, caption: str, alt: str, svg_src: str) -> str:
+def chart_block(
+    spec: dict[str, Any],
+    chart_id: str,
+    caption: str,
+    alt: str,
+    svg_src: str,
+    downloads: list[tuple[str, str]] | None = None,
+) -> str:
     """Return the raw-HTML figure for one chart (no trailing newline).
 
     svg_src is used verbatim as the fallback <img> src: it must be relative to the
@@ -53,10 +60,22 @@ def chart_block(spec: dict[str, Any], chart_id: str, caption: str, alt: str, svg
             f'<script type="application/json" class="connlab-chart__spec">{spec_json(spec)}</script>',
             f'<noscript><img class="connlab-chart__fallback" src="{html.escape(svg_src, quote=True)}"'
             f' alt="{html.escape(alt, quote=True)}"></noscript>',
+            *_downloads_line(downloads or []),
             f"<figcaption>{html.escape(caption, quote=True)}</figcaption>",
             "</figure>",
         ]
     )
+
+
+def _downloads_line(downloads: list[tuple[str, str]]) -> list[str]:
+    """Links to the chart's data, spec and SVG: readers can check or reuse what they see."""
+    if not downloads:
+        return []
+    links = " · ".join(
+        f'<a href="{html.escape(href, quote=True)}" download>{html.escape(label)}</a>'
+        for label, href in downloads
+    )
+    return [f'<p class="connlab-chart__downloads">Download: {links}</p>']
 
 
 def render_svg(spec: dict[str, Any]) -> str:

@@ -78,3 +78,35 @@ def latency_vs_clients(records: Records) -> dict:
         "mean latency, ms (log scale)",
         log_y=True,
     )
+
+
+def normalised_throughput(records: Records) -> dict:
+    """Every machine on one chart: clients per server core against throughput as a share of that machine's
+    peak. Published curves are dashed and named as such."""
+    labelled = [
+        {**record, "source": f"{record['machine']} ({'published' if record['published'] else 'measured'})"}
+        for record in records
+    ]
+    return (
+        _base(labelled)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(
+                "clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core (log scale)"
+            ),
+            y=alt.Y(
+                "tps_share:Q", title="throughput, share of the machine's peak", axis=alt.Axis(format="%")
+            ),
+            color=alt.Color("source:N", title="machine"),
+            strokeDash=alt.StrokeDash("published:N", title="published"),
+            detail="workload:N",
+            tooltip=[
+                alt.Tooltip("source:N", title="machine"),
+                alt.Tooltip("workload:N"),
+                alt.Tooltip("clients:Q"),
+                alt.Tooltip("clients_per_core:Q", title="per core", format=".3~f"),
+                alt.Tooltip("tps_share:Q", title="share of peak", format=".0%"),
+            ],
+        )
+        .to_dict()
+    )

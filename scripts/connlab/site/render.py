@@ -7,7 +7,9 @@ Files are only rewritten when their content changes, so an unchanged page does n
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import json
 import math
 import re
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import jinja2
 
+from connlab.data.claims import CLAIMS_SUBDIR
 from connlab.data.columns import WINDOW_COLUMNS
 from connlab.experiment import make_plan
 from connlab.paths import (
@@ -32,6 +35,16 @@ from connlab.site.chart_html import chart_block, write_svg_fallback
 from connlab.site.vendor import copy_vendored_js
 
 CHARTS_SUBDIR = "charts"
+DOWNLOADS = (("data (CSV)", ".csv"), ("Vega-Lite spec", ".vl.json"), ("SVG", ".svg"))
+
+
+def records_csv(records: list[dict]) -> str:
+    buffer = io.StringIO()
+    names = list(dict.fromkeys(name for record in records for name in record))
+    writer = csv.DictWriter(buffer, fieldnames=names, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+    return buffer.getvalue()
 
 
 def write_if_changed(path: Path, text: str) -> bool:
@@ -78,8 +91,9 @@ def percent(value: object, digits: int = 0) -> str:
 
 def plain_text(value: object) -> str:
     """Contributed text shown literally: HTML escaped, Markdown and Jinja syntax neutralised."""
-    escaped = html.escape(str(value), quote=True)
-    return re.sub(r"([\\`*_{}\[\]()#+!|~>-])", r"\\\1", escaped)
+    markdown_safe = re.sub(r"([\\`*_{}\[\]()#+!|>-])", r"\\\1", str(value))
+    # Jinja never sees this text as a template; HTML escaping last keeps every tag and entity literal.
+    return html.escape(markdown_safe, quote=False)
 
 
 def pick(records: list[dict], **where: object) -> dict:
@@ -88,6 +102,27 @@ def pick(records: list[dict], **where: object) -> dict:
     if len(matches) != 1:
         raise jinja2.UndefinedError(f"expected one record with {where}, found {len(matches)}")
     return matches[0]
+
+
+VERDICT_MARKS = {"holds": "✅", "does not hold": "❌", "not measured": "—"}
+
+
+def verdict_cell(verdict: dict) -> str:
+    mark = VERDICT_MARKS[verdict["verdict"]]
+    if verdict["value"] is None:
+        return mark
+    return f"{mark} {significant(verdict['value'], 2)}"
+
+
+def compare(a: dict, b: dict, median: str = "tps_median", low: str = "tps_min", high: str = "tps_max") -> str:
+    """'higher', 'lower', or 'no measurable difference' when the two ranges of passes overlap."""
+    if any(_missing(point.get(key)) for point in (a, b) for key in (median, low, high)):
+        return "no measurable difference"
+    if a[low] > b[high]:
+        return "higher"
+    if a[high] < b[low]:
+        return "lower"
+    return "no measurable difference"
 
 
 def select(records: list[dict], **where: object) -> list[dict]:
@@ -108,6 +143,8 @@ class PageRenderer:
             lstrip_blocks=True,
         )
         self.env.filters.update(number=number, significant=significant, percent=percent, text=plain_text)
+        self.claims_dir = data_dir / CLAIMS_SUBDIR
+        self.env.globals.update(verdict_cell=verdict_cell, compare=compare, claim_tally=self.claim_tally)
         self.env.globals.update(
             pick=pick,
             select=select,
@@ -116,8 +153,24 @@ class PageRenderer:
             make_plan=make_plan,
             columns=WINDOW_COLUMNS,
         )
+        self.chart_files: set[Path] = set()
         machines_file = data_dir / "machines.json"
         self.machines = json.loads(machines_file.read_text()) if machines_file.exists() else []
+
+    def claims(self, slug: str) -> list[dict]:
+        path = self.claims_dir / f"{slug}.json"
+        return json.loads(path.read_text()) if path.exists() else []
+
+    def claim_tally(self, machine_id: str) -> dict[str, int]:
+        """How many claims of all articles hold on a machine, of those measured there."""
+        tally = {"holds": 0, "measured": 0}
+        for path in sorted(self.claims_dir.glob("*.json")):
+            for claim in json.loads(path.read_text()):
+                for verdict in claim["verdicts"]:
+                    if verdict["machine"] == machine_id and verdict["verdict"] != "not measured":
+                        tally["measured"] += 1
+                        tally["holds"] += verdict["verdict"] == "holds"
+        return tally
 
     def facts(self, slug: str) -> dict:
         path = self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json"
@@ -125,18 +178,29 @@ class PageRenderer:
 
     def _chart_function(self, page: str):  # type: ignore[no-untyped-def]
         depth = len(Path(page).parts) - (1 if Path(page).stem == "index" else 0)
-        prefix = "../" * depth
+        prefix = f"{'../' * depth}{CHARTS_SUBDIR}/"
 
-        def chart(chart_id: str, spec: dict, caption: str, alt: str) -> str:
-            write_svg_fallback(spec, self.docs_dir / CHARTS_SUBDIR / f"{chart_id}.svg")
-            return chart_block(spec, chart_id, caption, alt, f"{prefix}{CHARTS_SUBDIR}/{chart_id}.svg")
+        def chart(chart_id: str, kind: str, records: list[dict], caption: str, alt: str) -> str:
+            """A chart built by connlab.site.charts.<kind>, with its SVG, spec and data as downloads."""
+            spec = getattr(charts, kind)(records)
+            folder = self.docs_dir / CHARTS_SUBDIR
+            self.chart_files.update(folder / f"{chart_id}{suffix}" for _, suffix in DOWNLOADS)
+            write_svg_fallback(spec, folder / f"{chart_id}.svg")
+            write_if_changed(folder / f"{chart_id}.vl.json", json.dumps(spec, indent=1, sort_keys=True))
+            write_if_changed(folder / f"{chart_id}.csv", records_csv(records))
+            downloads = [(label, f"{prefix}{chart_id}{suffix}") for label, suffix in DOWNLOADS]
+            return chart_block(spec, chart_id, caption, alt, f"{prefix}{chart_id}.svg", downloads)
 
         return chart
 
     def render(self, template_name: str, page: str, slug: str) -> str:
         template = self.env.get_template(template_name)
         return template.render(
-            facts=self.facts(slug), machines=self.machines, chart=self._chart_function(page), page=page
+            claims=self.claims(slug),
+            facts=self.facts(slug),
+            machines=self.machines,
+            chart=self._chart_function(page),
+            page=page,
         )
 
 
@@ -162,4 +226,7 @@ def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Pa
         if asset.is_file():
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
+    # Charts of a machine or page that no longer exists must not linger in the site.
+    for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_files:
+        stale.unlink()
     return written
