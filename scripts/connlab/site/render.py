@@ -104,7 +104,8 @@ def pick(records: list[dict], **where: object) -> dict:
     return matches[0]
 
 
-VERDICT_MARKS = {"holds": "✅", "does not hold": "❌", "not measured": "—"}
+# Words, not emoji: the site must read the same without an emoji font.
+VERDICT_MARKS = {"holds": "**holds**", "does not hold": "**does not hold**", "not measured": "not measured"}
 
 
 def verdict_cell(verdict: dict) -> str:
