@@ -5,24 +5,30 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pytest
+import yaml
 
+from conftest import REPO_ROOT, machine_facts
 from connlab.data import aggregate
 from connlab.data.aggregate import (
     aggregate_all,
     aggregate_experiment,
     export_facts,
     load_machines,
+    register_machines,
+    register_published,
     result_files,
     split_named_queries,
 )
-from connlab.data.columns import COLUMN_NAMES
+from connlab.data.columns import COLUMN_NAMES, PUBLISHED_FILE_NAME
 from connlab.data.validate import validate_results
 from connlab.errors import LabError
+from connlab.paths import MACHINE_FILE_NAME
 
 if TYPE_CHECKING:
     from conftest import RunWriter
@@ -71,7 +77,28 @@ BETA_QUICK: Rows = [
     *passes("mixed", 1, [1e6, 1e6, 1e6]),
     *passes("mixed", 8, [2e6, 2e6, 2e6]),
 ]
-PUBLISHED: Rows = [*passes("mixed", 1, [5, 5, 5]), *passes("select-only", 1, [7, 7, 7])]
+# Published reference figures in long form: a mixed curve peaking at 8 clients on a 2-core server, plus a
+# figure of another experiment.
+PUBLISHED_CSV = """\
+experiment,workload,clients,metric,value,unit,note
+clients-sweep,mixed,2,tps,500,tps,figure 1
+clients-sweep,mixed,8,tps,900,tps,figure 1
+clients-sweep,mixed,8,latency_avg_ms,8.9,ms,figure 1
+clients-sweep,mixed,32,tps,450,tps,figure 1
+connect-cost,held,1,latency_avg_ms,0.05,ms,table 2
+"""
+PUBLISHED_ROWS = PUBLISHED_CSV.count("\n") - 1
+
+
+def write_published(results: Path, name: str = "published-ref", csv_text: str = PUBLISHED_CSV) -> Path:
+    folder = results / name
+    folder.mkdir(parents=True)
+    facts = machine_facts(
+        name, profile="published", cpu_budget_method="published", published=True, server_cores=2
+    )
+    (folder / MACHINE_FILE_NAME).write_text(yaml.safe_dump({**facts, "article": "A test article"}))
+    (folder / PUBLISHED_FILE_NAME).write_text(csv_text)
+    return folder
 
 
 @pytest.fixture
@@ -80,13 +107,21 @@ def results_dir(tmp_path: Path, write_run: RunWriter) -> Path:
     write_run(results, "alpha", ALPHA, profile="full")
     write_run(results, "beta", BETA_FULL, profile="full")
     write_run(results, "beta", BETA_QUICK, profile="quick")
-    write_run(results, "published-ref", PUBLISHED, profile="full")
+    write_published(results)
     return results
+
+
+def connect(results_dir: Path) -> duckdb.DuckDBPyConnection:
+    """A connection with the main tables aggregate_all registers before any experiment's SQL runs."""
+    connection = duckdb.connect()
+    register_machines(connection, load_machines(results_dir))
+    register_published(connection, results_dir)
+    return connection
 
 
 @pytest.fixture
 def con(results_dir: Path, tmp_path: Path) -> duckdb.DuckDBPyConnection:
-    connection = duckdb.connect()
+    connection = connect(results_dir)
     tables = aggregate_experiment(connection, "clients-sweep", tmp_path / "data", results_dir)
     assert set(tables) >= {"windows", "points", "peaks", "relative_to_peak", "near_peak"}
     return connection
@@ -228,13 +263,13 @@ def test_columns_are_read_by_name(tmp_path: Path, write_run: RunWriter) -> None:
         writer.writerows(rows)
     if validate_results(results):
         return  # rejected up front: fine
-    con = duckdb.connect()
+    con = connect(results)
     aggregate_experiment(con, "clients-sweep", tmp_path / "data", results)
     assert point(con, "gamma", "mixed", 1)["tps_median"] == 200
 
 
 def test_no_results_give_empty_tables(tmp_path: Path) -> None:
-    con = duckdb.connect()
+    con = connect(tmp_path / "empty")
     aggregate_experiment(con, "clients-sweep", tmp_path / "data", tmp_path / "empty")
     assert records(con, "SELECT count(*) AS n FROM clients_sweep.points") == [{"n": 0}]
     assert (tmp_path / "data" / "clients-sweep" / "peaks.csv").is_file()
@@ -254,6 +289,187 @@ def test_aggregate_all_writes_facts_for_the_articles(results_dir: Path, tmp_path
     # A second run over the same input starts from scratch and gives the same facts.
     aggregate_all(results_dir=results_dir, out_dir=out)
     assert json.loads((out / "facts" / "too-many-connections.json").read_text()) == facts
+
+
+# -- published reference data -----------------------------------------------------------------------------
+def db_records(database: Path, sql: str) -> list[dict[str, Any]]:
+    with duckdb.connect(str(database), read_only=True) as connection:
+        return records(connection, sql)
+
+
+def test_published_rows_keep_their_folder_as_machine(results_dir: Path, tmp_path: Path) -> None:
+    database = aggregate_all(results_dir=results_dir, out_dir=tmp_path / "data")
+    rows = db_records(database, "SELECT * FROM main.published ORDER BY experiment, clients, metric")
+    assert len(rows) == PUBLISHED_ROWS
+    assert {row["machine"] for row in rows} == {"published-ref"}
+    assert rows[0] == {
+        "machine": "published-ref",
+        "experiment": "clients-sweep",
+        "workload": "mixed",
+        "clients": 2,
+        "metric": "tps",
+        "value": 500.0,
+        "unit": "tps",
+        "note": "figure 1",
+    }
+    machines = db_records(
+        database, "SELECT id, published, cores, server_cores FROM main.machines ORDER BY id"
+    )
+    assert [(m["id"], m["published"], m["server_cores"]) for m in machines] == [
+        ("alpha", False, 2.0),
+        ("beta", False, 2.0),
+        ("published-ref", True, 2.0),
+    ]
+    # Published figures never enter the measured tables.
+    for table in ("windows", "points", "peaks", "relative_to_peak", "near_peak"):
+        found = db_records(database, f"SELECT DISTINCT machine FROM clients_sweep.{table}")
+        assert {row["machine"] for row in found} == {"alpha", "beta"}, table
+
+
+def test_curves_include_published_curves_flagged_as_such(con: duckdb.DuckDBPyConnection) -> None:
+    curve = records(
+        con,
+        "SELECT published, clients, clients_per_core, tps, latency_avg_ms FROM clients_sweep.curves "
+        "WHERE machine = 'published-ref' ORDER BY clients",
+    )
+    assert curve == [
+        {"published": True, "clients": 2, "clients_per_core": 1.0, "tps": 500.0, "latency_avg_ms": None},
+        {"published": True, "clients": 8, "clients_per_core": 4.0, "tps": 900.0, "latency_avg_ms": 8.9},
+        {"published": True, "clients": 32, "clients_per_core": 16.0, "tps": 450.0, "latency_avg_ms": None},
+    ]
+    measured = records(
+        con, "SELECT DISTINCT machine, published FROM clients_sweep.curves WHERE NOT published"
+    )
+    assert {row["machine"] for row in measured} == {"alpha", "beta"}
+
+    [peak_row] = records(con, "SELECT * FROM clients_sweep.curve_peaks WHERE machine = 'published-ref'")
+    assert peak_row == {
+        "machine": "published-ref",
+        "published": True,
+        "workload": "mixed",
+        "peak_clients": 8,
+        "peak_clients_per_core": 4.0,
+        "peak_tps": 900.0,
+        "peak_latency_ms": 8.9,
+        "max_clients": 32,
+        "points": 3,
+    }
+    alpha = records(con, "SELECT published, peak_tps FROM clients_sweep.curve_peaks WHERE machine = 'alpha'")
+    assert {row["published"] for row in alpha} == {False}
+
+    shares = records(
+        con,
+        "SELECT published, tps_share FROM clients_sweep.normalised "
+        "WHERE machine = 'published-ref' ORDER BY clients",
+    )
+    assert [row["published"] for row in shares] == [True, True, True]
+    assert [row["tps_share"] for row in shares] == pytest.approx([500 / 900, 1.0, 0.5])
+    [far] = records(con, "SELECT * FROM clients_sweep.far_past_peak WHERE machine = 'published-ref'")
+    assert (far["published"], far["clients"], far["clients_over_peak"]) == (True, 32, 4.0)
+    assert far["tps_share"] == pytest.approx(0.5)
+    assert far["latency_factor"] is None  # no latency printed at 32 clients
+
+
+def curve(workload: str, points: list[tuple[int, float, float]], cores: float = 2.0) -> Rows:
+    """Three passes per (clients, tps, mean latency ms): tps 2% either side of the median."""
+    rows: Rows = []
+    for pass_no, factor in enumerate((0.98, 1.0, 1.02), start=1):
+        for clients, tps, latency in points:
+            rows.append(
+                {
+                    "workload": workload,
+                    "clients": clients,
+                    "pass_no": pass_no,
+                    "pass_order": "desc" if pass_no == 2 else "asc",
+                    "tps": tps * factor,
+                    "latency_avg_ms": latency,
+                    "server_cpu_budget": cores,
+                }
+            )
+    return rows
+
+
+def claim_verdicts(data: Path) -> dict[str, dict[str, tuple[str, float | None]]]:
+    claims = json.loads((data / "claims" / "too-many-connections.json").read_text())
+    return {c["id"]: {v["machine"]: (v["verdict"], v["value"]) for v in c["verdicts"]} for c in claims}
+
+
+def test_the_articles_claims_on_a_measured_machine(tmp_path: Path, write_run: RunWriter) -> None:
+    """A mixed curve peaking at 4 clients per core (8 clients, 2 server cores); at 100 clients it keeps
+    half the peak's throughput with 20 times its latency."""
+    results = tmp_path / "results"
+    mixed = [
+        (1, 600, 1.7),
+        (2, 1200, 1.7),
+        (4, 2400, 1.7),
+        (8, 4000, 2.0),
+        (16, 3600, 4.4),
+        (32, 3000, 10.7),
+        (100, 2000, 40.0),
+    ]
+    write_run(results, "gamma", curve("mixed", mixed))
+    assert validate_results(results) == []
+    aggregate_all(results_dir=results, out_dir=tmp_path / "data")
+    gamma = {
+        claim_id: by_machine["gamma"] for claim_id, by_machine in claim_verdicts(tmp_path / "data").items()
+    }
+    assert gamma["peak-small-multiple"] == ("holds", 4.0)
+    assert gamma["gentle-decline"][0] == "holds"
+    assert gamma["gentle-decline"][1] == pytest.approx(0.5)
+    assert gamma["latency-multiplies"][0] == "holds"
+    assert gamma["latency-multiplies"][1] == pytest.approx(20.0)
+    # No select-only curve, no connection-cost figures: not measured, rather than a verdict.
+    assert gamma["reads-peak-earlier"] == ("not measured", None)
+    assert gamma["connect-costs-tens-of-queries"] == ("not measured", None)
+
+
+def test_the_articles_claims_on_the_committed_published_folders(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    folders = sorted((REPO_ROOT / "results").glob("published-*"))
+    assert "published-too-many-connections" in [folder.name for folder in folders]
+    for folder in folders:
+        shutil.copytree(folder, results / folder.name)
+    assert validate_results(results) == []
+    database = aggregate_all(results_dir=results, out_dir=tmp_path / "data")
+    verdict, value = claim_verdicts(tmp_path / "data")["connect-costs-tens-of-queries"][
+        "published-too-many-connections"
+    ]
+    assert verdict == "holds"
+    assert value == pytest.approx(3.09 / 0.052)
+    flags = db_records(database, "SELECT DISTINCT published FROM clients_sweep.curves")
+    assert flags == [{"published": True}]
+    assert db_records(database, "SELECT count(*) AS n FROM clients_sweep.points") == [{"n": 0}]
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("clients", "3000000000"),  # a Python int, but over DuckDB's INTEGER
+        ("clients", "\u0664"),  # ARABIC-INDIC DIGIT FOUR: int() reads it as 4
+        ("clients", "0_4"),  # int() allows underscores
+        ("tps", "1_000.5"),
+        ("tps", "\u0661\u0660\u0660"),
+        ("clients", " 4"),
+    ],
+)
+def test_what_validation_accepts_aggregation_reads(
+    tmp_path: Path, write_run: RunWriter, column: str, value: str
+) -> None:
+    """Validation and DuckDB must agree on what a value is: a file that passes `make validate` and then
+    stops `make aggregate` points the contributor at the wrong stage (and at aggregate.sql, not the CSV)."""
+    results = tmp_path / "results"
+    path = write_run(results, "gamma", passes("mixed", 4, [100, 200, 300]))
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        row[column] = value
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(COLUMN_NAMES), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    if validate_results(results):
+        return  # refused up front: fine
+    aggregate_experiment(connect(results), "clients-sweep", tmp_path / "data", results)
 
 
 # -- named queries and facts ------------------------------------------------------------------------------

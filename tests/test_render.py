@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,9 +15,12 @@ import markdown
 import pytest
 import yaml
 
+from conftest import REPO_ROOT
 from connlab.data.aggregate import aggregate_all
+from connlab.data.validate import validate_results
 from connlab.site.render import (
     PageRenderer,
+    compare,
     number,
     percent,
     pick,
@@ -24,6 +28,7 @@ from connlab.site.render import (
     render_site,
     select,
     significant,
+    verdict_cell,
 )
 
 if TYPE_CHECKING:
@@ -98,7 +103,8 @@ def test_plain_text_escapes_html() -> None:
     escaped = plain_text("<script>alert(1)</script>")
     assert "<" not in escaped and ">" not in escaped
     assert "&lt;script&gt;" in escaped
-    assert plain_text('a "quoted" & value') == "a &quot;quoted&quot; &amp; value"
+    # Quotes stay as they are (HTML escaping with quote=False): text never lands in an attribute.
+    assert plain_text('a "quoted" & value') == 'a "quoted" &amp; value'
 
 
 def test_plain_text_neutralises_markdown() -> None:
@@ -260,7 +266,11 @@ def test_the_article_without_measurements_says_so(tmp_path: Path) -> None:
 def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     written = render_site(aggregated, docs)
-    assert set(written) == {docs / "articles" / f"{ARTICLE}.md", docs / "methodology.md"}
+    assert set(written) == {
+        docs / "articles" / f"{ARTICLE}.md",
+        docs / "methodology.md",
+        docs / "machines.md",
+    }
     assert (docs / "index.md").is_file()
     assert (docs / "assets" / "charts.js").is_file()
     assert (docs / "assets" / "vendor" / "vega.min.js").is_file()
@@ -271,3 +281,158 @@ def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) ->
     mtime = (docs / "methodology.md").stat().st_mtime_ns
     assert render_site(aggregated, docs) == []
     assert (docs / "methodology.md").stat().st_mtime_ns == mtime
+
+
+# -- contributed text, hostile ----------------------------------------------------------------------------
+NASTY = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "**bold** [link](http://x)",
+    "{{ 7*7 }}",
+    "{% raw %}",
+    "Ünïcödé — 東京 🚀 ½ ≥ ∞ ǅ",
+]
+# Characters that mean something to the site's Markdown when they are not escaped.
+MARKDOWN_MARKERS = set("`*_{}[]()#+!|-")
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_plain_text_leaves_no_markup(text: str) -> None:
+    escaped = plain_text(text)
+    assert "<" not in escaped
+    unescaped_markers = MARKDOWN_MARKERS & set(re.sub(r"\\.", "", escaped))
+    assert not unescaped_markers, escaped
+    html_out = markdown.markdown(escaped, extensions=MARKDOWN_EXTENSIONS)
+    for tag in ("<script", "<img", "<strong", "<em", "<a ", "<code"):
+        assert tag not in html_out
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_the_text_filter_shows_the_value_literally(tmp_path: Path, text: str) -> None:
+    """The value goes through `{{ value | text }}` in a real template: Jinja does not evaluate it and the
+    reader sees exactly the contributed characters."""
+    renderer = PageRenderer(tmp_path / "data", tmp_path / "docs")
+    output = renderer.env.from_string("{{ value | text }}").render(value=text)
+    assert output == plain_text(text)
+    assert "49" not in output
+    assert rendered_text(output) == text
+
+
+def test_unicode_passes_through_unchanged() -> None:
+    assert plain_text(NASTY[-1]) == NASTY[-1]
+
+
+# -- compare and verdicts ---------------------------------------------------------------------------------
+def tps_point(median: float | None, low: float | None, high: float | None) -> dict[str, Any]:
+    return {"tps_median": median, "tps_min": low, "tps_max": high}
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        (tps_point(100, 90, 110), tps_point(105, 95, 115), "no measurable difference"),
+        (tps_point(100, 90, 110), tps_point(120, 110, 130), "no measurable difference"),  # touching
+        (tps_point(200, 190, 210), tps_point(105, 95, 115), "higher"),
+        (tps_point(105, 95, 115), tps_point(200, 190, 210), "lower"),
+        (tps_point(200, 190, 210), tps_point(None, None, None), "no measurable difference"),
+        (tps_point(200, 190, 210), tps_point(100, float("nan"), 110), "no measurable difference"),
+    ],
+)
+def test_compare(a: dict[str, Any], b: dict[str, Any], expected: str) -> None:
+    assert compare(a, b) == expected
+
+
+def test_compare_other_columns() -> None:
+    a = {"lat": 10.0, "lat_lo": 9.0, "lat_hi": 11.0}
+    b = {"lat": 2.0, "lat_lo": 1.5, "lat_hi": 2.5}
+    assert compare(a, b, "lat", "lat_lo", "lat_hi") == "higher"
+    assert compare(b, a, "lat", "lat_lo", "lat_hi") == "lower"
+
+
+@pytest.mark.parametrize(
+    ("verdict", "expected"),
+    [
+        ({"verdict": "holds", "value": 4.0}, "**holds** 4.0"),
+        ({"verdict": "holds", "value": 59.42}, "**holds** 59"),
+        ({"verdict": "does not hold", "value": 0.123}, "**does not hold** 0.12"),
+        ({"verdict": "does not hold", "value": 1500.0}, "**does not hold** 1,500"),
+        ({"verdict": "holds", "value": None}, "**holds**"),
+        ({"verdict": "not measured", "value": None}, "not measured"),
+    ],
+)
+def test_verdict_cell(verdict: dict[str, Any], expected: str) -> None:
+    assert verdict_cell(verdict) == expected
+
+
+# -- the Machines page ------------------------------------------------------------------------------------
+@pytest.fixture
+def with_published(tmp_path: Path, write_run: RunWriter) -> Path:
+    """build/data for one measured machine and the committed published-too-many-connections folder."""
+    results = tmp_path / "results"
+    rows = [*passes("mixed", 1, [5000, 5100, 5200]), *passes("mixed", 2, [9000, 9100, 9200])]
+    write_run(results, "alpha-box", rows, profile="full")
+    shutil.copytree(
+        REPO_ROOT / "results" / "published-too-many-connections", results / "published-too-many-connections"
+    )
+    assert validate_results(results) == []
+    data = tmp_path / "data"
+    aggregate_all(results_dir=results, out_dir=data)
+    return data
+
+
+def test_the_machines_page_lists_measured_and_published(with_published: Path, tmp_path: Path) -> None:
+    page = PageRenderer(with_published, tmp_path / "docs").render("machines.md.j2", "machines.md", "machines")
+    assert "{{" not in page and "{%" not in page
+    rows = {line.split(" | ")[0]: line.split(" | ") for line in page.splitlines() if line.startswith("| ")}
+    measured = rows["| alpha\\-box"]
+    published = rows["| published\\-too\\-many\\-connections"]
+    assert measured[1] == "measured"
+    assert published[1] == "published"
+    assert published[2] == "Apple M3"
+    html_out = markdown.markdown(page, extensions=MARKDOWN_EXTENSIONS)
+    assert "<td>published</td>" in html_out
+    assert "<td>measured</td>" in html_out
+    # The published folder's article and description are listed, as text.
+    assert "How many Postgres connections is too many?" in html.unescape(html_out)
+    assert "Docker Desktop" in html_out
+
+
+def test_a_machine_id_with_a_dot_renders(tmp_path: Path, write_run: RunWriter) -> None:
+    """`m5.large` is a valid machine id (validate and `connlab run` accept '.'), so its charts must render:
+    the chart ids built from it may not be refused."""
+    results = tmp_path / "results"
+    rows = [
+        *passes("mixed", 1, [5000, 5100, 5200]),
+        *passes("mixed", 2, [9000, 9100, 9200]),
+        *passes("select-only", 1, [9000, 9100, 9200]),
+        *passes("select-only", 2, [17000, 17500, 18000]),
+    ]
+    write_run(results, "m5.large", rows, profile="full")
+    assert validate_results(results) == []
+    aggregate_all(results_dir=results, out_dir=tmp_path / "data")
+    render_site(tmp_path / "data", tmp_path / "docs")
+    assert "m5.large" in (tmp_path / "docs" / "articles" / f"{ARTICLE}.md").read_text()
+
+
+def test_a_failed_windows_error_is_shown_literally(tmp_path: Path, write_run: RunWriter) -> None:
+    """pgbench's error text is contributed data too; on the page it must read exactly as written (the
+    article quotes it inside a code span, where Markdown escapes are not undone)."""
+    error = "connection to server on socket (/tmp/.s.PGSQL.5432) failed: FATAL: sorry, <too> many clients"
+    rows = [
+        *passes("mixed", 1, [5000, 5100, 5200]),
+        *passes("mixed", 2, [9000, 9100, 9200]),
+        *passes("select-only", 1, [9000, 9100, 9200]),
+        *passes("select-only", 2, [17000, 17500, 18000]),
+    ]
+    rows[4] = {**rows[4], "ok": False, "exit_code": 2, "error": error}
+    results = tmp_path / "results"
+    write_run(results, "alpha-box", rows, profile="full")
+    assert validate_results(results) == []
+    aggregate_all(results_dir=results, out_dir=tmp_path / "data")
+    page = render_article(tmp_path / "data", tmp_path / "docs")
+    html_out = markdown.markdown(page, extensions=MARKDOWN_EXTENSIONS)
+    # Chart data is JSON inside <script type="application/json">: inert there, and not what a reader sees.
+    html_out = re.sub(r"<script\b.*?</script>", "", html_out, flags=re.S)
+    assert "<too>" not in html_out
+    shown = html.unescape(re.sub(r"<[^>]+>", "", html_out))
+    assert error in shown

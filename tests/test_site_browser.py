@@ -7,21 +7,27 @@ elsewhere) and Chromium at /usr/bin/chromium; otherwise the tests are skipped.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
+import yaml
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Page, Route
+
+    from conftest import RunWriter
 
 pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
@@ -324,4 +330,124 @@ def test_noscript_fallback_images_load(watched: Watched, site_url: str, chart_pa
             "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src'))"
         )
         assert broken == [], f"fallback images that did not load on /{chart_page.url}"
+    watched.assert_clean()
+
+
+# --------------------------------------------------------------------------- injected content
+
+NASTY_MACHINE = "nasty-box"
+NASTY_LITERALS = (
+    "<script>window.__pwned=1</script>",
+    '<img src=x onerror="window.__pwned=2">',
+    "[click](javascript:alert(1))",
+    "{{ 7*7 }}",
+    "Ünïcödé — 東京 🚀",
+)
+NASTY_DESCRIPTION = "Contributed: " + " and ".join(NASTY_LITERALS)
+# Everything the description could have smuggled into the DOM.
+INJECTED_JS = """
+() => ({
+  pwned: typeof window.__pwned,
+  imgOnerror: document.querySelectorAll("img[onerror]").length,
+  scripts: [...document.scripts].filter(s => s.textContent.includes("__pwned")).length,
+  jsLinks: [...document.links].filter(a => a.href.trim().toLowerCase().startsWith("javascript:")).length,
+})
+"""
+
+
+def tiny_run_rows() -> list[dict[str, Any]]:
+    """A complete tiny run: three workloads at 1 and 4 clients, three passes."""
+    base_tps = {"mixed": 5000.0, "select-only": 9000.0, "tpcb-like": 800.0}
+    rows = []
+    for pass_no in (1, 2, 3):
+        for clients in (1, 4) if pass_no != 2 else (4, 1):
+            for workload, tps in base_tps.items():
+                value = tps * (2.5 if clients == 4 else 1.0) * (1 + 0.01 * pass_no)
+                rows.append(
+                    {
+                        "workload": workload,
+                        "clients": clients,
+                        "pass_no": pass_no,
+                        "pass_order": "desc" if pass_no == 2 else "asc",
+                        "tps": value,
+                        "latency_avg_ms": round(clients * 1000 / value, 4),
+                    }
+                )
+    return rows
+
+
+def build_site_from(results: Path, build: Path) -> Path:
+    """`connlab validate/aggregate/render` and `mkdocs build --strict` on temporary folders only."""
+    env = {
+        **os.environ,
+        "CONNLAB_RESULTS_DIR": str(results),
+        "CONNLAB_BUILD_DIR": str(build),
+        "NO_MKDOCS_2_WARNING": "1",
+        "COLUMNS": "200",
+    }
+    for stage in ("validate", "aggregate", "render"):
+        result = subprocess.run(
+            [sys.executable, "-m", "connlab.cli", stage],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert result.returncode == 0, f"connlab {stage}: {result.stdout}{result.stderr}"
+    site = build / "site"
+    config = (REPO_ROOT / "mkdocs.yml").read_text()
+    config, docs_count = re.subn(r"(?m)^docs_dir: .*$", f"docs_dir: {build / 'docs'}", config)
+    config, site_count = re.subn(r"(?m)^site_dir: .*$", f"site_dir: {site}", config)
+    assert (docs_count, site_count) == (1, 1)
+    config_file = build / "mkdocs.yml"
+    config_file.write_text(config)
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict", "-f", str(config_file)],
+        cwd=build,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return site
+
+
+@contextlib.contextmanager
+def serving(directory: Path) -> Iterator[str]:
+    handler = functools.partial(_SiteHandler, directory=str(directory))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_injected_content_is_shown_as_text(watched: Watched, write_run: RunWriter, shared_tmp: Path) -> None:
+    """A contributed description full of markup is shown literally on the built pages and runs nothing."""
+    results = shared_tmp / "results"
+    write_run(results, NASTY_MACHINE, tiny_run_rows(), profile="tiny", run_id="tiny-20260101T000000Z")
+    machine_file = results / NASTY_MACHINE / "machine.yaml"
+    facts = yaml.safe_load(machine_file.read_text())
+    machine_file.write_text(yaml.safe_dump({**facts, "description": NASTY_DESCRIPTION}, allow_unicode=True))
+    site = build_site_from(results, shared_tmp / "build")
+
+    page = watched.page
+    with serving(site) as url:
+        for path in ("machines/", "articles/too-many-connections/"):
+            page.goto(url + path, wait_until="load")
+            page.wait_for_timeout(300)  # let anything injected (an onerror handler) fire
+            found = page.evaluate(INJECTED_JS)
+            assert found == {"pwned": "undefined", "imgOnerror": 0, "scripts": 0, "jsLinks": 0}, path
+            text = page.locator("article.md-content__inner").inner_text()
+            assert NASTY_MACHINE in text, path
+            for literal in NASTY_LITERALS:
+                assert literal in text, f"{literal!r} not shown literally on /{path}"
     watched.assert_clean()

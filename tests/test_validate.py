@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import csv
+import os
 import re
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import yaml
 
-from connlab.data.columns import COLUMN_NAMES
+from conftest import machine_facts
+from connlab.data import validate
+from connlab.data.columns import COLUMN_NAMES, PUBLISHED_FILE_NAME
 from connlab.data.validate import validate_csv, validate_machine_folder, validate_results
+from connlab.paths import MACHINE_FILE_NAME
 
 if TYPE_CHECKING:
     from conftest import RunWriter
@@ -132,7 +141,8 @@ def test_row_with_the_wrong_number_of_fields(csv_path: Path) -> None:
 def test_a_file_that_is_not_utf8(csv_path: Path) -> None:
     csv_path.write_bytes(csv_path.read_bytes().replace(b"mixed", b"mix\xffd", 1))
     problem = only_problem(list(validate_csv(csv_path)))
-    assert (problem["line"], problem["field"], problem["message"]) == ("1", "(file)", "not UTF-8 text")
+    assert (problem["line"], problem["field"]) == ("1", "(file)")
+    assert problem["message"].startswith("not UTF-8 text")
 
 
 def test_an_empty_file(csv_path: Path) -> None:
@@ -197,7 +207,8 @@ def test_broken_machine_yaml_names_the_line(machine: Path, text: str, line: str,
 def test_machine_yaml_must_be_a_mapping(machine: Path) -> None:
     (machine / "machine.yaml").write_text("- just\n- a list\n")
     problem = only_problem(list(validate_machine_folder(machine)))
-    assert (problem["field"], problem["message"]) == ("(top level)", "expected a mapping")
+    assert problem["field"] == "(top level)"
+    assert problem["message"].startswith("expected a mapping")
 
 
 def test_every_problem_of_a_folder_is_reported(machine: Path, csv_path: Path) -> None:
@@ -212,3 +223,529 @@ def test_every_problem_of_a_folder_is_reported(machine: Path, csv_path: Path) ->
         ("2", "tps"),
         ("4", "clients"),
     }
+
+
+# -- a corpus of malformed contributions ------------------------------------------------------------------
+# Each case starts from a valid results folder (results/box/ with machine.yaml and one tiny run, plus
+# results/published-ref/ with published reference figures), breaks one thing, and expects validate_results
+# to refuse it with one line `path:line: field: what is wrong`, without an exception escaping.
+RUN_NAME = "tiny-20260101T000000Z.csv"
+PUBLISHED_CSV = """\
+experiment,workload,clients,metric,value,unit,note
+clients-sweep,mixed,4,tps,1000,tps,figure 1
+clients-sweep,mixed,4,latency_avg_ms,2.5,ms,figure 1
+connect-cost,held,1,latency_avg_ms,0.05,ms,table 2
+"""
+
+
+@dataclass
+class Contribution:
+    results: Path
+    box: Path
+    csv: Path
+    published: Path
+    tmp: Path
+    write_run: RunWriter
+    monkeypatch: pytest.MonkeyPatch
+
+    @property
+    def machine_yaml(self) -> Path:
+        return self.box / MACHINE_FILE_NAME
+
+    def machine_data(self, folder: Path | None = None) -> dict[str, Any]:
+        return yaml.safe_load(((folder or self.box) / MACHINE_FILE_NAME).read_text())
+
+    def write_machine(self, data: dict[str, Any], folder: Path | None = None) -> Path:
+        path = (folder or self.box) / MACHINE_FILE_NAME
+        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10_000))
+        return path
+
+    def update_machine(self, folder: Path | None = None, **changes: Any) -> Path:
+        return self.write_machine({**self.machine_data(folder), **changes}, folder)
+
+    def yaml_line(self, key: str, folder: Path | None = None) -> int:
+        lines = ((folder or self.box) / MACHINE_FILE_NAME).read_text().splitlines()
+        return next(number for number, line in enumerate(lines, 1) if line.startswith(f"{key}:"))
+
+    def csv_text(self) -> str:
+        return self.csv.read_text()
+
+
+def write_published(folder: Path, csv_text: str = PUBLISHED_CSV, **changes: Any) -> Path:
+    facts = machine_facts(
+        folder.name,
+        profile="published",
+        cpu_budget_method="published",
+        published=True,
+        article="A test article",
+        server_cores=2,
+    )
+    folder.mkdir(parents=True)
+    (folder / MACHINE_FILE_NAME).write_text(yaml.safe_dump({**facts, **changes}, sort_keys=False))
+    (folder / PUBLISHED_FILE_NAME).write_text(csv_text)
+    return folder
+
+
+@pytest.fixture
+def contribution(tmp_path: Path, write_run: RunWriter, monkeypatch: pytest.MonkeyPatch) -> Contribution:
+    results = tmp_path / "results"
+    rows = [{"workload": "mixed", "clients": clients} for clients in (1, 2, 4)]
+    csv_file = write_run(results, "box", rows, profile="tiny", run_id=RUN_NAME.removesuffix(".csv"))
+    published = write_published(results / "published-ref")
+    return Contribution(results, results / "box", csv_file, published, tmp_path, write_run, monkeypatch)
+
+
+def validated(results: Path) -> list[str]:
+    """validate_results, failing the test (not erroring) when an exception escapes."""
+    try:
+        return validate_results(results)
+    except Exception as error:  # the point: nothing may escape
+        pytest.fail(f"validate_results raised {error!r} instead of reporting a problem")
+
+
+# Mutations: each breaks the valid contribution and returns (the path the problem names, its line).
+Mutation = Callable[[Contribution], tuple[Path, int]]
+
+
+def _cell(row_no: int, column: str, value: str) -> Mutation:
+    def mutate(c: Contribution) -> tuple[Path, int]:
+        edit_csv(c.csv, set_cell(row_no, column, value))
+        return c.csv, row_no + 1
+
+    return mutate
+
+
+def _machine(**changes: Any) -> Mutation:
+    def mutate(c: Contribution) -> tuple[Path, int]:
+        c.update_machine(**changes)
+        return c.machine_yaml, c.yaml_line(next(iter(changes)))
+
+    return mutate
+
+
+def _rename_box(name: str) -> Mutation:
+    def mutate(c: Contribution) -> tuple[Path, int]:
+        return c.box.rename(c.results / name), 1
+
+    return mutate
+
+
+def oversized_csv(c: Contribution) -> tuple[Path, int]:
+    assert c.csv.stat().st_size > 1024
+    c.monkeypatch.setattr(validate, "MAX_FILE_BYTES", 1024)
+    return c.csv, 1
+
+
+def oversized_yaml(c: Contribution) -> tuple[Path, int]:
+    c.update_machine(description="a perfectly ordinary sentence. " * 40)
+    assert c.machine_yaml.stat().st_size > 1024
+    c.monkeypatch.setattr(validate, "MAX_YAML_BYTES", 1024)
+    return c.machine_yaml, 1
+
+
+def truncated_csv(c: Contribution) -> tuple[Path, int]:
+    text = c.csv_text()
+    last = text.rstrip("\n").rsplit("\n", 1)[1]
+    c.csv.write_text(text[: len(text) - 1 - len(last) // 2])  # the last row cut mid-line
+    return c.csv, text.count("\n")
+
+
+def non_utf8_csv(c: Contribution) -> tuple[Path, int]:
+    c.csv.write_bytes(c.csv.read_bytes().replace(b"mixed", b"mix\xe9d", 1))  # Latin-1, not UTF-8
+    return c.csv, 1
+
+
+def binary_csv(c: Contribution) -> tuple[Path, int]:
+    data = c.csv.read_bytes()
+    c.csv.write_bytes(data[:100] + b"\x00\x01\x02\x00" + data[100:])
+    return c.csv, 1
+
+
+def empty_csv(c: Contribution) -> tuple[Path, int]:
+    c.csv.write_text("")
+    return c.csv, 1
+
+
+def symlinked_csv(c: Contribution) -> tuple[Path, int]:
+    outside = c.tmp / "outside.csv"
+    outside.write_text(c.csv_text())
+    link = c.csv.with_name("tiny-20260102T000000Z.csv")
+    link.symlink_to(outside)
+    return link, 1
+
+
+def symlinked_experiment_folder(c: Contribution) -> tuple[Path, int]:
+    folder = c.csv.parent
+    outside = folder.rename(c.tmp / "outside-experiment")
+    folder.symlink_to(outside, target_is_directory=True)
+    return folder, 1
+
+
+def symlinked_machine_folder(c: Contribution) -> tuple[Path, int]:
+    outside = c.tmp / "elsewhere"
+    shutil.copytree(c.box, outside / "box")
+    link = c.results / "linked-box"
+    link.symlink_to(outside / "box", target_is_directory=True)
+    return link, 1
+
+
+def symlinked_machine_yaml(c: Contribution) -> tuple[Path, int]:
+    outside = c.tmp / "machine.yaml"
+    outside.write_text(c.machine_yaml.read_text())
+    c.machine_yaml.unlink()
+    c.machine_yaml.symlink_to(outside)
+    return c.machine_yaml, 1
+
+
+def machine_id_traversal(c: Contribution) -> tuple[Path, int]:
+    c.update_machine(id="../evil")
+    return c.machine_yaml, c.yaml_line("id")
+
+
+def machine_id_mismatch(c: Contribution) -> tuple[Path, int]:
+    c.update_machine(id="other-box")
+    return c.machine_yaml, 1
+
+
+def duplicate_machine_id(c: Contribution) -> tuple[Path, int]:
+    rows = [{"workload": "mixed", "clients": clients} for clients in (1, 2)]
+    c.write_run(c.results, "box-two", rows, profile="tiny", run_id=RUN_NAME.removesuffix(".csv"))
+    return c.update_machine(c.results / "box-two", id="box"), 1  # box's id, in another folder
+
+
+def yaml_language_tag(c: Contribution) -> tuple[Path, int]:
+    marker = c.tmp / "pwned"
+    text = c.machine_yaml.read_text()
+    tagged = f'description: !!python/object/apply:os.system ["touch {marker}"]'
+    c.machine_yaml.write_text(re.sub(r"(?m)^description:.*$", lambda _: tagged, text))
+    return c.machine_yaml, c.yaml_line("description")
+
+
+def yaml_list(c: Contribution) -> tuple[Path, int]:
+    c.machine_yaml.write_text("- id: box\n- cores: 2\n")
+    return c.machine_yaml, 1
+
+
+def yaml_syntax_error(c: Contribution) -> tuple[Path, int]:
+    text = c.machine_yaml.read_text()
+    c.machine_yaml.write_text(re.sub(r"(?m)^os:.*$", "os: Debian: 12", text))
+    return c.machine_yaml, c.yaml_line("os")
+
+
+def non_utf8_yaml(c: Contribution) -> tuple[Path, int]:
+    c.machine_yaml.write_bytes(c.machine_yaml.read_bytes() + b"description: caf\xe9\n")
+    return c.machine_yaml, 1
+
+
+def binary_yaml(c: Contribution) -> tuple[Path, int]:
+    c.machine_yaml.write_bytes(c.machine_yaml.read_bytes() + b"\x00\x00")
+    return c.machine_yaml, 1
+
+
+def missing_machine_yaml(c: Contribution) -> tuple[Path, int]:
+    c.machine_yaml.unlink()
+    return c.machine_yaml, 1
+
+
+def missing_key(c: Contribution) -> tuple[Path, int]:
+    data = c.machine_data()
+    del data["cpu_model"]
+    return c.write_machine(data), 1
+
+
+def drop_column(column: str) -> Callable[[list[list[str]]], None]:
+    def edit(rows: list[list[str]]) -> None:
+        index = rows[0].index(column)
+        for row in rows:
+            del row[index]
+
+    return edit
+
+
+def missing_column(c: Contribution) -> tuple[Path, int]:
+    edit_csv(c.csv, drop_column("steal_pct"))
+    return c.csv, 1
+
+
+def unknown_column(c: Contribution) -> tuple[Path, int]:
+    def add(rows: list[list[str]]) -> None:
+        for number, row in enumerate(rows):
+            row.append("colour" if number == 0 else "blue")
+
+    edit_csv(c.csv, add)
+    return c.csv, 1
+
+
+def wrong_field_count(c: Contribution) -> tuple[Path, int]:
+    edit_csv(c.csv, lambda rows: rows[2].pop())
+    return c.csv, 3
+
+
+def bad_run_file_name(c: Contribution) -> tuple[Path, int]:
+    """A file name that is no run id, with run_id cells that match it."""
+    renamed = c.csv.rename(c.csv.with_name("run1.csv"))
+
+    def rename_rows(rows: list[list[str]]) -> None:
+        for row in rows[1:]:
+            row[rows[0].index("run_id")] = "run1"
+
+    edit_csv(renamed, rename_rows)
+    return renamed, 1
+
+
+def uppercase_csv_suffix(c: Contribution) -> tuple[Path, int]:
+    return c.csv.rename(c.csv.with_suffix(".CSV")), 1
+
+
+def duplicate_window(c: Contribution) -> tuple[Path, int]:
+    def repeat(rows: list[list[str]]) -> None:
+        copy = list(rows[1])
+        copy[rows[0].index("window_no")] = str(len(rows))
+        rows.append(copy)
+
+    edit_csv(c.csv, repeat)
+    return c.csv, 5
+
+
+def incomplete_passes(c: Contribution) -> tuple[Path, int]:
+    """A second pass at 1 and 2 clients but none at 4."""
+
+    def add_pass(rows: list[list[str]]) -> None:
+        header = rows[0]
+        for source in rows[1:3]:
+            copy = list(source)
+            copy[header.index("pass_no")] = "2"
+            copy[header.index("window_no")] = str(len(rows))
+            rows.append(copy)
+
+    edit_csv(c.csv, add_pass)
+    return c.csv, 1
+
+
+def unexpected_file(c: Contribution) -> tuple[Path, int]:
+    path = c.box / "notes.txt"
+    path.write_text("measured on a quiet Sunday\n")
+    return path, 1
+
+
+def csv_at_the_wrong_depth(c: Contribution) -> tuple[Path, int]:
+    return c.csv.rename(c.box / RUN_NAME), 1
+
+
+def csv_nested_too_deep(c: Contribution) -> tuple[Path, int]:
+    (c.csv.parent / "old").mkdir()
+    return c.csv.rename(c.csv.parent / "old" / RUN_NAME), 1
+
+
+def stray_file_under_results(c: Contribution) -> tuple[Path, int]:
+    path = c.results / "README.txt"
+    path.write_text("hello\n")
+    return path, 1
+
+
+def published_without_the_flag(c: Contribution) -> tuple[Path, int]:
+    data = c.machine_data(c.published)
+    del data["published"]
+    return c.write_machine(data, c.published), 1
+
+
+def measured_claiming_published(c: Contribution) -> tuple[Path, int]:
+    return c.update_machine(published=True), 1
+
+
+def published_bad_value(c: Contribution) -> tuple[Path, int]:
+    path = c.published / PUBLISHED_FILE_NAME
+    path.write_text(PUBLISHED_CSV.replace(",2.5,", ",lots,"))
+    return path, 3
+
+
+def published_missing_column(c: Contribution) -> tuple[Path, int]:
+    path = c.published / PUBLISHED_FILE_NAME
+    edit_csv(path, drop_column("unit"))
+    return path, 1
+
+
+def published_with_a_run_file(c: Contribution) -> tuple[Path, int]:
+    target = c.published / "clients-sweep" / RUN_NAME
+    target.parent.mkdir()
+    shutil.copyfile(c.csv, target)
+    return target, 1
+
+
+def published_non_utf8(c: Contribution) -> tuple[Path, int]:
+    path = c.published / PUBLISHED_FILE_NAME
+    path.write_bytes(PUBLISHED_CSV.encode() + b"clients-sweep,mixed,8,tps,1,tps,\xff\n")
+    return path, 1
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    mutate: Mutation
+    field: str
+    message: str  # a substring of the message
+    count: int | None = 1  # problems in all of results/; None where it is not the point
+    exact_path: bool = True  # False: a name that cannot be printed as is may be shown escaped
+
+
+CASES = [
+    # Files that cannot be read as small UTF-8 text.
+    Case("oversized-csv", oversized_csv, "(file)", "larger than 1 KiB"),
+    Case("truncated-csv", truncated_csv, "(file)", "does not end with a newline; truncated?", count=2),
+    Case("non-utf8-csv", non_utf8_csv, "(file)", "not UTF-8 text (byte "),
+    Case("binary-csv", binary_csv, "(file)", "binary content (NUL bytes)"),
+    Case("empty-csv", empty_csv, "(header)", "empty file"),
+    Case("oversized-yaml", oversized_yaml, "(file)", "larger than 1 KiB"),
+    Case("non-utf8-yaml", non_utf8_yaml, "(file)", "not UTF-8 text"),
+    Case("binary-yaml", binary_yaml, "(file)", "binary content (NUL bytes)"),
+    # Symbolic links: refused, never followed out of results/.
+    Case("symlinked-csv", symlinked_csv, "(file)", "symbolic links are not accepted"),
+    Case("symlinked-experiment-folder", symlinked_experiment_folder, "(file)", "symbolic links"),
+    Case("symlinked-machine-folder", symlinked_machine_folder, "(folder)", "symbolic links are not accepted"),
+    Case("symlinked-machine-yaml", symlinked_machine_yaml, "(file)", "symbolic links", count=None),
+    # Folder names and ids: nothing that leaves results/ or is not a safe id.
+    Case("folder-with-a-space", _rename_box("Bad Name"), "(folder)", "machine id must be lower-case"),
+    Case("folder-uppercase", _rename_box("Box"), "(folder)", "machine id must be lower-case"),
+    Case("folder-leading-dot", _rename_box(".box"), "(folder)", "machine id must be lower-case"),
+    Case("folder-dot-dot-prefix", _rename_box("..x"), "(folder)", "machine id must be lower-case"),
+    Case("folder-too-long", _rename_box("a" * 65), "(folder)", "machine id must be lower-case"),
+    Case(
+        "folder-trailing-newline",
+        _rename_box("box\n"),
+        "(folder)",
+        "machine id must be lower-case",
+        exact_path=False,
+    ),
+    Case("id-path-traversal", machine_id_traversal, "id", "String should match pattern"),
+    Case("id-not-the-folder", machine_id_mismatch, "id", "'other-box' must equal the folder name 'box'"),
+    Case("id-of-another-folder", duplicate_machine_id, "id", "'box' must equal the folder name 'box-two'"),
+    # machine.yaml: safe-loaded plain data, checked against the schema.
+    Case("yaml-language-tag", yaml_language_tag, "(yaml)", "YAML tags (such as !!python/...) are not"),
+    Case("yaml-is-a-list", yaml_list, "(top level)", "expected a mapping of keys to values"),
+    Case("yaml-syntax-error", yaml_syntax_error, "(yaml)", "mapping values are not allowed here"),
+    Case("yaml-missing", missing_machine_yaml, "(file)", "missing; `connlab run` writes it"),
+    Case("yaml-unknown-key", _machine(colour="blue"), "colour", "unknown key (check the spelling"),
+    Case("yaml-wrong-type", _machine(cores="many"), "cores", "Input should be a valid integer"),
+    Case("yaml-negative-memory", _machine(memory_gib=-8), "memory_gib", "greater than 0 (got -8)"),
+    Case("yaml-missing-key", missing_key, "cpu_model", "Field required"),
+    Case("yaml-description-too-long", _machine(description="x" * 2001), "description", "at most 2000"),
+    Case("yaml-bad-profile", _machine(profile="weekly"), "profile", "(got 'weekly')"),
+    # Run files: columns, types, plausible values, names and consistency.
+    Case("wrong-column-type", _cell(2, "clients", "abc"), "clients", "expected integer (got 'abc')"),
+    Case("negative-tps", _cell(1, "tps", "-5"), "tps", "negative value -5"),
+    Case("latency-in-microseconds", _cell(2, "latency_avg_ms", "5e6"), "latency_avg_ms", "5e6 ms is more"),
+    Case("nan", _cell(3, "tps", "NaN"), "tps", "not a finite number ('NaN')"),
+    Case("infinity", _cell(3, "latency_p95_ms", "inf"), "latency_p95_ms", "not a finite number ('inf')"),
+    Case("bad-boolean", _cell(1, "ok", "yes"), "ok", "expected true or false (got 'yes')"),
+    Case("empty-required-value", _cell(2, "workload", ""), "workload", "required value is empty"),
+    Case("missing-column", missing_column, "steal_pct", "required column missing"),
+    Case("unknown-column", unknown_column, "colour", "unknown column"),
+    Case("wrong-field-count", wrong_field_count, "(row)", f"fields, expected {len(COLUMN_NAMES)}"),
+    Case("run-id-mismatch", _cell(2, "run_id", "tiny-20250101T000000Z"), "run_id", "does not match the file"),
+    Case("bad-run-file-name", bad_run_file_name, "(file)", "run file names are <profile>-<UTC time>.csv"),
+    Case("uppercase-csv-suffix", uppercase_csv_suffix, "(file)", "unexpected file"),
+    Case("machine-column-mismatch", _cell(1, "machine", "other"), "machine", "'other' does not match"),
+    Case("experiment-mismatch", _cell(1, "experiment", "pool-sizing"), "experiment", "does not match"),
+    Case("duplicate-window", duplicate_window, "(row)", "pass 1, mixed at 1 clients repeats line 2"),
+    Case("incomplete-passes", incomplete_passes, "pass_no", "mixed at 4 clients lacks pass(es) 2"),
+    # What a folder may hold.
+    Case("unexpected-file", unexpected_file, "(file)", "unexpected file"),
+    Case("csv-at-the-wrong-depth", csv_at_the_wrong_depth, "(file)", "unexpected file"),
+    Case("csv-nested-too-deep", csv_nested_too_deep, "(file)", "unexpected file"),
+    Case("stray-file-under-results", stray_file_under_results, "(file)", "results/ holds one folder"),
+    # Published reference folders.
+    Case("published-without-flag", published_without_the_flag, "published", "published-<name>"),
+    Case("measured-claims-published", measured_claiming_published, "published", "and only there"),
+    Case("published-bad-value", published_bad_value, "value", "expected double (got 'lots')"),
+    Case("published-missing-column", published_missing_column, "unit", "required column missing"),
+    Case("published-with-a-run-file", published_with_a_run_file, "(file)", "unexpected file"),
+    Case("published-non-utf8", published_non_utf8, "(file)", "not UTF-8 text"),
+]
+
+
+def test_the_base_contribution_is_valid(contribution: Contribution) -> None:
+    assert validated(contribution.results) == []
+
+
+def test_the_corpus_is_large_and_distinct() -> None:
+    assert len(CASES) >= 30
+    assert len({case.id for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_a_malformed_contribution_is_refused_in_one_line(contribution: Contribution, case: Case) -> None:
+    path, line = case.mutate(contribution)
+    problems = validated(contribution.results)
+    assert problems, "accepted"
+    for problem in problems:
+        assert "\n" not in problem and "Traceback" not in problem, problem
+        assert PROBLEM.match(problem), problem
+    wanted = [
+        match
+        for match in map(PROBLEM.match, problems)
+        if match
+        and match["field"] == case.field
+        and (match["path"] == str(path) if case.exact_path else match["path"].startswith(f"{path.parent}/"))
+    ]
+    assert wanted, f"no problem for {path} in field {case.field}: {problems}"
+    assert any(case.message in match["message"] for match in wanted), problems
+    assert any(match["line"] == str(line) for match in wanted), problems
+    if case.count is not None:
+        assert len(problems) == case.count, problems
+    if path.is_relative_to(contribution.box) and path.parent.exists():
+        # The same problems come from the one folder when validated on its own.
+        assert [p for p in problems if p.startswith(f"{contribution.box}/")] == [
+            p for p in validate_machine_folder(contribution.box) if p.startswith(f"{contribution.box}/")
+        ]
+
+
+@pytest.mark.parametrize(
+    "tag",
+    [
+        '!!python/object/apply:os.system ["touch {marker}"]',
+        "!!python/object/apply:subprocess.check_call [[touch, '{marker}']]",
+        '!!python/object/new:os.system ["touch {marker}"]',
+        "!!python/name:os.system",
+        "!custom {{x: 1}}",
+    ],
+)
+def test_yaml_tags_are_refused_without_being_executed(machine: Path, tmp_path: Path, tag: str) -> None:
+    marker = tmp_path / "pwned"
+    text = (machine / MACHINE_FILE_NAME).read_text()
+    tagged = f"description: {tag.format(marker=marker)}"
+    (machine / MACHINE_FILE_NAME).write_text(re.sub(r"(?m)^description:.*$", lambda _: tagged, text))
+    problem = only_problem(validated(machine.parent))
+    assert problem["field"] == "(yaml)"
+    assert problem["message"].startswith("YAML tags")
+    assert not marker.exists(), "the YAML tag was executed"
+
+
+def test_the_cli_prints_one_line_per_problem(contribution: Contribution, tmp_path: Path) -> None:
+    """`connlab validate` over several broken folders: exit status 1, no traceback, every line parsable."""
+    for mutate in (yaml_language_tag, binary_csv, stray_file_under_results, published_bad_value):
+        mutate(contribution)
+    symlinked_machine_folder(contribution)
+    env = {**os.environ, "CONNLAB_RESULTS_DIR": str(contribution.results), "COLUMNS": "300"}
+    result = subprocess.run(
+        [sys.executable, "-m", "connlab.cli", "validate"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 5, lines
+    assert all(PROBLEM.match(line) for line in lines), lines
+    assert result.stderr.strip() == "5 problem(s) in results/"
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_a_field_over_the_csv_modules_limit_is_not_a_traceback(csv_path: Path) -> None:
+    """Python's csv module refuses fields over 128 KiB with csv.Error; a 200 KB error message (the file
+    is far under MAX_FILE_BYTES) must still come out as problem lines, or be accepted, never raise."""
+    edit_csv(csv_path, set_cell(1, "error", "x" * 200_000))
+    problems = validated(csv_path.parents[2])
+    assert all(PROBLEM.match(problem) for problem in problems), problems

@@ -39,16 +39,21 @@ class ClaimsFile(BaseModel):
     claims: list[Claim] = Field(min_length=1)
 
 
-def _verdict(holds: object) -> str:
+def _verdict(holds: object, where: str) -> str:
     if holds is None:
         return NOT_MEASURED
-    return HOLDS if bool(holds) else DOES_NOT_HOLD
+    if not isinstance(holds, bool):
+        raise LabError(f"{where}: column holds must be a boolean or null, got {holds!r}")
+    return HOLDS if holds else DOES_NOT_HOLD
 
 
-def _number(value: object) -> float | None:
+def _number(value: object, where: str) -> float | None:
     if value is None:
         return None
-    number = float(value)  # type: ignore[arg-type]
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as error:
+        raise LabError(f"{where}: column value must be a number or null, got {value!r}") from error
     return None if math.isnan(number) else number
 
 
@@ -66,14 +71,15 @@ def check_claim(con: duckdb.DuckDBPyConnection, claim: Claim, path: Path, machin
             f"(missing: {', '.join(sorted(missing))})"
         )
     by_machine = {str(row["machine"]): row for row in rows}
+    where = f"{path}: claim {claim.id}"
     verdicts = []
     for machine in machines:
         row = by_machine.get(machine)
         verdicts.append(
             {
                 "machine": machine,
-                "verdict": _verdict(row["holds"]) if row else NOT_MEASURED,
-                "value": _number(row["value"]) if row else None,
+                "verdict": _verdict(row["holds"], where) if row else NOT_MEASURED,
+                "value": _number(row["value"], where) if row else None,
             }
         )
     return {**claim.model_dump(exclude={"query"}), "verdicts": verdicts}

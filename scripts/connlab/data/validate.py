@@ -28,6 +28,8 @@ RUN_ID = re.compile(r"^(tiny|quick|full)-[0-9]{8}T[0-9]{6}Z$")
 PUBLISHED_PREFIX = "published-"
 # A latency above ten minutes is not a latency in milliseconds: most likely seconds or microseconds.
 MAX_PLAUSIBLE_MS = 600_000
+MAX_WINDOWS = 100_000
+MAX_PASSES = 100
 NON_NEGATIVE = {
     "tps", "transactions", "failed_transactions", "latency_avg_ms", "latency_stddev_ms", "latency_p50_ms",
     "latency_p95_ms", "latency_p99_ms", "initial_connection_ms", "avg_connection_ms", "server_cpu_cores",
@@ -38,9 +40,13 @@ NON_NEGATIVE = {
 
 def _check_value(kind: str, text: str) -> str | None:
     """None when the text is a valid value of the DuckDB type, else the reason."""
+    if not text.isascii():
+        return f"expected plain ASCII digits for {kind.lower()} (got {text!r})" if kind != "VARCHAR" else None
     try:
         if kind in ("INTEGER", "BIGINT"):
-            int(text)
+            limit = 2**31 if kind == "INTEGER" else 2**63
+            if not -limit <= int(text) < limit:
+                return f"{text} is out of range for {kind.lower()}"
         elif kind == "DOUBLE":
             if not math.isfinite(float(text)):
                 return f"not a finite number ({text!r})"
@@ -87,7 +93,15 @@ def _check_rows(
         return
     if not text.endswith("\n"):
         yield f"{path}:{text.count(chr(10)) + 1}: (file): does not end with a newline; truncated?"
-    for row in reader:
+    rows = iter(reader)
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
+        except csv.Error as error:  # e.g. a field larger than the csv module's limit
+            yield f"{path}:{reader.line_num}: (row): unreadable CSV ({error})"
+            return
         line_no = reader.line_num
         if len(row) != len(header):
             yield f"{path}:{line_no}: (row): {len(row)} fields, expected {len(header)}"
@@ -109,6 +123,9 @@ def _cell_problem(column: Column, text: str) -> str | None:
     problem = _check_value(column.type, text)
     if problem:
         return problem
+    upper = {"pass_no": MAX_PASSES, "window_no": MAX_WINDOWS}.get(column.name)
+    if upper and not 1 <= int(text) <= upper:
+        return f"{text} is outside 1..{upper}"
     if column.name in NON_NEGATIVE and float(text) < 0:
         return f"negative value {text}"
     if column.name.endswith("_ms") and float(text) > MAX_PLAUSIBLE_MS:
@@ -196,8 +213,9 @@ def load_machine_file(path: Path) -> tuple[MachineFile | None, list[str]]:
 
 
 def validate_machine_folder(folder: Path) -> Iterator[str]:
-    if not SAFE_ID.match(folder.name):
-        yield f"{folder}:1: (folder): machine id must be lower-case letters, digits, '.', '_' or '-'"
+    if not SAFE_ID.fullmatch(folder.name):
+        shown = folder.parent / folder.name.encode("unicode_escape").decode("ascii")
+        yield f"{shown}:1: (folder): machine id must be lower-case letters, digits, '.', '_' or '-'"
         return
     machine, problems = load_machine_file(folder / MACHINE_FILE_NAME)
     yield from problems
@@ -213,9 +231,11 @@ def validate_machine_folder(folder: Path) -> Iterator[str]:
             )
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
+        if relative == Path(MACHINE_FILE_NAME):
+            continue  # checked (symlink included) by load_machine_file
         if path.is_symlink():
             yield f"{path}:1: (file): symbolic links are not accepted in results"
-        elif path.is_dir() or relative == Path(MACHINE_FILE_NAME):
+        elif path.is_dir():
             continue
         elif published and relative == Path(PUBLISHED_FILE_NAME):
             yield from validate_published_csv(path)

@@ -17,7 +17,7 @@ from typing import Any
 import vl_convert
 
 # Element ids and file names are built from the chart id, so keep it to a safe slug.
-_CHART_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_CHART_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 # package.json pins vega-lite 6.5.0 for the browser; vl-convert 1.9 bundles at most 6.4,
 # the closest release, so the static fallback is compiled almost identically.

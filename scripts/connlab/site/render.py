@@ -91,7 +91,8 @@ def percent(value: object, digits: int = 0) -> str:
 
 def plain_text(value: object) -> str:
     """Contributed text shown literally: HTML escaped, Markdown and Jinja syntax neutralised."""
-    markdown_safe = re.sub(r"([\\`*_{}\[\]()#+!|>-])", r"\\\1", str(value))
+    one_line = " ".join(str(value).split())  # a blank line or indent would start a Markdown block
+    markdown_safe = re.sub(r"([\\`*_{}\[\]()#+!|-])", r"\\\1", one_line)
     # Jinja never sees this text as a template; HTML escaping last keeps every tag and entity literal.
     return html.escape(markdown_safe, quote=False)
 
