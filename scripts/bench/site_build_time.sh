@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 make site >/dev/null
-hyperfine --runs 5 --prepare 'make clean >/dev/null' 'make site' --export-markdown /dev/stdout
-hyperfine --runs 10 --warmup 1 'make site' --export-markdown /dev/stdout
+hyperfine --runs 5 --prepare 'make clean >/dev/null' 'make site'
+hyperfine --runs 10 --warmup 1 'make site'
