@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from connlab.experiment import Plan, make_plan, window_options
-from connlab.site.snippets import SNIPPET_PORT, clients_sweep_block
+from connlab.site.snippets import SNIPPET_PORT, pgbench_block
 
 CLIENT_COUNTS = [1, 2]
-PGBENCH_LINE = re.compile(r"taskset -c 1 pgbench \$PG (?P<flags>.*?) bench 2>/dev/null")
+PGBENCH_LINE = re.compile(r"taskset -c 1 pgbench (?:\$PG|-h \S+ -p \$PORT -U \S+) (?P<flags>.*?) bench \\\n")
 
 
-@pytest.fixture
-def plan() -> Plan:
-    return make_plan("clients-sweep", "tiny")
+@pytest.fixture(params=["clients-sweep", "connect-cost"])
+def plan(request: pytest.FixtureRequest) -> Plan:
+    return make_plan(request.param, "tiny")
 
 
 def block_flags(block: str) -> list[list[str]]:
@@ -28,7 +28,7 @@ def block_flags(block: str) -> list[list[str]]:
 
 
 def test_block_uses_the_harness_flags(plan: Plan) -> None:
-    block = clients_sweep_block(plan, client_counts=CLIENT_COUNTS)
+    block = pgbench_block(plan, client_counts=CLIENT_COUNTS)
     loops = block_flags(block)
     assert len(loops) == len(plan.spec.workloads)
     assert f"for c in {' '.join(map(str, CLIENT_COUNTS))}; do" in block
@@ -42,13 +42,13 @@ def test_block_uses_the_harness_flags(plan: Plan) -> None:
 
 
 def test_block_defaults_to_the_plan_client_counts(plan: Plan) -> None:
-    block = clients_sweep_block(plan)
+    block = pgbench_block(plan)
     assert f"for c in {' '.join(map(str, plan.client_counts))}; do" in block
     assert f"pgbench $PG -i -s {plan.scale} -q bench" in block
 
 
 def test_block_starts_the_server_with_the_experiment_settings(plan: Plan) -> None:
-    block = clients_sweep_block(plan)
+    block = pgbench_block(plan)
     for key, value in plan.spec.server.settings.items():
         assert f"-c {key}={value}" in block
     assert f"PORT={SNIPPET_PORT}" in block
@@ -57,7 +57,7 @@ def test_block_starts_the_server_with_the_experiment_settings(plan: Plan) -> Non
 
 @pytest.mark.usefixtures("require_root", "require_postgres")
 def test_block_runs(plan: Plan, shared_tmp: Path) -> None:
-    block = clients_sweep_block(plan, client_counts=CLIENT_COUNTS)
+    block = pgbench_block(plan, client_counts=CLIENT_COUNTS)
     script = shared_tmp / "check.sh"
     script.write_text(block + "\n")
     script.chmod(0o644)
@@ -77,6 +77,8 @@ def test_block_runs(plan: Plan, shared_tmp: Path) -> None:
         assert len(lines) == len(CLIENT_COUNTS), section
         for clients, line in zip(CLIENT_COUNTS, lines, strict=True):
             pattern = rf"^\s*{clients} clients: .*latency average = [0-9.]+ ms.*tps = [0-9.]+"
+            if "new connection" in section:
+                assert "average connection time" in line, line
             assert re.match(pattern, line), line
     # The script cleans up after itself: no server is left on its port.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:

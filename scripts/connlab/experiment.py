@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from connlab.data.yaml_models import load_yaml_model
 from connlab.errors import LabError
@@ -44,10 +44,39 @@ class DatabaseSpec(Strict):
     prewarm: list[str] = Field(default_factory=list)
 
 
+class Role(Strict):
+    """A login role with its own pg_hba.conf lines, so one cluster can compare authentication methods."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    auth: Literal["trust", "scram-sha-256"]
+    password: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]+$")
+
+    def hba_lines(self) -> list[str]:
+        return [f"local all {self.name} {self.auth}", f"host all {self.name} 127.0.0.1/32 {self.auth}"]
+
+
 class Workload(Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     label: str
     builtins: list[str] = Field(min_length=1)
+    # "per-transaction" is pgbench -C: a new connection (and authentication) for every transaction.
+    connect: Literal["held", "per-transaction"] = "held"
+    role: str | None = None  # one of the experiment's roles; default the postgres superuser
+    transport: Literal["unix", "tcp"] | None = None  # default: the experiment's transport
+    target: Literal["direct", "pgbouncer"] = "direct"
+    # Only these of the grid's client counts (e.g. connection churn at one count only).
+    clients: list[int] | None = None
+
+    def runs_at(self, clients: int) -> bool:
+        return self.clients is None or clients in self.clients
+
+
+class PoolerSpec(Strict):
+    """A pooler in front of the server, started once per run on the server's CPU budget."""
+
+    kind: Literal["pgbouncer"] = "pgbouncer"
+    pool_size: int = Field(default=20, ge=1)
+    pool_mode: Literal["session", "transaction", "statement"] = "transaction"
 
 
 def _check_client_entries(entries: list[int | str] | None) -> list[int | str] | None:
@@ -78,9 +107,23 @@ class Experiment(Strict):
     max_clients: int = Field(ge=1)
     transport: Literal["unix", "tcp"] = "unix"
     protocol: Literal["simple", "extended", "prepared"] = "simple"
+    roles: list[Role] = Field(default_factory=list)
+    pooler: PoolerSpec | None = None
+    # Count the server's client backends once a second during each window (admission control).
+    sample_backends: bool = False
     profiles: dict[ProfileName, Profile]
 
     _clients = field_validator("clients")(_check_client_entries)
+
+    @model_validator(mode="after")
+    def _roles_exist(self) -> Experiment:
+        names = {role.name for role in self.roles}
+        for workload in self.workloads:
+            if workload.target != "direct" and self.pooler is None:
+                raise ValueError(f"workload {workload.id} targets {workload.target}, but pooler is not set")
+            if workload.role is not None and workload.role not in names:
+                raise ValueError(f"workload {workload.id}: role {workload.role!r} is not in roles")
+        return self
 
 
 def _is_number(text: str) -> bool:
@@ -143,6 +186,7 @@ class Plan:
                 Window(pass_no, order, workload, clients)
                 for clients in counts
                 for workload in self.spec.workloads
+                if workload.runs_at(clients)
             ]
         return windows
 
@@ -185,6 +229,7 @@ def make_plan(name: str, profile_name: str, server_cores: float | None = None) -
 def window_options(plan: Plan, workload: Workload, clients: int, jobs: int) -> PgbenchOptions:
     """The pgbench flags of one window: shared by the harness and the check-it-yourself snippets."""
     return PgbenchOptions(
+        connect_per_transaction=workload.connect == "per-transaction",
         builtins=tuple(workload.builtins),
         clients=clients,
         jobs=jobs,

@@ -55,3 +55,18 @@ WHERE p.clients = (SELECT max(q.clients) FROM clients_sweep.points q
    OR p.clients = (SELECT min(q.clients) FROM clients_sweep.points q
                    WHERE q.machine = k.machine AND q.workload = k.workload AND q.clients > k.peak_clients)
 ORDER BY machine, workload, clients;
+
+-- name: connect_costs
+SELECT * FROM connect_cost.costs ORDER BY machine, transport, clients;
+
+-- name: connect_points
+SELECT * FROM connect_cost.points ORDER BY machine, clients, transport, workload;
+
+-- name: pooler_persistent
+SELECT * FROM pgbouncer.persistent ORDER BY machine, clients;
+
+-- name: pooler_churn
+SELECT * FROM pgbouncer.churn ORDER BY machine, auth;
+
+-- name: pooler_points
+SELECT * FROM pgbouncer.points ORDER BY machine, workload, clients;

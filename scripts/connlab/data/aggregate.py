@@ -6,6 +6,7 @@ article's site_src/articles/<slug>.facts.sql names the queries whose rows the ar
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -57,12 +58,22 @@ def register_raw_windows(con: duckdb.DuckDBPyConnection, files: list[Path]) -> N
         con.execute(f"CREATE OR REPLACE VIEW raw_windows AS SELECT {columns} WHERE false")
         return
     file_list = ", ".join(_sql_string(str(path)) for path in files)
-    types = _types_struct(COLUMN_TYPES)
-    # Columns are matched by name, not position, and listed in the documented order.
+    present = set().union(*(_header(path) for path in files))
+    types = _types_struct({name: kind for name, kind in COLUMN_TYPES.items() if name in present})
+    # Columns are matched by name, not position, and listed in the documented order; a column added
+    # after older files were written reads as NULL there.
+    selected = ", ".join(
+        name if name in present else f"NULL::{kind} AS {name}" for name, kind in COLUMN_TYPES.items()
+    )
     con.execute(
-        f"CREATE OR REPLACE VIEW raw_windows AS SELECT {', '.join(COLUMN_TYPES)} FROM read_csv("
+        f"CREATE OR REPLACE VIEW raw_windows AS SELECT {selected} FROM read_csv("
         f"[{file_list}], header = true, union_by_name = true, types = {{{types}}}, nullstr = '')"
     )
+
+
+def _header(path: Path) -> set[str]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return set(next(csv.reader(handle), []))
 
 
 def run_sql_file(con: duckdb.DuckDBPyConnection, path: Path) -> None:

@@ -15,6 +15,8 @@ class Column:
     type: str  # DuckDB type
     description: str
     required: bool = True  # False: may be empty (the figure was not measured in that window)
+    # Added after results were first committed: files written before lack the column entirely.
+    added_later: bool = False
 
 
 WINDOW_COLUMNS: tuple[Column, ...] = (
@@ -56,6 +58,16 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     Column("cpu_pressure_pct", "DOUBLE", "share of the window some task waited for a CPU, %", required=False),
     Column("checkpoints", "INTEGER", "checkpoints that fell inside the window"),
     Column("autovacuums", "INTEGER", "autovacuum/autoanalyze runs inside the window"),
+    Column(
+        "pooler_cpu_cores", "DOUBLE", "cores the pooler used on average", required=False, added_later=True
+    ),
+    Column(
+        "server_backends_max",
+        "INTEGER",
+        "most client backends seen on the server during the window",
+        required=False,
+        added_later=True,
+    ),
     Column("cpu_budget_method", "VARCHAR", "cgroup-v1, cgroup-v2 or taskset"),
     Column("postgres_version", "VARCHAR", "server_version"),
     Column("pgbench_flags", "VARCHAR", "the pgbench flags of the window"),

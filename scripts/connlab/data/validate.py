@@ -83,7 +83,7 @@ def _check_rows(
     if header is None:
         yield f"{path}:1: (header): empty file"
         return
-    missing = [name for name in names if name not in header]
+    missing = [c.name for c in columns if c.name not in header and not c.added_later]
     unknown = [name for name in header if name not in names]
     for name in missing:
         yield f"{path}:1: {name}: required column missing"
@@ -109,7 +109,7 @@ def _check_rows(
         values = dict(zip(header, row, strict=True))
         row_ok = True
         for column in columns:
-            problem = _cell_problem(column, values[column.name])
+            problem = _cell_problem(column, values.get(column.name, ""))
             if problem:
                 row_ok = False
                 yield f"{path}:{line_no}: {column.name}: {problem}"

@@ -6,12 +6,15 @@ nothing while pgbench runs: the observer effect is checked by scripts/bench/obse
 
 from __future__ import annotations
 
+import contextlib
 import resource
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+import psycopg
 
 from connlab.lab.cluster import Cluster
 from connlab.lab.cpu_budget import CpuBudget
@@ -88,6 +91,51 @@ def take_snapshot(cluster: Cluster, budget: CpuBudget | None, dbname: str) -> Sn
         checkpoints=int(checkpoints),
         autovacuums=int(autovacuums),
     )
+
+
+TCP_TABLES = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
+TIME_WAIT_STATE = "06"
+
+
+def time_wait_sockets() -> int:
+    """Sockets in TIME_WAIT on this machine (the `st` column of /proc/net/tcp)."""
+    count = 0
+    for table in TCP_TABLES:
+        try:
+            lines = table.read_text().splitlines()[1:]
+        except OSError:
+            continue
+        count += sum(1 for line in lines if line.split()[3] == TIME_WAIT_STATE)
+    return count
+
+
+class BackendSampler:
+    """Counts the server's client backends on the benchmark database once a second, from its own
+    connection in a thread, while a window runs: how many connections the server really saw."""
+
+    INTERVAL_S = 1.0
+    SQL = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname = %s"
+
+    def __init__(self, conninfo: str, dbname: str) -> None:
+        self.conninfo = conninfo
+        self.dbname = dbname
+        self.max_backends = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        with contextlib.suppress(psycopg.Error), psycopg.connect(self.conninfo, autocommit=True) as conn:
+            while not self._stop.wait(self.INTERVAL_S):
+                count = conn.execute(self.SQL, (self.dbname,)).fetchone()[0]
+                self.max_backends = max(self.max_backends, int(count))
+
+    def __enter__(self) -> BackendSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 
 def client_cpu_seconds(rusage: resource.struct_rusage) -> float:

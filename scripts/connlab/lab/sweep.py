@@ -14,10 +14,12 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psycopg.sql
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -30,9 +32,9 @@ from rich.progress import (
 
 from connlab.data.machine_schema import SAFE_ID_PATTERN
 from connlab.errors import LabError
-from connlab.experiment import Plan, Window, window_options
+from connlab.experiment import Plan, Role, Window, Workload, window_options
 from connlab.lab import machine, probes
-from connlab.lab.cluster import Cluster, find_program
+from connlab.lab.cluster import SERVER_USER, Cluster, find_program
 from connlab.lab.cpu_budget import CpuBudget, create_budget
 from connlab.lab.pgbench import (
     PgbenchOptions,
@@ -41,12 +43,15 @@ from connlab.lab.pgbench import (
     latency_percentiles_ms,
     parse_report,
 )
+from connlab.lab.poolers.pgbouncer import PgBouncer
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
 from connlab.paths import LAB_DIR, experiment_results_dir
 
 BENCH_DB = "bench"
 # pgbench gets this long past -T before it is killed: a window can never hang the sweep.
 PGBENCH_GRACE_S = 60
+# Well under the default ephemeral port range (32768-60999) that TIME_WAIT sockets draw on.
+TIME_WAIT_LIMIT = 5000
 
 
 @dataclass
@@ -57,17 +62,30 @@ class Bench:
     budget: CpuBudget
     pgbench: str
     transport: str
+    roles: dict[str, Role] = field(default_factory=dict)
+    pooler: PgBouncer | None = None
+
+    def transport_of(self, workload: Workload) -> str:
+        return workload.transport or self.transport
 
     @property
     def client_cores(self) -> int:
         return len(self.budget.plan.client_cores)
 
-    def run_pgbench(self, options: PgbenchOptions, log_dir: Path | None) -> tuple[PgbenchReport, float]:
-        """Run one pgbench; return its report and the CPU seconds it used."""
+    def run_pgbench(
+        self, options: PgbenchOptions, log_dir: Path | None, workload: Workload | None = None
+    ) -> tuple[PgbenchReport, float]:
+        """Run one pgbench as the workload's role over its transport; return its report and CPU time."""
         prefix = log_dir / "tx" if log_dir else None
-        command = build_command(
-            self.pgbench, options, self.cluster.client_args(self.transport), BENCH_DB, prefix
-        )
+        role = self.roles.get(workload.role) if workload and workload.role else None
+        transport = self.transport_of(workload) if workload else self.transport
+        user = role.name if role else SERVER_USER
+        if workload is not None and workload.target == "pgbouncer" and self.pooler is not None:
+            connection = self.pooler.client_args(transport, user)
+        else:
+            connection = self.cluster.client_args(transport, user)
+        command = build_command(self.pgbench, options, connection, BENCH_DB, prefix)
+        environment = {**os.environ, "PGPASSWORD": role.password} if role and role.password else None
         usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         process = subprocess.Popen(
             command,
@@ -76,6 +94,7 @@ class Bench:
             text=True,
             preexec_fn=self.budget.enter_client,
             start_new_session=True,
+            env=environment,
         )
         try:
             output, _ = process.communicate(timeout=options.duration_s + PGBENCH_GRACE_S)
@@ -128,13 +147,26 @@ def settle(cluster: Cluster, prewarm: list[str]) -> None:
 def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> dict[str, object]:
     """One window with its probes; returns the CSV row."""
     options = window_options(plan, window.workload, window.clients, jobs=bench.client_cores)
+    if bench.pooler is not None:
+        bench.pooler.close_server_connections()
+        wait_for_no_backends(bench.cluster)
     settle(bench.cluster, plan.spec.database.prewarm)
+    if options.connect_per_transaction and bench.transport_of(window.workload) == "tcp":
+        wait_for_ephemeral_ports()
     started_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     log_dir = Path(tempfile.mkdtemp(prefix="txlog-", dir=bench.cluster.root))
+    sampler = probes.BackendSampler(bench.cluster.conninfo(), BENCH_DB) if plan.spec.sample_backends else None
     try:
+        pooler_before = bench.pooler.cpu_seconds() if bench.pooler else None
         before = probes.take_snapshot(bench.cluster, bench.budget, BENCH_DB)
-        report, client_cpu = bench.run_pgbench(options, log_dir)
+        with sampler or contextlib.nullcontext():
+            report, client_cpu = bench.run_pgbench(options, log_dir, window.workload)
         after = probes.take_snapshot(bench.cluster, bench.budget, BENCH_DB)
+        pooler_cpu = (
+            round((bench.pooler.cpu_seconds() - pooler_before) / (after.monotonic_s - before.monotonic_s), 3)
+            if bench.pooler and pooler_before is not None
+            else None
+        )
         percentiles = latency_percentiles_ms(sorted(log_dir.glob("tx*")))
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
@@ -149,7 +181,7 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         "clients": window.clients,
         "jobs": min(options.jobs, window.clients),
         "duration_s": options.duration_s,
-        "transport": bench.transport,
+        "transport": bench.transport_of(window.workload),
         "started_at": started_at,
         "ok": report.ok,
         "exit_code": report.exit_code,
@@ -165,6 +197,8 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         "server_cpu_budget": plan.server_cores,
         "client_cores": bench.client_cores,
         **probes.window_metrics(before, after, client_cpu, bench.client_cores),
+        "pooler_cpu_cores": pooler_cpu,
+        "server_backends_max": sampler.max_backends if sampler else None,
         "cpu_budget_method": bench.budget.method,
         "postgres_version": bench.cluster.version,
         "pgbench_flags": " ".join(options.flags()),
@@ -174,12 +208,50 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
 @contextlib.contextmanager
 def open_bench(plan: Plan, name: str):  # type: ignore[no-untyped-def]
     """A started, initialised cluster on the plan's CPU budget; stopped and removed on exit."""
-    cluster = Cluster(name, dict(plan.spec.server.settings))  # finds the binaries before cgroups exist
+    hba = [line for role in plan.spec.roles for line in role.hba_lines()]
+    # Cluster() finds the binaries before any cgroup exists, so a missing binary leaks nothing.
+    cluster = Cluster(name, dict(plan.spec.server.settings), hba_lines=hba)
     cluster.budget = create_budget(plan.server_cores, f"connlab-{name}")
     budget = cluster.budget
     with cluster:
         prepare_database(cluster, plan.scale, plan.spec.database.prewarm)
-        yield Bench(cluster, budget, find_program("pgbench", cluster.bindir), plan.spec.transport)
+        create_roles(cluster, plan.spec.roles)
+        roles = {role.name: role for role in plan.spec.roles}
+        pgbench = find_program("pgbench", cluster.bindir)
+        if plan.spec.pooler is None:
+            yield Bench(cluster, budget, pgbench, plan.spec.transport, roles)
+            return
+        with start_pooler(cluster, plan) as pooler:
+            yield Bench(cluster, budget, pgbench, plan.spec.transport, roles, pooler)
+
+
+def start_pooler(cluster: Cluster, plan: Plan) -> PgBouncer:
+    """PgBouncer with one pg_hba-style line per role (trust or SCRAM, as on the server)."""
+    spec = plan.spec.pooler
+    assert spec is not None
+    roles = [Role(name=SERVER_USER, auth="trust"), *plan.spec.roles]
+    hba = [line for role in roles for line in role.hba_lines()]
+    users = {role.name: role.password or "" for role in roles}
+    return PgBouncer(
+        cluster, pool_size=spec.pool_size, pool_mode=spec.pool_mode, auth_type="hba", users=users,
+        hba_lines=hba, budget=cluster.budget,
+    )  # fmt: skip
+
+
+def create_roles(cluster: Cluster, roles: list[Role]) -> None:
+    """Login roles that may run pgbench on the benchmark tables; SCRAM secrets per password_encryption."""
+    for role in roles:
+        cluster.execute(
+            psycopg.sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                psycopg.sql.Identifier(role.name), psycopg.sql.Literal(role.password)
+            )
+        )
+        cluster.execute(
+            psycopg.sql.SQL("GRANT ALL ON ALL TABLES IN SCHEMA public TO {}").format(
+                psycopg.sql.Identifier(role.name)
+            ),
+            dbname=BENCH_DB,
+        )
 
 
 def calibrate(bench: Bench, plan: Plan) -> float | None:
@@ -190,6 +262,24 @@ def calibrate(bench: Bench, plan: Plan) -> float | None:
     )
     report, _ = bench.run_pgbench(options, None)
     return round(report.tps, 1) if report.ok and report.tps else None
+
+
+def wait_for_no_backends(cluster: Cluster, timeout_s: float = 15) -> None:
+    """Until no client backend is left on the benchmark database from the previous window."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if cluster.execute(probes.BackendSampler.SQL, (BENCH_DB,))[0][0] == 0:
+            return
+        time.sleep(0.1)
+
+
+def wait_for_ephemeral_ports(limit: int = TIME_WAIT_LIMIT, timeout_s: float = 90) -> None:
+    """A connection per transaction over TCP leaves a socket in TIME_WAIT for each one; enough of them
+    exhaust the client's ephemeral ports ("Cannot assign requested address"). Wait for the previous
+    window's sockets to drain before the next one starts."""
+    deadline = time.monotonic() + timeout_s
+    while probes.time_wait_sockets() > limit and time.monotonic() < deadline:
+        time.sleep(1)
 
 
 def _progress(console: Console) -> Progress:

@@ -110,3 +110,28 @@ def normalised_throughput(records: Records) -> dict:
         )
         .to_dict()
     )
+
+
+def connect_cost_bars(records: Records) -> dict:
+    """Time per transaction for each way of connecting (log scale: the bars differ by orders)."""
+    return (
+        _base(records)
+        .mark_bar()
+        .encode(
+            y=alt.Y("workload:N", title=None, sort=None),
+            x=alt.X(
+                "ms_per_tx_median:Q", scale=alt.Scale(type="log"), title="ms per transaction (log scale)"
+            ),
+            color=alt.Color("transport:N"),
+            tooltip=[
+                alt.Tooltip("workload:N"),
+                alt.Tooltip("clients:Q"),
+                alt.Tooltip("ms_per_tx_median:Q", title="median ms", format=".3~f"),
+                alt.Tooltip("ms_per_tx_min:Q", title="min ms", format=".3~f"),
+                alt.Tooltip("ms_per_tx_max:Q", title="max ms", format=".3~f"),
+                alt.Tooltip("connection_ms_median:Q", title="connection ms", format=".3~f"),
+            ],
+        )
+        .properties(height=200)
+        .to_dict()
+    )

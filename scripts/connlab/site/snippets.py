@@ -1,5 +1,5 @@
-"""'Check it yourself' blocks: plain initdb / pg_ctl / pgbench commands generated from an experiment's
-spec, with the flags the harness used, so a reader can re-measure without the harness.
+"""'Check it yourself' blocks: plain initdb / pg_ctl / psql / pgbench commands generated from an
+experiment's spec, with the flags the harness used, so a reader can re-measure without the harness.
 
 The test suite runs every block (with a tiny duration and scale) so a block on the site cannot rot.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 
-from connlab.experiment import Plan, window_options
+from connlab.experiment import Plan, Workload, window_options
 from connlab.lab.cluster import find_bindir
 
 SNIPPET_PORT = 54329
@@ -18,8 +18,17 @@ def _setting_flags(settings: dict[str, object]) -> str:
     return " ".join(f"-c {key}={value}" for key, value in settings.items())
 
 
-def clients_sweep_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | None = None) -> str:
-    """A bash script: throwaway cluster in a temporary folder, the sweep's pgbench windows, clean-up.
+def _connection(workload: Workload, default_transport: str) -> str:
+    transport = workload.transport or default_transport
+    if transport == "unix" and workload.role is None:
+        return "$PG"
+    host = '-h "$DIR"' if transport == "unix" else "-h 127.0.0.1"
+    return f"{host} -p $PORT -U {workload.role or 'postgres'}"
+
+
+def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | None = None) -> str:
+    """A bash script: throwaway cluster in a temporary folder, the experiment's roles and pg_hba lines,
+    its pgbench windows (one pass), clean-up.
 
     Run it as the postgres user (PostgreSQL refuses root). The server gets core 0 and pgbench core 1
     through taskset, the portable stand-in for the harness's cgroups.
@@ -38,23 +47,43 @@ def clients_sweep_block(plan: Plan, client_jobs: int = 1, client_counts: list[in
         f"PORT={SNIPPET_PORT}",
         'trap \'$BIN/pg_ctl -D "$DIR/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$DIR"\' EXIT',
         '$BIN/initdb -D "$DIR/data" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >/dev/null',
+    ]
+    hba = [line for role in spec.roles for line in role.hba_lines()]
+    if hba:
+        quoted = "\\n".join(hba)
+        lines.append(
+            f'printf \'{quoted}\\n\' | cat - "$DIR/data/pg_hba.conf" > "$DIR/hba" '
+            '&& mv "$DIR/hba" "$DIR/data/pg_hba.conf"   # these lines first: pg_hba.conf matches top down'
+        )
+    lines += [
         'taskset -c 0 $BIN/pg_ctl -D "$DIR/data" -l "$DIR/server.log" -w start \\',
         f'  -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 {settings}" >/dev/null',
         'PG="-h $DIR -p $PORT -U postgres"',
         "psql $PG -qc 'CREATE DATABASE bench' postgres",
         f"pgbench $PG -i -s {plan.scale} -q bench",
     ]
+    for role in spec.roles:
+        password = f" PASSWORD '{role.password}'" if role.password else ""
+        lines.append(
+            f'psql $PG -qc "CREATE ROLE {role.name} LOGIN{password}" '
+            f"-c 'GRANT ALL ON ALL TABLES IN SCHEMA public TO {role.name}' bench"
+        )
+    roles = {role.name: role for role in spec.roles}
     for workload in spec.workloads:
         flags = window_options(plan, workload, clients=1, jobs=client_jobs).flags(shell_variables=True)
         flags = [flag for flag in flags if flag != "-l"]  # the transaction log is only for percentiles
         text = " ".join(flag if flag.startswith("$") else shlex.quote(flag) for flag in flags)
+        role = roles.get(workload.role or "")
+        password = f"PGPASSWORD={role.password} " if role and role.password else ""
+        connection = _connection(workload, spec.transport)
         lines += [
             f"echo '== {workload.label}'",
             f"for c in {' '.join(str(count) for count in counts)}; do",
             f"  j=$(( c < {client_jobs} ? c : {client_jobs} ))",
             "  psql $PG -qc 'CHECKPOINT' bench",
-            f"  printf '%4s clients: ' $c; taskset -c 1 pgbench $PG {text} bench 2>/dev/null \\",
-            "    | grep -E '^(tps|latency average)' | tr '\\n' ' '; echo",
+            f"  printf '%4s clients: ' $c; {password}taskset -c 1 pgbench {connection} {text} bench \\",
+            "    2>/dev/null \\",
+            "    | grep -E '^(tps|latency average|average connection time)' | tr '\\n' ' '; echo",
             "done",
         ]
     return "\n".join(lines)

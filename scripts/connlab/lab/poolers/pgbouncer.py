@@ -26,6 +26,7 @@ from connlab.lab.cluster import (
     free_port,
     hold_signals,
 )
+from connlab.lab.cpu_budget import CpuBudget
 
 START_TIMEOUT_S = 15
 
@@ -50,6 +51,8 @@ class PgBouncer:
     users: dict[str, str] = field(default_factory=lambda: {SERVER_USER: ""})
     max_client_conn: int = 2000
     extra: dict[str, object] = field(default_factory=dict)
+    hba_lines: list[str] = field(default_factory=list)  # with auth_type = hba: per-role methods
+    budget: CpuBudget | None = None  # the pooler runs on the server's CPU budget, like a sidecar
 
     def __post_init__(self) -> None:
         self.root = self.cluster.root / "pgbouncer"
@@ -71,6 +74,7 @@ class PgBouncer:
             "unix_socket_dir": str(self.root),
             "auth_type": self.auth_type,
             "auth_file": str(self.root / "userlist.txt"),
+            **({"auth_hba_file": str(self.root / "pgbouncer_hba.conf")} if self.hba_lines else {}),
             "pool_mode": self.pool_mode,
             "default_pool_size": self.pool_size,
             "max_client_conn": self.max_client_conn,
@@ -94,9 +98,13 @@ class PgBouncer:
         for path in (self.config_path, self.root / "userlist.txt"):
             chown_to_server_user(path)
         # Foreground mode (no -d): the process is ours to watch and to stop.
+        if self.hba_lines:
+            (self.root / "pgbouncer_hba.conf").write_text("\n".join(self.hba_lines) + "\n")
+            chown_to_server_user(self.root / "pgbouncer_hba.conf")
         self.process = subprocess.Popen(
             as_server_user([binary, str(self.config_path)]), stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=self.budget.enter if self.budget else None,
         )  # fmt: skip
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -167,6 +175,14 @@ class PgBouncer:
     def client_args(self, transport: str = "tcp", user: str = SERVER_USER) -> list[str]:
         host = "127.0.0.1" if transport == "tcp" else str(self.root)
         return ["-h", host, "-p", str(self.port), "-U", user]
+
+    def close_server_connections(self) -> None:
+        """RECONNECT: idle server connections close now, busy ones when released. Each window then
+        starts from an empty pool, and the backends it counts are its own."""
+        with psycopg.connect(
+            self.conninfo("pgbouncer"), autocommit=True, cursor_factory=psycopg.ClientCursor
+        ) as conn:
+            conn.execute("RECONNECT")
 
     def show(self, command: str) -> list[dict[str, object]]:
         """An admin console command such as SHOW POOLS, as records."""

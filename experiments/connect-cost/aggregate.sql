@@ -1,0 +1,52 @@
+-- connect-cost: held connections against a new connection per transaction, by authentication and
+-- transport. Input: the view raw_windows (results/*/connect-cost/*.csv).
+
+CREATE OR REPLACE TABLE windows AS
+WITH ranked AS (
+    SELECT *, CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END AS profile_rank
+    FROM raw_windows
+)
+SELECT * EXCLUDE (profile_rank)
+FROM ranked
+QUALIFY profile_rank = max(profile_rank) OVER (PARTITION BY machine);
+
+-- Time per transaction as a client sees it: with -C pgbench's "latency average" leaves the connection
+-- out, so the full cost is clients / tps (in ms), which includes connecting and authenticating.
+CREATE OR REPLACE TABLE points AS
+SELECT
+    machine, profile, workload, transport, clients,
+    count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
+    count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
+    median(tps) FILTER (WHERE ok) AS tps_median,
+    min(tps) FILTER (WHERE ok) AS tps_min,
+    max(tps) FILTER (WHERE ok) AS tps_max,
+    median(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_median,
+    min(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_min,
+    max(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_max,
+    median(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_median,
+    median(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_median,
+    min(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_min,
+    max(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_max,
+    median(server_cpu_cores) AS server_cpu_median,
+    median(client_cpu_cores) AS client_cpu_median,
+    string_agg(DISTINCT error, '; ') FILTER (WHERE NOT ok) AS errors
+FROM windows
+GROUP BY machine, profile, workload, transport, clients;
+
+-- New against held, and SCRAM against trust, per machine, transport and client count.
+CREATE OR REPLACE TABLE costs AS
+SELECT
+    h.machine, h.transport, h.clients,
+    h.ms_per_tx_median                              AS held_ms,
+    t.ms_per_tx_median                              AS new_trust_ms,
+    s.ms_per_tx_median                              AS new_scram_ms,
+    t.connection_ms_median                          AS trust_connection_ms,
+    s.connection_ms_median                          AS scram_connection_ms,
+    s.ms_per_tx_median / h.ms_per_tx_median         AS scram_over_held,
+    t.ms_per_tx_median / h.ms_per_tx_median         AS trust_over_held,
+    h.tps_median / s.tps_median                     AS held_tps_over_scram_tps,
+    (s.connection_ms_median - t.connection_ms_median) / s.connection_ms_median AS auth_share_of_handshake
+FROM points h
+JOIN points t ON t.machine = h.machine AND t.clients = h.clients AND t.workload = 'new-trust-' || h.transport
+JOIN points s ON s.machine = h.machine AND s.clients = h.clients AND s.workload = 'new-scram-' || h.transport
+WHERE h.workload = 'held-' || h.transport;
