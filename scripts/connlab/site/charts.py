@@ -112,26 +112,33 @@ def normalised_throughput(records: Records) -> dict:
     )
 
 
-def connect_cost_bars(records: Records) -> dict:
-    """Time per transaction for each way of connecting (log scale: the bars differ by orders)."""
-    return (
+def connect_cost_dots(records: Records) -> dict:
+    """Time per transaction for each way of connecting: a dot at the median, a rule over the range of the
+    passes. The scale is logarithmic (the ways differ by orders of magnitude), where bars cannot start."""
+    x_scale = alt.Scale(type="log")
+    y = alt.Y("workload:N", title=None, sort=None)
+    color = alt.Color("transport:N")
+    tooltip = [
+        alt.Tooltip("workload:N"),
+        alt.Tooltip("clients:Q"),
+        alt.Tooltip("ms_per_tx_median:Q", title="median ms", format=".3~f"),
+        alt.Tooltip("ms_per_tx_min:Q", title="min ms", format=".3~f"),
+        alt.Tooltip("ms_per_tx_max:Q", title="max ms", format=".3~f"),
+        alt.Tooltip("connection_ms_median:Q", title="connection ms", format=".3~f"),
+    ]
+    ranges = (
         _base(records)
-        .mark_bar()
-        .encode(
-            y=alt.Y("workload:N", title=None, sort=None),
-            x=alt.X(
-                "ms_per_tx_median:Q", scale=alt.Scale(type="log"), title="ms per transaction (log scale)"
-            ),
-            color=alt.Color("transport:N"),
-            tooltip=[
-                alt.Tooltip("workload:N"),
-                alt.Tooltip("clients:Q"),
-                alt.Tooltip("ms_per_tx_median:Q", title="median ms", format=".3~f"),
-                alt.Tooltip("ms_per_tx_min:Q", title="min ms", format=".3~f"),
-                alt.Tooltip("ms_per_tx_max:Q", title="max ms", format=".3~f"),
-                alt.Tooltip("connection_ms_median:Q", title="connection ms", format=".3~f"),
-            ],
-        )
-        .properties(height=200)
-        .to_dict()
+        .mark_rule(strokeWidth=3)
+        .encode(y=y, x=alt.X("ms_per_tx_min:Q", scale=x_scale), x2="ms_per_tx_max:Q", color=color)
     )
+    dots = (
+        _base(records)
+        .mark_point(filled=True, size=90)
+        .encode(
+            y=y,
+            x=alt.X("ms_per_tx_median:Q", scale=x_scale, title="ms per transaction, log scale"),
+            color=color,
+            tooltip=tooltip,
+        )
+    )
+    return alt.layer(ranges, dots).properties(height=200).to_dict()
