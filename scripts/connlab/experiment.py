@@ -28,6 +28,8 @@ class ServerSpec(Strict):
     # A number of cores (fractional means a CPU quota), or "half": half the machine's cores, the rest
     # going to pgbench, so one file serves a 2-core laptop and a 64-core server alike.
     cpu_budget: float | Literal["half"] = "half"
+    # Several budgets measured in turn, as shares of cpu_budget (the core-budget experiment).
+    budget_shares: list[float] = Field(default_factory=lambda: [1.0], min_length=1)
 
     def cores(self, online: int | None = None) -> float:
         if self.cpu_budget == "half":
@@ -152,10 +154,11 @@ class Window:
     order: str  # "asc" or "desc"
     workload: Workload
     clients: int
+    budget: float  # the server's CPU budget in cores for this window
 
     @property
-    def key(self) -> tuple[int, str, int]:
-        return (self.pass_no, self.workload.id, self.clients)
+    def key(self) -> tuple[int, str, int, float]:
+        return (self.pass_no, self.workload.id, self.clients, self.budget)
 
 
 def pass_order(pass_no: int) -> str:
@@ -173,6 +176,10 @@ class Plan:
     client_counts: list[int]
 
     @property
+    def budgets(self) -> list[float]:
+        return [round(share * self.server_cores, 3) for share in self.spec.server.budget_shares]
+
+    @property
     def scale(self) -> int:
         return self.profile.scale or self.spec.database.scale
 
@@ -182,9 +189,11 @@ class Plan:
             order = pass_order(pass_no)
             counts = self.client_counts if order == "asc" else list(reversed(self.client_counts))
             # Workloads interleave at each client count, so drift hits every workload alike.
+            # Budgets and workloads interleave at each client count, so drift hits all of them alike.
             windows += [
-                Window(pass_no, order, workload, clients)
+                Window(pass_no, order, workload, clients, budget)
                 for clients in counts
+                for budget in self.budgets
                 for workload in self.spec.workloads
                 if workload.runs_at(clients)
             ]

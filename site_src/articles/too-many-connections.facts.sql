@@ -70,3 +70,9 @@ SELECT * FROM pgbouncer.churn ORDER BY machine, auth;
 
 -- name: pooler_points
 SELECT * FROM pgbouncer.points ORDER BY machine, workload, clients;
+
+-- name: budget_scaling
+SELECT * FROM core_budget.scaling ORDER BY machine, workload;
+
+-- name: budget_points
+SELECT * FROM core_budget.points ORDER BY machine, workload, budget, clients;

@@ -154,20 +154,21 @@ def validate_csv(path: Path, machine_id: str | None = None) -> Iterator[str]:
             yield f"{path}:{line_no}: machine: {values['machine']!r} does not match the folder {machine_id!r}"
         if values["experiment"] != path.parent.name:
             yield f"{path}:{line_no}: experiment: {values['experiment']!r} does not match the folder"
-        key = (values["pass_no"], values["workload"], values["clients"])
+        point = (values["workload"], values["clients"], values["server_cpu_budget"])
+        key = (values["pass_no"], *point)
         if key in seen:
-            repeated = f"pass {key[0]}, {key[1]} at {key[2]} clients"
+            repeated = f"pass {key[0]}, {key[1]} at {key[2]} clients on {key[3]} cores"
             yield f"{path}:{line_no}: (row): {repeated} repeats line {seen[key]}"
         seen[key] = line_no
-        passes[(values["workload"], values["clients"])].add(int(values["pass_no"]))
+        passes[point].add(int(values["pass_no"]))
     yield from _incomplete_passes(path, passes)
 
 
-def _incomplete_passes(path: Path, passes: dict[tuple[str, str], set[int]]) -> Iterator[str]:
+def _incomplete_passes(path: Path, passes: dict[tuple[str, str, str], set[int]]) -> Iterator[str]:
     if not passes:
         return
     expected = set(range(1, max(max(found) for found in passes.values()) + 1))
-    for (workload, clients), found in sorted(passes.items()):
+    for (workload, clients, _budget), found in sorted(passes.items()):
         if found != expected:
             missing = ", ".join(str(number) for number in sorted(expected - found))
             yield (

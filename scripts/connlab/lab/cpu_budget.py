@@ -67,6 +67,9 @@ class CpuBudget:
     cgroup_dirs: list[Path] = field(default_factory=list)
     client_cgroup_dirs: list[Path] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.current = self.plan.budget  # the cores the quota allows right now
+
     def enter_client(self) -> None:
         """Called in pgbench's child process before exec: the client's cores and weight."""
         pid = str(os.getpid())
@@ -80,6 +83,28 @@ class CpuBudget:
         for folder in self.cgroup_dirs:
             (folder / "cgroup.procs").write_text(pid)
         os.sched_setaffinity(0, self.plan.server_cores)
+
+    def set_cores(self, cores: float) -> None:
+        """Change the server's CPU quota between windows (up to the cores of its cpuset); the running
+        server keeps its processes, only the time they may use changes."""
+        if cores == self.current:
+            return
+        if cores > len(self.plan.server_cores):
+            raise LabError(
+                f"a budget of {cores} cores exceeds the server's {len(self.plan.server_cores)} cores"
+            )
+        whole = cores == len(self.plan.server_cores)
+        if self.method == "cgroup-v1":
+            quota = -1 if whole else round(cores * CFS_PERIOD_US)
+            _write(CGROUP_ROOT / "cpu" / self.name / "cpu.cfs_quota_us", str(quota))
+        elif self.method == "cgroup-v2":
+            quota = "max" if whole else str(round(cores * CFS_PERIOD_US))
+            _write(self.cgroup_dirs[0] / "cpu.max", f"{quota} {CFS_PERIOD_US}")
+        elif not whole:
+            raise LabError(
+                f"a budget of {cores} cores needs a cgroup CPU quota; taskset gives whole cores only"
+            )
+        self.current = cores
 
     def server_cpu_seconds(self) -> float | None:
         """CPU time used by everything in the server's cgroup; None where only affinity is set."""

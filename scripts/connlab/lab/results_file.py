@@ -55,8 +55,11 @@ class ResultsFile:
             os.fsync(handle.fileno())
         os.replace(temporary, self.path)
 
-    def done_keys(self) -> set[tuple[int, str, int]]:
-        return {(int(row["pass_no"]), row["workload"], int(row["clients"])) for row in self.rows}
+    def done_keys(self) -> set[tuple[int, str, int, float]]:
+        return {
+            (int(row["pass_no"]), row["workload"], int(row["clients"]), float(row["server_cpu_budget"]))
+            for row in self.rows
+        }
 
 
 def find_resumable(folder: Path, profile: str, spec_hash: str, planned: int) -> ResultsFile | None:

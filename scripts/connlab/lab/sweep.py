@@ -147,6 +147,7 @@ def settle(cluster: Cluster, prewarm: list[str]) -> None:
 def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> dict[str, object]:
     """One window with its probes; returns the CSV row."""
     options = window_options(plan, window.workload, window.clients, jobs=bench.client_cores)
+    bench.budget.set_cores(window.budget)
     if bench.pooler is not None:
         bench.pooler.close_server_connections()
         wait_for_no_backends(bench.cluster)
@@ -194,7 +195,7 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         **percentiles,
         "initial_connection_ms": report.initial_connection_ms,
         "avg_connection_ms": report.avg_connection_ms,
-        "server_cpu_budget": plan.server_cores,
+        "server_cpu_budget": window.budget,
         "client_cores": bench.client_cores,
         **probes.window_metrics(before, after, client_cpu, bench.client_cores),
         "pooler_cpu_cores": pooler_cpu,

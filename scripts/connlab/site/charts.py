@@ -142,3 +142,27 @@ def connect_cost_dots(records: Records) -> dict:
         )
     )
     return alt.layer(ranges, dots).properties(height=200).to_dict()
+
+
+def throughput_by_budget(records: Records) -> dict:
+    """One line per server CPU budget, against clients per core of that budget."""
+    labelled = [{**record, "budget_cores": f"{record['budget']:g} core(s)"} for record in records]
+    return (
+        _base(labelled)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(
+                "clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per core of the budget"
+            ),
+            y=alt.Y("tps_median:Q", title="transactions per second"),
+            color=alt.Color("budget_cores:N", title="server budget"),
+            tooltip=[
+                alt.Tooltip("budget_cores:N", title="budget"),
+                alt.Tooltip("clients:Q"),
+                alt.Tooltip("tps_median:Q", title="median", format=",.0f"),
+                alt.Tooltip("tps_min:Q", title="min", format=",.0f"),
+                alt.Tooltip("tps_max:Q", title="max", format=",.0f"),
+            ],
+        )
+        .to_dict()
+    )

@@ -1,0 +1,52 @@
+-- core-budget: the same sweep at several server CPU budgets, interleaved; where each budget peaks.
+-- Input: the view raw_windows (results/*/core-budget/*.csv); server_cpu_budget is each window's budget.
+
+CREATE OR REPLACE TABLE windows AS
+WITH ranked AS (
+    SELECT *, CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END AS profile_rank
+    FROM raw_windows
+)
+SELECT * EXCLUDE (profile_rank)
+FROM ranked
+QUALIFY profile_rank = max(profile_rank) OVER (PARTITION BY machine);
+
+CREATE OR REPLACE TABLE points AS
+SELECT
+    machine, profile, workload, server_cpu_budget AS budget, clients,
+    clients / server_cpu_budget AS clients_per_core,
+    count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
+    count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
+    median(tps) FILTER (WHERE ok) AS tps_median,
+    min(tps) FILTER (WHERE ok) AS tps_min,
+    max(tps) FILTER (WHERE ok) AS tps_max,
+    median(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_median,
+    median(server_cpu_cores) AS server_cpu_median,
+    median(client_cpu_cores) AS client_cpu_median
+FROM windows
+GROUP BY machine, profile, workload, server_cpu_budget, clients;
+
+-- Each budget's peak, among points where pgbench never saturated its cores.
+CREATE OR REPLACE TABLE peaks AS
+SELECT
+    machine, workload, budget,
+    arg_max(clients, tps_median) AS peak_clients,
+    arg_max(clients_per_core, tps_median) AS peak_clients_per_core,
+    max(tps_median) AS peak_tps,
+    arg_max(tps_min, tps_median) AS peak_tps_min,
+    arg_max(tps_max, tps_median) AS peak_tps_max
+FROM points
+WHERE windows_ok > 0 AND windows_client_saturated = 0
+GROUP BY machine, workload, budget;
+
+-- Smallest against largest budget: does the peak keep its multiple of the cores?
+CREATE OR REPLACE TABLE scaling AS
+SELECT s.machine, s.workload,
+       s.budget AS small_budget, l.budget AS large_budget,
+       s.peak_clients AS small_peak_clients, l.peak_clients AS large_peak_clients,
+       s.peak_clients_per_core AS small_peak_per_core, l.peak_clients_per_core AS large_peak_per_core,
+       l.peak_clients_per_core / s.peak_clients_per_core AS per_core_ratio,
+       l.peak_tps / s.peak_tps AS throughput_ratio
+FROM peaks s JOIN peaks l USING (machine, workload)
+WHERE s.budget = (SELECT min(budget) FROM peaks p WHERE p.machine = s.machine AND p.workload = s.workload)
+  AND l.budget = (SELECT max(budget) FROM peaks p WHERE p.machine = l.machine AND p.workload = l.workload)
+  AND s.budget < l.budget;
