@@ -9,6 +9,7 @@ SHELL := /bin/bash
 # Variables (every path defined once; the Python side has its own list in scripts/connlab/paths.py)
 # ---------------------------------------------------------------------------------------------------------
 EXP      ?= clients-sweep
+EXPERIMENTS := $(sort $(notdir $(patsubst %/experiment.yaml,%,$(wildcard experiments/*/experiment.yaml))))
 PROFILE  ?= quick
 PYTHON   ?= python3
 VENV     := .venv
@@ -33,16 +34,16 @@ SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
 DATA_CODE      := $(wildcard scripts/connlab/data/*.py scripts/connlab/*.py)
 SITE_CODE      := $(wildcard scripts/connlab/site/*.py)
 
-.PHONY: help all setup system-packages run contribute validate aggregate articles site serve test lint clean
+.PHONY: help all setup system-packages run run-all contribute validate aggregate articles site serve test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
 
 ## help: list the targets (the default goal)
 help:
 	@grep -E '^## ' $(MAKEFILE_LIST) | sed -E 's/^## ([^:]+): /  \1\t/' | expand -t 20
 
-## all: set up, run the quick profile of EXP on this machine, build the site
+## all: set up, run the quick profile of every experiment on this machine, build the site
 all: setup
-	$(MAKE) run PROFILE=quick
+	$(MAKE) run-all PROFILE=quick
 	$(MAKE) site
 
 # ---------------------------------------------------------------------------------------------------------
@@ -71,6 +72,10 @@ $(NODE_STAMP): package.json package-lock.json
 ## run: run (or resume) experiment EXP with PROFILE=quick|full on this machine (EXP=clients-sweep)
 run: $(VENV_STAMP)
 	$(CONNLAB) run $(EXP) --profile $(PROFILE)
+
+## run-all: run (or resume) every experiment with PROFILE=quick|full, one after the other
+run-all: $(VENV_STAMP)
+	set -e; for experiment in $(EXPERIMENTS); do $(CONNLAB) run $$experiment --profile $(PROFILE); done
 
 ## contribute: run every experiment (PROFILE=full unless given), validate, print what to commit
 contribute: PROFILE = full

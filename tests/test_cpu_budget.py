@@ -158,6 +158,20 @@ def test_whole_core_budget_has_no_quota(budget_name: str) -> None:
     assert not list(CGROUP_ROOT.glob(f"*/{budget_name}*"))
 
 
+def test_the_quota_changes_between_windows(budget_name: str) -> None:
+    budget = create_budget(1, budget_name)
+    quota = CGROUP_ROOT / "cpu" / budget_name / "cpu.cfs_quota_us"
+    try:
+        budget.set_cores(0.5)
+        assert quota.read_text().strip() == "50000"
+        budget.set_cores(1)
+        assert quota.read_text().strip() == "-1"
+        with pytest.raises(LabError, match="exceeds the server's 1 cores"):
+            budget.set_cores(2)
+    finally:
+        budget.release()
+
+
 def test_processes_enter_their_budget(budget_name: str, two_cores: list[int]) -> None:
     budget = create_budget(0.5, budget_name)
     script = "import os; print(sorted(os.sched_getaffinity(0))); print(open('/proc/self/cgroup').read())"

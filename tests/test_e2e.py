@@ -132,7 +132,8 @@ def test_run_then_build_the_site(
     assert {row["spec_hash"] for row in rows} == {plan.spec_hash}
     workloads = {workload.id: workload for workload in plan.spec.workloads}
     for row, window in zip(sorted(rows, key=lambda r: int(r["window_no"])), plan.windows(), strict=True):
-        assert (int(row["pass_no"]), row["workload"], int(row["clients"])) == window.key
+        key = (int(row["pass_no"]), row["workload"], int(row["clients"]), float(row["server_cpu_budget"]))
+        assert key == window.key
         expected = window_options(
             plan, workloads[row["workload"]], int(row["clients"]), jobs=int(row["client_cores"])
         ).flags()

@@ -1,4 +1,5 @@
-"""End to end: the connect-cost and pgbouncer experiments on a real throwaway cluster (tiny profile).
+"""End to end: the connect-cost, pgbouncer and core-budget experiments on a real throwaway cluster
+(tiny profile).
 
 Roles with their own pg_hba lines (trust and SCRAM), pgbench -C, PgBouncer started as the postgres user on
 the server's budget, backends counted during windows, and nothing left running afterwards.
@@ -79,3 +80,15 @@ def test_pgbouncer_pools_and_is_stopped(connlab_env: dict[str, str]) -> None:
     ]
     assert max(direct_50) > pool_size  # direct clients each get a backend
     assert no_pooler_left() == []
+
+
+def test_core_budget_alternates_quotas(connlab_env: dict[str, str]) -> None:
+    rows = run("core-budget", connlab_env)
+    plan = make_plan("core-budget", "tiny")
+    assert {float(row["server_cpu_budget"]) for row in rows} == set(plan.budgets)
+    # Budgets alternate at every point: consecutive windows of one pass switch between them.
+    first_pass = [float(row["server_cpu_budget"]) for row in rows if row["pass_no"] == "1"]
+    assert len(set(first_pass[:4])) == 2
+    # The quota holds: the server never used more than its budget (plus a little accounting slack).
+    for row in rows:
+        assert float(row["server_cpu_cores"]) <= float(row["server_cpu_budget"]) * 1.1 + 0.05, row

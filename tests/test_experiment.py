@@ -241,3 +241,19 @@ def test_profile_client_entries_are_checked_like_the_spec_ones(tmp_path: Path) -
     [problem] = problems(caught.value)
     assert int(problem["line"]) == line_of(text, "clients: [1, lots]")
     assert problem["field"].startswith("profiles.tiny.clients")
+
+
+def test_budgets_interleave_at_every_point() -> None:
+    plan = make_plan("core-budget", "tiny", server_cores=2)
+    assert plan.budgets == [1.0, 2.0]
+    windows = plan.windows()
+    assert len(windows) == plan.profile.passes * len(plan.client_counts) * 2 * len(plan.spec.workloads)
+    first = [w for w in windows if w.pass_no == 1 and w.clients == plan.client_counts[0]]
+    assert [w.budget for w in first] == [1.0, 1.0, 2.0, 2.0]  # both workloads at one budget, then the next
+    assert len({w.key for w in windows}) == len(windows)
+
+
+def test_a_single_budget_is_the_server_budget() -> None:
+    plan = make_plan("clients-sweep", "tiny", server_cores=1)
+    assert plan.budgets == [1.0]
+    assert {w.budget for w in plan.windows()} == {1.0}

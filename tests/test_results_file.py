@@ -104,7 +104,8 @@ def test_done_keys(tmp_path: Path, make_row: RowFactory) -> None:
     results.append(make_row(pass_no=1, workload="mixed", clients=1))
     results.append(make_row(pass_no=1, workload="select-only", clients=4))
     results.append(make_row(pass_no=2, workload="mixed", clients=4, ok=False, tps=None))
-    expected = {(1, "mixed", 1), (1, "select-only", 4), (2, "mixed", 4)}
+    budget = float(make_row()["server_cpu_budget"])  # type: ignore[arg-type]
+    expected = {(1, "mixed", 1, budget), (1, "select-only", 4, budget), (2, "mixed", 4, budget)}
     assert results.done_keys() == expected
     assert ResultsFile(results.path).done_keys() == expected  # read back from disk
 

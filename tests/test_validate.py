@@ -646,7 +646,12 @@ CASES = [
     Case("uppercase-csv-suffix", uppercase_csv_suffix, "(file)", "unexpected file"),
     Case("machine-column-mismatch", _cell(1, "machine", "other"), "machine", "'other' does not match"),
     Case("experiment-mismatch", _cell(1, "experiment", "pool-sizing"), "experiment", "does not match"),
-    Case("duplicate-window", duplicate_window, "(row)", "pass 1, mixed at 1 clients repeats line 2"),
+    Case(
+        "duplicate-window",
+        duplicate_window,
+        "(row)",
+        "pass 1, mixed at 1 clients on 1.0 cores repeats line 2",
+    ),
     Case("incomplete-passes", incomplete_passes, "pass_no", "mixed at 4 clients lacks pass(es) 2"),
     # What a folder may hold.
     Case("unexpected-file", unexpected_file, "(file)", "unexpected file"),
