@@ -123,7 +123,7 @@ def connect(results_dir: Path) -> duckdb.DuckDBPyConnection:
 def con(results_dir: Path, tmp_path: Path) -> duckdb.DuckDBPyConnection:
     connection = connect(results_dir)
     tables = aggregate_experiment(connection, "clients-sweep", tmp_path / "data", results_dir)
-    assert set(tables) >= {"windows", "points", "peaks", "relative_to_peak", "near_peak"}
+    assert set(tables) >= {"points", "peaks", "relative_to_peak", "near_peak"}
     return connection
 
 

@@ -1,17 +1,7 @@
 -- clients-sweep: raw windows -> one row per (machine, workload, clients) with medians and ranges,
 -- each machine's peak, and what running past the peak costs.
--- Input: the view raw_windows, every row of results/*/clients-sweep/*.csv with typed columns.
-
--- One profile per machine: the most thorough one it has (full > quick > tiny), so a quick rerun on a
--- machine with committed full results never dilutes them.
-CREATE OR REPLACE TABLE windows AS
-WITH ranked AS (
-    SELECT *, CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END AS profile_rank
-    FROM raw_windows
-)
-SELECT * EXCLUDE (profile_rank)
-FROM ranked
-QUALIFY profile_rank = max(profile_rank) OVER (PARTITION BY machine);
+-- Input: the view windows: the rows of results/*/clients-sweep/*.csv, typed, in the most thorough
+-- profile each machine has.
 
 -- A window counts only when pgbench exited 0 with no failed transaction (column ok).
 CREATE OR REPLACE TABLE points AS

@@ -1,14 +1,5 @@
 -- connect-cost: held connections against a new connection per transaction, by authentication and
--- transport. Input: the view raw_windows (results/*/connect-cost/*.csv).
-
-CREATE OR REPLACE TABLE windows AS
-WITH ranked AS (
-    SELECT *, CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END AS profile_rank
-    FROM raw_windows
-)
-SELECT * EXCLUDE (profile_rank)
-FROM ranked
-QUALIFY profile_rank = max(profile_rank) OVER (PARTITION BY machine);
+-- transport. Input: the view windows (results/*/connect-cost/*.csv, most thorough profile per machine).
 
 -- Time per transaction as a client sees it: with -C pgbench's "latency average" leaves the connection
 -- out, so the full cost is clients / tps (in ms), which includes connecting and authenticating.

@@ -1,14 +1,6 @@
 -- core-budget: the same sweep at several server CPU budgets, interleaved; where each budget peaks.
--- Input: the view raw_windows (results/*/core-budget/*.csv); server_cpu_budget is each window's budget.
-
-CREATE OR REPLACE TABLE windows AS
-WITH ranked AS (
-    SELECT *, CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END AS profile_rank
-    FROM raw_windows
-)
-SELECT * EXCLUDE (profile_rank)
-FROM ranked
-QUALIFY profile_rank = max(profile_rank) OVER (PARTITION BY machine);
+-- Input: the view windows (results/*/core-budget/*.csv, most thorough profile per machine);
+-- server_cpu_budget is each window's budget.
 
 CREATE OR REPLACE TABLE points AS
 SELECT

@@ -1,14 +1,5 @@
 -- pgbouncer: direct against pooled, persistent and churning clients.
--- Input: the view raw_windows (results/*/pgbouncer/*.csv).
-
-CREATE OR REPLACE TABLE windows AS
-WITH ranked AS (
-    SELECT *, CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END AS profile_rank
-    FROM raw_windows
-)
-SELECT * EXCLUDE (profile_rank)
-FROM ranked
-QUALIFY profile_rank = max(profile_rank) OVER (PARTITION BY machine);
+-- Input: the view windows (results/*/pgbouncer/*.csv, most thorough profile per machine).
 
 CREATE OR REPLACE TABLE points AS
 SELECT
