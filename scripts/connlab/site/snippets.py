@@ -12,6 +12,7 @@ from connlab.experiment import Plan, Workload, window_options
 from connlab.lab.cluster import find_bindir
 
 SNIPPET_PORT = 54329
+POOLER_PORT = 64329
 
 
 def _setting_flags(settings: dict[str, object]) -> str:
@@ -20,10 +21,46 @@ def _setting_flags(settings: dict[str, object]) -> str:
 
 def _connection(workload: Workload, default_transport: str) -> str:
     transport = workload.transport or default_transport
-    if transport == "unix" and workload.role is None:
+    port = "$POOLER_PORT" if workload.target == "pgbouncer" else "$PORT"
+    if transport == "unix" and workload.role is None and port == "$PORT":
         return "$PG"
     host = '-h "$DIR"' if transport == "unix" else "-h 127.0.0.1"
-    return f"{host} -p $PORT -U {workload.role or 'postgres'}"
+    return f"{host} -p {port} -U {workload.role or 'postgres'}"
+
+
+def _pgbouncer_lines(plan: Plan) -> list[str]:
+    """PgBouncer as the harness runs it: transaction pooling, per-role auth through an hba file."""
+    pooler = plan.spec.pooler
+    assert pooler is not None
+    users = [("postgres", "trust", "")] + [(r.name, r.auth, r.password or "") for r in plan.spec.roles]
+    hba = "\\n".join(
+        f"local all {name} {auth}\\nhost all {name} 127.0.0.1/32 {auth}" for name, auth, _ in users
+    )
+    userlist = "\\n".join(f'\\"{name}\\" \\"{password}\\"' for name, _, password in users)
+    return [
+        f"POOLER_PORT={POOLER_PORT}",
+        f'printf "{userlist}\\n" > "$DIR/userlist.txt"',
+        f'printf "{hba}\\n" > "$DIR/pgbouncer_hba.conf"',
+        'cat > "$DIR/pgbouncer.ini" <<INI',
+        "[databases]",
+        "bench = host=$DIR port=$PORT dbname=bench",
+        "[pgbouncer]",
+        "listen_addr = 127.0.0.1",
+        "listen_port = $POOLER_PORT",
+        "unix_socket_dir = $DIR",
+        "auth_type = hba",
+        "auth_file = $DIR/userlist.txt",
+        "auth_hba_file = $DIR/pgbouncer_hba.conf",
+        f"pool_mode = {pooler.pool_mode}",
+        f"default_pool_size = {pooler.pool_size}",
+        "max_client_conn = 2000",
+        "logfile = $DIR/pgbouncer.log",
+        "pidfile = $DIR/pgbouncer.pid",
+        "INI",
+        'taskset -c 0 pgbouncer -d "$DIR/pgbouncer.ini"   # on the server\'s core, as the harness runs it',
+        'trap \'kill $(cat "$DIR/pgbouncer.pid") 2>/dev/null || true; '
+        '$BIN/pg_ctl -D "$DIR/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$DIR"\' EXIT',
+    ]
 
 
 def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | None = None) -> str:
@@ -68,6 +105,8 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
             f'psql $PG -qc "CREATE ROLE {role.name} LOGIN{password}" '
             f"-c 'GRANT ALL ON ALL TABLES IN SCHEMA public TO {role.name}' bench"
         )
+    if spec.pooler is not None:
+        lines += _pgbouncer_lines(plan)
     roles = {role.name: role for role in spec.roles}
     for workload in spec.workloads:
         flags = window_options(plan, workload, clients=1, jobs=client_jobs).flags(shell_variables=True)
@@ -76,9 +115,11 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         role = roles.get(workload.role or "")
         password = f"PGPASSWORD={role.password} " if role and role.password else ""
         connection = _connection(workload, spec.transport)
+        # A workload measured at some client counts only (churn at one count) keeps to them here.
+        workload_counts = [count for count in counts if workload.runs_at(count)] or workload.clients or counts
         lines += [
             f"echo '== {workload.label}'",
-            f"for c in {' '.join(str(count) for count in counts)}; do",
+            f"for c in {' '.join(str(count) for count in workload_counts)}; do",
             f"  j=$(( c < {client_jobs} ? c : {client_jobs} ))",
             "  psql $PG -qc 'CHECKPOINT' bench",
             f"  printf '%4s clients: ' $c; {password}taskset -c 1 pgbench {connection} {text} bench \\",
