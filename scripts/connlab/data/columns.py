@@ -88,6 +88,5 @@ PUBLISHED_COLUMNS: tuple[Column, ...] = (
     Column("unit", "VARCHAR", "unit of the value; empty for a pure number", required=False),
     Column("note", "VARCHAR", "where in the article, and any condition", required=False),
 )
-PUBLISHED_NAMES: tuple[str, ...] = tuple(column.name for column in PUBLISHED_COLUMNS)
 PUBLISHED_TYPES: dict[str, str] = {column.name: column.type for column in PUBLISHED_COLUMNS}
 PUBLISHED_FILE_NAME = "published.csv"

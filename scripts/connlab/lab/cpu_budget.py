@@ -118,16 +118,6 @@ class CpuBudget:
                     return int(value) / 1e6
         return None
 
-    def memory_stat(self) -> dict[str, int]:
-        """cgroup memory counters (v1 memory.stat plus usage), empty without a memory cgroup."""
-        folder = CGROUP_ROOT / "memory" / self.name
-        if self.method != "cgroup-v1" or not folder.exists():
-            return {}
-        stats = dict(line.split() for line in (folder / "memory.stat").read_text().splitlines())
-        result = {key: int(value) for key, value in stats.items()}
-        result["usage_in_bytes"] = int((folder / "memory.usage_in_bytes").read_text())
-        return result
-
     def release(self) -> None:
         """Remove the cgroup folders; call only after the server has stopped (they must be empty)."""
         for folder in [*reversed(self.cgroup_dirs), *self.client_cgroup_dirs]:

@@ -154,14 +154,6 @@ class PgBouncer:
                 total += times.user + times.system
         return total
 
-    def rss_bytes(self) -> int:
-        total = 0
-        for process in self._processes():
-            with contextlib.suppress(psutil.Error):
-                if process.name() == "pgbouncer":
-                    total += process.memory_info().rss
-        return total
-
     def log_tail(self) -> str:
         try:
             lines = (self.root / "pgbouncer.log").read_text().strip().splitlines()
@@ -183,13 +175,3 @@ class PgBouncer:
             self.conninfo("pgbouncer"), autocommit=True, cursor_factory=psycopg.ClientCursor
         ) as conn:
             conn.execute("RECONNECT")
-
-    def show(self, command: str) -> list[dict[str, object]]:
-        """An admin console command such as SHOW POOLS, as records."""
-        # The admin console speaks only the simple query protocol: a client-side cursor uses it.
-        with psycopg.connect(
-            self.conninfo("pgbouncer"), autocommit=True, cursor_factory=psycopg.ClientCursor
-        ) as conn:
-            cursor = conn.execute(f"SHOW {command}")
-            names = [column.name for column in cursor.description or []]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
