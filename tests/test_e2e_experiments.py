@@ -1,5 +1,5 @@
-"""End to end: the connect-cost, pgbouncer and core-budget experiments on a real throwaway cluster
-(tiny profile).
+"""End to end: the connect-cost, pgbouncer, core-budget, wait-events and idle-memory experiments on a real
+throwaway cluster (tiny profile).
 
 Roles with their own pg_hba lines (trust and SCRAM), pgbench -C, PgBouncer started as the postgres user on
 the server's budget, backends counted during windows, and nothing left running afterwards.
@@ -92,3 +92,44 @@ def test_core_budget_alternates_quotas(connlab_env: dict[str, str]) -> None:
     # The quota holds: the server never used more than its budget (plus a little accounting slack).
     for row in rows:
         assert float(row["server_cpu_cores"]) <= float(row["server_cpu_budget"]) * 1.1 + 0.05, row
+
+
+def parse_wait_events(cell: str) -> dict[str, int]:
+    return {state: int(count) for state, count in (pair.split("=") for pair in cell.split(";"))}
+
+
+def test_wait_events_sample_active_backends(connlab_env: dict[str, str]) -> None:
+    rows = run("wait-events", connlab_env)
+    plan = make_plan("wait-events", "tiny")
+    for row in rows:
+        # A poll every 100 ms over a window of duration_s seconds (give or take start-up).
+        assert 5 * plan.profile.duration_s <= int(row["wait_samples"]) <= 12 * plan.profile.duration_s, row
+        states = parse_wait_events(row["wait_events"])
+        # Never more active backends in one poll than clients, so never more samples than polls × clients.
+        assert 0 < sum(states.values()) <= int(row["wait_samples"]) * int(row["clients"])
+        assert all(state == "running" or ":" in state for state in states)
+    # tpcb-like updates a handful of branch rows: with several clients, some wait on another's row lock.
+    busy = [
+        parse_wait_events(r["wait_events"])
+        for r in rows
+        if r["workload"] == "tpcb-like" and r["clients"] == "8"
+    ]
+    assert any(state.startswith("Lock:") for states in busy for state in states)
+
+
+def test_idle_memory_measures_every_backend(connlab_env: dict[str, str]) -> None:
+    rows = run("idle-memory", connlab_env)
+    for row in rows:
+        clients = int(row["clients"])
+        assert int(row["mem_backends"]) == clients, row
+        rss, pss, anon = (int(row[f"mem_{name}_sum_bytes"]) for name in ("rss", "pss", "anon_rss"))
+        # Shared pages count once per process in RSS and are divided among the sharers in PSS.
+        assert 0 < anon < rss and 0 < pss < rss, row
+        if row["cpu_budget_method"] == "cgroup-v1":
+            assert int(row["mem_cgroup_usage_bytes"]) > int(row["mem_cgroup_rss_bytes"]) > 0, row
+    by_clients: dict[int, list[int]] = {}
+    for row in rows:
+        by_clients.setdefault(int(row["clients"]), []).append(int(row["mem_anon_rss_sum_bytes"]))
+    few, many = min(by_clients), max(by_clients)
+    # More idle connections, more private memory: the smallest of the many beats the largest of the few.
+    assert min(by_clients[many]) > max(by_clients[few])

@@ -10,14 +10,24 @@ from pathlib import Path
 
 import pytest
 
+from conftest import cgroup_v1_writable
 from connlab.experiment import Plan, make_plan, window_options
 from connlab.site.snippets import SNIPPET_PORT, pgbench_block
 
 CLIENT_COUNTS = [1, 2]
-PGBENCH_LINE = re.compile(r"taskset -c 1 pgbench (?:\$PG|-h \S+ -p \$\w+ -U \S+) (?P<flags>.*?) bench \\\n")
+PGBENCH_LINE = re.compile(
+    r"taskset -c 1 pgbench (?:\$PG|-h \S+ -p \$\w+ -U \S+) (?P<flags>.*?) bench(?: \\\n| >)"
+)
+EXPERIMENTS = ["clients-sweep", "connect-cost", "pgbouncer", "core-budget", "wait-events", "idle-memory"]
+# What each block prints per client count, by the kind of experiment.
+RESULT_LINE = {
+    "wait-events": r"clients: tps = [0-9.]+ .*; [0-9]+ samples:( \S+ [0-9]+%)+$",
+    "idle-memory": r"idle connections, summed: RSS [0-9]+ MiB, PSS [0-9]+ MiB, RssAnon [0-9]+ MiB$",
+}
+DEFAULT_RESULT_LINE = r"clients: .*latency average = [0-9.]+ ms.*tps = [0-9.]+"
 
 
-@pytest.fixture(params=["clients-sweep", "connect-cost", "pgbouncer"])
+@pytest.fixture(params=EXPERIMENTS)
 def plan(request: pytest.FixtureRequest) -> Plan:
     return make_plan(request.param, "tiny")
 
@@ -36,7 +46,7 @@ def test_block_uses_the_harness_flags(plan: Plan) -> None:
         for clients in CLIENT_COUNTS:
             jobs = min(clients, 1)  # the block's `j=$(( c < 1 ? c : 1 ))`
             shell = [{"$c": str(clients), "$j": str(jobs)}.get(flag, flag) for flag in flags]
-            harness = window_options(plan, workload, clients, jobs=1).flags()
+            harness = window_options(plan, workload, clients, jobs=1, script_dir="$DIR").flags()
             assert "-l" in harness
             assert shell == [flag for flag in harness if flag != "-l"], workload.id
 
@@ -61,8 +71,13 @@ def test_block_runs(plan: Plan, shared_tmp: Path) -> None:
     script = shared_tmp / "check.sh"
     script.write_text(block + "\n")
     script.chmod(0o644)
+    quotas = len(plan.spec.server.budget_shares)
+    if quotas > 1 and not cgroup_v1_writable():
+        pytest.skip("the CPU-quota block needs root and a writable cgroup hierarchy")
+    # A block with CPU quotas runs as root (cgroups) and starts the server as postgres itself.
+    user = [] if quotas > 1 else ["runuser", "-u", "postgres", "--"]
     result = subprocess.run(
-        ["runuser", "-u", "postgres", "--", "bash", str(script)],
+        [*user, "bash", str(script)],
         capture_output=True,
         text=True,
         timeout=180,
@@ -71,16 +86,22 @@ def test_block_runs(plan: Plan, shared_tmp: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     sections = re.split(r"^== ", result.stdout, flags=re.M)[1:]
-    assert [section.splitlines()[0] for section in sections] == [w.label for w in plan.spec.workloads]
-    for workload, section in zip(plan.spec.workloads, sections, strict=True):
+    labels = [w.label for w in plan.spec.workloads for _ in range(quotas)]
+    assert [section.splitlines()[0].split(", server quota")[0] for section in sections] == labels
+    for workload, section in zip(
+        [w for w in plan.spec.workloads for _ in range(quotas)], sections, strict=True
+    ):
         lines = section.splitlines()[1:]
         counts = [count for count in CLIENT_COUNTS if workload.runs_at(count)] or workload.clients or []
         assert len(lines) == len(counts), section
         for clients, line in zip(counts, lines, strict=True):
-            pattern = rf"^\s*{clients} clients: .*latency average = [0-9.]+ ms.*tps = [0-9.]+"
+            pattern = rf"^\s*{clients} " + RESULT_LINE.get(plan.experiment, DEFAULT_RESULT_LINE)
             if "new connection" in section:
                 assert "average connection time" in line, line
-            assert re.match(pattern, line), line
-    # The script cleans up after itself: no server is left on its port.
+            assert re.search(pattern, line), line
+    # The script cleans up after itself: no server is left on its port, no cgroup behind.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         assert probe.connect_ex(("127.0.0.1", SNIPPET_PORT)) != 0
+    assert not any(
+        Path(p).exists() for p in ("/sys/fs/cgroup/cpu/connlab-check", "/sys/fs/cgroup/connlab-check")
+    )

@@ -60,7 +60,9 @@ class Role(Strict):
 class Workload(Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     label: str
-    builtins: list[str] = Field(min_length=1)
+    builtins: list[str] = Field(default_factory=list)
+    # A pgbench script instead of builtins (e.g. one small query, then idle for :window_s seconds).
+    script: str | None = None
     # "per-transaction" is pgbench -C: a new connection (and authentication) for every transaction.
     connect: Literal["held", "per-transaction"] = "held"
     role: str | None = None  # one of the experiment's roles; default the postgres superuser
@@ -68,9 +70,32 @@ class Workload(Strict):
     target: Literal["direct", "pgbouncer"] = "direct"
     # Only these of the grid's client counts (e.g. connection churn at one count only).
     clients: list[int] | None = None
+    # Session settings for pgbench's connections (PGOPTIONS), e.g. synchronous_commit: "off".
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    # pgbench -j, and a CPU quota for pgbench as a share of its cores (needs cgroups): is the client the
+    # bottleneck?
+    jobs: int | None = Field(default=None, ge=1)
+    client_cpu_share: float | None = Field(default=None, gt=0, le=1)
+    # Through PgBouncer: a pool of this many server connections (a database alias of its own); "Nx" is
+    # N times the server's cores, expanded by make_plan.
+    pool_size: int | str | None = None
+
+    @field_validator("pool_size")
+    @classmethod
+    def _pool_size_entry(cls, value: int | str | None) -> int | str | None:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("pool_size must be at least 1")
+        _check_client_entries([value] if value is not None else [])
+        return value
 
     def runs_at(self, clients: int) -> bool:
         return self.clients is None or clients in self.clients
+
+    @model_validator(mode="after")
+    def _builtins_or_script(self) -> Workload:
+        if bool(self.builtins) == bool(self.script):
+            raise ValueError(f"workload {self.id}: give either builtins or a script, not both or neither")
+        return self
 
 
 class PoolerSpec(Strict):
@@ -113,6 +138,12 @@ class Experiment(Strict):
     pooler: PoolerSpec | None = None
     # Count the server's client backends once a second during each window (admission control).
     sample_backends: bool = False
+    # Poll pg_stat_activity every 100 ms for what active client backends are doing (wait-events).
+    sample_wait_events: bool = False
+    # Measure the server's memory once the window's connections are all connected and idle.
+    measure_memory: bool = False
+    # Poll PgBouncer's SHOW POOLS during each window: clients waiting for a server connection.
+    sample_pools: bool = False
     profiles: dict[ProfileName, Profile]
 
     _clients = field_validator("clients")(_check_client_entries)
@@ -125,6 +156,8 @@ class Experiment(Strict):
                 raise ValueError(f"workload {workload.id} targets {workload.target}, but pooler is not set")
             if workload.role is not None and workload.role not in names:
                 raise ValueError(f"workload {workload.id}: role {workload.role!r} is not in roles")
+            if workload.pool_size is not None and workload.target != "pgbouncer":
+                raise ValueError(f"workload {workload.id}: pool_size needs target: pgbouncer")
         return self
 
 
@@ -231,17 +264,33 @@ def make_plan(name: str, profile_name: str, server_cores: float | None = None) -
         )
     profile = spec.profiles[profile_name]
     cores = server_cores if server_cores is not None else spec.server.cores()
+    # Pool sizes given as multiples of the cores become numbers for this machine.
+    spec = spec.model_copy(
+        update={
+            "workloads": [
+                w.model_copy(update={"pool_size": expand_clients([w.pool_size], cores, 10**6)[0]})
+                if w.pool_size is not None
+                else w
+                for w in spec.workloads
+            ]
+        }
+    )
     counts = expand_clients(profile.clients or spec.clients, cores, spec.max_clients)
     return Plan(name, cores, spec, profile_name, profile, counts)
 
 
-def window_options(plan: Plan, workload: Workload, clients: int, jobs: int) -> PgbenchOptions:
-    """The pgbench flags of one window: shared by the harness and the check-it-yourself snippets."""
+def window_options(
+    plan: Plan, workload: Workload, clients: int, jobs: int, script_dir: str = "."
+) -> PgbenchOptions:
+    """The pgbench flags of one window: shared by the harness and the check-it-yourself snippets.
+
+    A workload's script is read from script_dir/<workload id>.sql (the caller writes it there)."""
     return PgbenchOptions(
+        script_path=f"{script_dir}/{workload.id}.sql" if workload.script else None,
         connect_per_transaction=workload.connect == "per-transaction",
         builtins=tuple(workload.builtins),
         clients=clients,
-        jobs=jobs,
+        jobs=workload.jobs or jobs,
         duration_s=plan.profile.duration_s,
         protocol=plan.spec.protocol,
     )

@@ -34,8 +34,15 @@ NON_NEGATIVE = {
     "tps", "transactions", "failed_transactions", "latency_avg_ms", "latency_stddev_ms", "latency_p50_ms",
     "latency_p95_ms", "latency_p99_ms", "initial_connection_ms", "avg_connection_ms", "server_cpu_cores",
     "client_cpu_cores", "steal_pct", "cpu_pressure_pct", "checkpoints", "autovacuums", "clients", "jobs",
-    "duration_s", "value", "server_cpu_budget", "client_cores",
+    "duration_s", "value", "server_cpu_budget", "client_cores", "wait_samples", "mem_backends",
+    "mem_cgroup_usage_bytes", "mem_cgroup_rss_bytes", "mem_cgroup_cache_bytes", "mem_rss_sum_bytes",
+    "mem_pss_sum_bytes", "mem_anon_rss_sum_bytes", "client_cpu_budget", "pool_size", "pool_samples",
+    "pool_cl_waiting_avg", "pool_cl_waiting_max", "pool_maxwait_ms_max",
 }  # fmt: skip
+# running=12;LWLock:WALWrite=3: a state (or wait event type:name) and how many times it was seen.
+WAIT_EVENTS = re.compile(
+    r"^[A-Za-z][A-Za-z0-9_]*(:[A-Za-z0-9_]+)?=[0-9]{1,12}(;[A-Za-z][A-Za-z0-9_]*(:[A-Za-z0-9_]+)?=[0-9]{1,12})*$"
+)
 
 
 def _check_value(kind: str, text: str) -> str | None:
@@ -128,6 +135,8 @@ def _cell_problem(column: Column, text: str) -> str | None:
         return f"{text} is outside 1..{upper}"
     if column.name in NON_NEGATIVE and float(text) < 0:
         return f"negative value {text}"
+    if column.name == "wait_events" and not WAIT_EVENTS.match(text):
+        return "expected state=count pairs separated by ';', e.g. running=12;LWLock:WALWrite=3"
     if column.name.endswith("_ms") and float(text) > MAX_PLAUSIBLE_MS:
         return f"{text} ms is more than ten minutes: latencies are in milliseconds"
     return None

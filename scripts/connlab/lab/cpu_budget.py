@@ -69,6 +69,7 @@ class CpuBudget:
 
     def __post_init__(self) -> None:
         self.current = self.plan.budget  # the cores the quota allows right now
+        self.client_quota: float | None = None  # pgbench's CPU quota in cores; None: no quota
 
     def enter_client(self) -> None:
         """Called in pgbench's child process before exec: the client's cores and weight."""
@@ -106,6 +107,20 @@ class CpuBudget:
             )
         self.current = cores
 
+    def set_client_cores(self, cores: float | None) -> None:
+        """A CPU quota for pgbench (None: its pinned cores, no quota), to test whether the client limits
+        a point. Only cgroup v1 gives the client a cgroup of its own."""
+        if cores == self.client_quota:
+            return
+        if self.method != "cgroup-v1" or not self.client_cgroup_dirs:
+            raise LabError(
+                f"a CPU quota for pgbench needs cgroup v1 (this run uses {self.method}); run as root on a "
+                f"machine with a writable cgroup v1 cpu hierarchy"
+            )
+        quota = -1 if cores is None else round(cores * CFS_PERIOD_US)
+        _write(self.client_cgroup_dirs[0] / "cpu.cfs_quota_us", str(quota))
+        self.client_quota = cores
+
     def server_cpu_seconds(self) -> float | None:
         """CPU time used by everything in the server's cgroup; None where only affinity is set."""
         if self.method == "cgroup-v1":
@@ -117,6 +132,17 @@ class CpuBudget:
                 if key == "usage_usec":
                     return int(value) / 1e6
         return None
+
+    def memory_stat(self) -> dict[str, int]:
+        """The server cgroup's memory counters (v1 memory.stat plus usage_in_bytes); empty where the
+        server has no memory cgroup (cgroup v2 without the controller, taskset)."""
+        folder = CGROUP_ROOT / "memory" / self.name
+        if self.method != "cgroup-v1" or not folder.exists():
+            return {}
+        lines = (folder / "memory.stat").read_text().splitlines()
+        counters = {key: int(value) for key, value in (line.split() for line in lines)}
+        counters["usage_in_bytes"] = int((folder / "memory.usage_in_bytes").read_text())
+        return counters
 
     def release(self) -> None:
         """Remove the cgroup folders; call only after the server has stopped (they must be empty)."""
@@ -182,6 +208,7 @@ def _create_v1_client(name: str) -> list[Path]:
     folder = CGROUP_ROOT / "cpu" / f"{name}-client"
     folder.mkdir(exist_ok=True)
     _write(folder / "cpu.shares", str(MEASURED_SHARES))
+    _write(folder / "cpu.cfs_period_us", str(CFS_PERIOD_US))
     return [folder]
 
 

@@ -29,6 +29,8 @@ class PgbenchOptions:
     progress_s: int = 1  # -P 1 is always on: it is what makes pgbench report latency stddev
     transaction_log: bool = True
     extra: tuple[str, ...] = ()
+    # A custom script instead of builtins; it may use :window_s, the window's length in seconds.
+    script_path: str | None = None
 
     def flags(self, shell_variables: bool = False) -> list[str]:
         """pgbench's flags; with shell_variables, -c and -j read $c and $j (for loops in snippets)."""
@@ -37,6 +39,8 @@ class PgbenchOptions:
         flags = ["-n"]  # never vacuum: the harness prewarms and checkpoints itself
         for builtin in self.builtins:
             flags += ["-b", builtin]
+        if self.script_path is not None:
+            flags += ["-f", self.script_path, "-D", f"window_s={self.duration_s}"]
         flags += [
             "-c",
             clients,

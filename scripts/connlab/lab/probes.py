@@ -142,7 +142,7 @@ def client_cpu_seconds(rusage: resource.struct_rusage) -> float:
     return rusage.ru_utime + rusage.ru_stime
 
 
-def window_metrics(before: Snapshot, after: Snapshot, client_cpu_s: float, client_cores: int) -> dict:
+def window_metrics(before: Snapshot, after: Snapshot, client_cpu_s: float, client_cores: float) -> dict:
     """Per-window figures for the CSV row: CPU in cores used, steal and pressure as a percentage."""
     wall = max(after.monotonic_s - before.monotonic_s, 1e-9)
     total_ticks = max(after.total_ticks - before.total_ticks, 1)
@@ -159,3 +159,49 @@ def window_metrics(before: Snapshot, after: Snapshot, client_cpu_s: float, clien
         "checkpoints": after.checkpoints - before.checkpoints,
         "autovacuums": after.autovacuums - before.autovacuums,
     }
+
+
+class WaitEventSampler:
+    """Polls pg_stat_activity every 100 ms from its own connection while a window runs: for each active
+    client backend, whether it was running or which wait event it was waiting on.
+
+    The poll is one cheap catalog-free query; its backend runs on the server's budget like any other."""
+
+    INTERVAL_S = 0.1
+    SQL = """
+SELECT coalesce(wait_event_type || ':' || wait_event, 'running'), count(*)
+FROM pg_stat_activity
+WHERE backend_type = 'client backend' AND state = 'active' AND datname = %s AND pid <> pg_backend_pid()
+GROUP BY 1
+"""
+
+    def __init__(self, conninfo: str, dbname: str) -> None:
+        self.conninfo = conninfo
+        self.dbname = dbname
+        self.polls = 0
+        self.counts: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        with contextlib.suppress(psycopg.Error), psycopg.connect(self.conninfo, autocommit=True) as conn:
+            # Prepared once: the poll must not cost a parse and plan every 100 ms.
+            while not self._stop.wait(self.INTERVAL_S):
+                for state, count in conn.execute(self.SQL, (self.dbname,), prepare=True).fetchall():
+                    self.counts[state] = self.counts.get(state, 0) + int(count)
+                self.polls += 1
+
+    def encoded(self) -> str | None:
+        """The CSV cell: running=N;Type:Event=N;..., most frequent first."""
+        if not self.counts:
+            return None
+        ordered = sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))
+        return ";".join(f"{state}={count}" for state, count in ordered)
+
+    def __enter__(self) -> WaitEventSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)

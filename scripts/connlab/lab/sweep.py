@@ -33,7 +33,7 @@ from rich.progress import (
 from connlab.data.machine_schema import SAFE_ID_PATTERN
 from connlab.errors import LabError
 from connlab.experiment import Plan, Role, Window, Workload, window_options
-from connlab.lab import machine, probes
+from connlab.lab import machine, memory, probes
 from connlab.lab.cluster import SERVER_USER, Cluster, find_program
 from connlab.lab.cpu_budget import CpuBudget, create_budget
 from connlab.lab.pgbench import (
@@ -43,7 +43,7 @@ from connlab.lab.pgbench import (
     latency_percentiles_ms,
     parse_report,
 )
-from connlab.lab.poolers.pgbouncer import PgBouncer
+from connlab.lab.poolers.pgbouncer import PgBouncer, PoolSampler, pool_alias
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
 from connlab.paths import LAB_DIR, experiment_results_dir
 
@@ -84,8 +84,12 @@ class Bench:
             connection = self.pooler.client_args(transport, user)
         else:
             connection = self.cluster.client_args(transport, user)
-        command = build_command(self.pgbench, options, connection, BENCH_DB, prefix)
-        environment = {**os.environ, "PGPASSWORD": role.password} if role and role.password else None
+        command = build_command(self.pgbench, options, connection, database_of(workload), prefix)
+        environment = dict(os.environ)
+        if role and role.password:
+            environment["PGPASSWORD"] = role.password
+        if workload is not None and workload.settings:
+            environment["PGOPTIONS"] = session_options(workload.settings)
         usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         process = subprocess.Popen(
             command,
@@ -110,6 +114,23 @@ class Bench:
         usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = probes.client_cpu_seconds(usage_after) - probes.client_cpu_seconds(usage_before)
         return parse_report(output, process.returncode), cpu
+
+
+def database_of(workload: Workload | None) -> str:
+    """The database pgbench connects to: the benchmark's, or its PgBouncer alias with a pool size."""
+    return pool_alias(workload.pool_size) if workload is not None and workload.pool_size else BENCH_DB
+
+
+def client_cpu_budget(bench: Bench, workload: Workload) -> float | None:
+    """pgbench's CPU quota in cores for this workload, or None for its whole pinned cores."""
+    if workload.client_cpu_share is None:
+        return None
+    return round(workload.client_cpu_share * bench.client_cores, 3)
+
+
+def session_options(settings: dict[str, object]) -> str:
+    """PGOPTIONS for session settings, e.g. '-c synchronous_commit=off'."""
+    return " ".join(f"-c {key}={value}" for key, value in settings.items())
 
 
 def prepare_database(cluster: Cluster, scale: int, prewarm: list[str]) -> None:
@@ -146,8 +167,15 @@ def settle(cluster: Cluster, prewarm: list[str]) -> None:
 
 def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> dict[str, object]:
     """One window with its probes; returns the CSV row."""
-    options = window_options(plan, window.workload, window.clients, jobs=bench.client_cores)
+    log_dir = Path(tempfile.mkdtemp(prefix="txlog-", dir=bench.cluster.root))
+    options = window_options(
+        plan, window.workload, window.clients, jobs=bench.client_cores, script_dir=str(log_dir)
+    )
+    if window.workload.script:
+        (log_dir / f"{window.workload.id}.sql").write_text(window.workload.script)
     bench.budget.set_cores(window.budget)
+    client_quota = client_cpu_budget(bench, window.workload)
+    bench.budget.set_client_cores(client_quota)
     if bench.pooler is not None:
         bench.pooler.close_server_connections()
         wait_for_no_backends(bench.cluster)
@@ -155,12 +183,26 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
     if options.connect_per_transaction and bench.transport_of(window.workload) == "tcp":
         wait_for_ephemeral_ports()
     started_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    log_dir = Path(tempfile.mkdtemp(prefix="txlog-", dir=bench.cluster.root))
-    sampler = probes.BackendSampler(bench.cluster.conninfo(), BENCH_DB) if plan.spec.sample_backends else None
+    conninfo = bench.cluster.conninfo()
+    sampler = probes.BackendSampler(conninfo, BENCH_DB) if plan.spec.sample_backends else None
+    waits = probes.WaitEventSampler(conninfo, BENCH_DB) if plan.spec.sample_wait_events else None
+    memory_probe = (
+        memory.IdleMemoryProbe(conninfo, BENCH_DB, window.clients, bench.budget, options.duration_s)
+        if plan.spec.measure_memory
+        else None
+    )
+    pools = (
+        PoolSampler(bench.pooler, database_of(window.workload))
+        if plan.spec.sample_pools and bench.pooler is not None and window.workload.target == "pgbouncer"
+        else None
+    )
     try:
         pooler_before = bench.pooler.cpu_seconds() if bench.pooler else None
         before = probes.take_snapshot(bench.cluster, bench.budget, BENCH_DB)
-        with sampler or contextlib.nullcontext():
+        with contextlib.ExitStack() as running:
+            for probe in (sampler, waits, memory_probe, pools):
+                if probe is not None:
+                    running.enter_context(probe)
             report, client_cpu = bench.run_pgbench(options, log_dir, window.workload)
         after = probes.take_snapshot(bench.cluster, bench.budget, BENCH_DB)
         pooler_cpu = (
@@ -197,9 +239,16 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         "avg_connection_ms": report.avg_connection_ms,
         "server_cpu_budget": window.budget,
         "client_cores": bench.client_cores,
-        **probes.window_metrics(before, after, client_cpu, bench.client_cores),
+        # Saturation is judged against what pgbench was allowed: its cores, or its quota if smaller.
+        **probes.window_metrics(before, after, client_cpu, client_quota or bench.client_cores),
+        "client_cpu_budget": client_quota,
+        "pool_size": window.workload.pool_size,
+        **(pools.figures() if pools else {}),
         "pooler_cpu_cores": pooler_cpu,
         "server_backends_max": sampler.max_backends if sampler else None,
+        "wait_samples": waits.polls if waits else None,
+        "wait_events": waits.encoded() if waits else None,
+        **(memory_probe.figures if memory_probe else {}),
         "cpu_budget_method": bench.budget.method,
         "postgres_version": bench.cluster.version,
         "pgbench_flags": " ".join(options.flags()),
@@ -233,9 +282,10 @@ def start_pooler(cluster: Cluster, plan: Plan) -> PgBouncer:
     roles = [Role(name=SERVER_USER, auth="trust"), *plan.spec.roles]
     hba = [line for role in roles for line in role.hba_lines()]
     users = {role.name: role.password or "" for role in roles}
+    pool_sizes = sorted({w.pool_size for w in plan.spec.workloads if w.pool_size is not None})
     return PgBouncer(
         cluster, pool_size=spec.pool_size, pool_mode=spec.pool_mode, auth_type="hba", users=users,
-        hba_lines=hba, budget=cluster.budget,
+        hba_lines=hba, budget=cluster.budget, pool_sizes=pool_sizes,
     )  # fmt: skip
 
 

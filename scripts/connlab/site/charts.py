@@ -166,3 +166,55 @@ def throughput_by_budget(records: Records) -> dict:
         )
         .to_dict()
     )
+
+
+def wait_event_shares(records: Records) -> dict:
+    """Stacked bars: each client count's active-backend samples split into running and the most frequent
+    waits (the rest pooled as "other"), one row of bars per workload."""
+    labelled = [
+        {**record, "point": f"{record['workload']}, {record['clients']} clients"} for record in records
+    ]
+    return (
+        _base(labelled)
+        .mark_bar()
+        .encode(
+            y=alt.Y("point:N", title=None, sort=None),
+            x=alt.X(
+                "share:Q",
+                stack="normalize",
+                title="share of active-backend samples",
+                axis=alt.Axis(format="%"),
+            ),
+            color=alt.Color("state:N", title="state"),
+            order=alt.Order("state_order:Q"),
+            tooltip=[
+                alt.Tooltip("point:N", title="point"),
+                alt.Tooltip("state:N"),
+                alt.Tooltip("share:Q", format=".1%"),
+                alt.Tooltip("share_min:Q", title="min of passes", format=".1%"),
+                alt.Tooltip("share_max:Q", title="max of passes", format=".1%"),
+                alt.Tooltip("samples:Q", format=","),
+            ],
+        )
+        .properties(height=alt.Step(28))
+        .to_dict()
+    )
+
+
+def idle_memory_measures(records: Records) -> dict:
+    """Each way of counting the server's memory against the number of idle connections."""
+    return (
+        _base(records)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("clients:Q", title="idle connections"),
+            y=alt.Y("mib:Q", scale=alt.Scale(type="log"), title="MiB (log scale)"),
+            color=alt.Color("measure:N", title="measure"),
+            tooltip=[
+                alt.Tooltip("measure:N"),
+                alt.Tooltip("clients:Q", title="connections"),
+                alt.Tooltip("mib:Q", title="MiB (median)", format=",.1f"),
+            ],
+        )
+        .to_dict()
+    )

@@ -63,12 +63,29 @@ def _pgbouncer_lines(plan: Plan) -> list[str]:
     ]
 
 
+CFS_PERIOD_US = 100_000
+# A CPU quota needs a cgroup: v2 where the cpu controller is enabled at the root, else v1's cpu hierarchy.
+QUOTA_LINES = [
+    '[ "$(id -u)" = 0 ] || { echo "run this block as root: a CPU quota needs a cgroup" >&2; exit 1; }',
+    "if grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then",
+    "  CG=/sys/fs/cgroup/connlab-check; mkdir -p $CG",
+    f'  quota() {{ echo "$1 {CFS_PERIOD_US}" > $CG/cpu.max; }}',
+    "else",
+    f"  CG=/sys/fs/cgroup/cpu/connlab-check; mkdir -p $CG; echo {CFS_PERIOD_US} > $CG/cpu.cfs_period_us",
+    '  quota() { echo "$1" > $CG/cpu.cfs_quota_us; }',
+    "fi",
+    'chown postgres "$DIR"',
+    "AS_PG='runuser -u postgres --'   # PostgreSQL refuses to run as root",
+]
+
+
 def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | None = None) -> str:
     """A bash script: throwaway cluster in a temporary folder, the experiment's roles and pg_hba lines,
     its pgbench windows (one pass), clean-up.
 
     Run it as the postgres user (PostgreSQL refuses root). The server gets core 0 and pgbench core 1
-    through taskset, the portable stand-in for the harness's cgroups.
+    through taskset, the portable stand-in for the harness's cgroups. An experiment with several CPU
+    budgets (core-budget) needs a quota, hence a cgroup: that block runs as root, the server as postgres.
     """
     spec = plan.spec
     try:
@@ -77,13 +94,23 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         bindir = "/usr/lib/postgresql/15/bin"
     counts = client_counts or plan.client_counts
     settings = _setting_flags(dict(spec.server.settings))
+    # Quotas as fractions of the server's one core in the block (taskset -c 0).
+    quotas = [round(share * CFS_PERIOD_US) for share in spec.server.budget_shares]
+    with_quota = quotas != [CFS_PERIOD_US]
     lines = [
         "set -euo pipefail",
         f"BIN={bindir}   # pg_config --bindir",
         "DIR=$(mktemp -d)   # everything lives here and is removed at the end",
         f"PORT={SNIPPET_PORT}",
-        'trap \'$BIN/pg_ctl -D "$DIR/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$DIR"\' EXIT',
-        '$BIN/initdb -D "$DIR/data" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >/dev/null',
+    ]
+    as_pg = "$AS_PG " if with_quota else ""
+    stop = f'{as_pg}$BIN/pg_ctl -D "$DIR/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$DIR"'
+    if with_quota:
+        lines += [*QUOTA_LINES, f"trap '{stop}; rmdir $CG' EXIT"]
+    else:
+        lines += [f"trap '{stop}' EXIT"]
+    lines += [
+        f'{as_pg}$BIN/initdb -D "$DIR/data" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >/dev/null',
     ]
     hba = [line for role in spec.roles for line in role.hba_lines()]
     if hba:
@@ -92,8 +119,10 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
             f'printf \'{quoted}\\n\' | cat - "$DIR/data/pg_hba.conf" > "$DIR/hba" '
             '&& mv "$DIR/hba" "$DIR/data/pg_hba.conf"   # these lines first: pg_hba.conf matches top down'
         )
+    # In the quota's cgroup before exec: every backend the postmaster forks inherits it.
+    enter = 'sh -c "echo \\$\\$ > $CG/cgroup.procs && exec \\"\\$@\\"" sh ' if with_quota else ""
     lines += [
-        'taskset -c 0 $BIN/pg_ctl -D "$DIR/data" -l "$DIR/server.log" -w start \\',
+        f'{enter}taskset -c 0 {as_pg}$BIN/pg_ctl -D "$DIR/data" -l "$DIR/server.log" -w start \\',
         f'  -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 {settings}" >/dev/null',
         'PG="-h $DIR -p $PORT -U postgres"',
         "psql $PG -qc 'CREATE DATABASE bench' postgres",
@@ -109,22 +138,99 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         lines += _pgbouncer_lines(plan)
     roles = {role.name: role for role in spec.roles}
     for workload in spec.workloads:
-        flags = window_options(plan, workload, clients=1, jobs=client_jobs).flags(shell_variables=True)
-        flags = [flag for flag in flags if flag != "-l"]  # the transaction log is only for percentiles
-        text = " ".join(flag if flag.startswith("$") else shlex.quote(flag) for flag in flags)
+        options = window_options(plan, workload, clients=1, jobs=client_jobs, script_dir="$DIR")
+        flags = [flag for flag in options.flags(shell_variables=True) if flag != "-l"]  # -l: percentiles only
+        text = " ".join(_shell_word(flag) for flag in flags)
+        if workload.script:
+            lines += [
+                f"cat > \"$DIR/{workload.id}.sql\" <<'SQL'",
+                *workload.script.strip().splitlines(),
+                "SQL",
+            ]
         role = roles.get(workload.role or "")
         password = f"PGPASSWORD={role.password} " if role and role.password else ""
         connection = _connection(workload, spec.transport)
         # A workload measured at some client counts only (churn at one count) keeps to them here.
         workload_counts = [count for count in counts if workload.runs_at(count)] or workload.clients or counts
-        lines += [
-            f"echo '== {workload.label}'",
+        pgbench = f"{password}taskset -c 1 pgbench {connection} {text} bench"
+        if spec.measure_memory:
+            body = _memory_body(pgbench, plan.profile.duration_s)
+        elif spec.sample_wait_events:
+            body = _wait_events_body(pgbench, plan.profile.duration_s)
+        else:
+            body = [
+                f"  printf '%4s clients: ' $c; {pgbench} \\",
+                "    2>/dev/null \\",
+                "    | grep -E '^(tps|latency average|average connection time)' | tr '\\n' ' '; echo",
+            ]
+        loop = [
             f"for c in {' '.join(str(count) for count in workload_counts)}; do",
             f"  j=$(( c < {client_jobs} ? c : {client_jobs} ))",
             "  psql $PG -qc 'CHECKPOINT' bench",
-            f"  printf '%4s clients: ' $c; {password}taskset -c 1 pgbench {connection} {text} bench \\",
-            "    2>/dev/null \\",
-            "    | grep -E '^(tps|latency average|average connection time)' | tr '\\n' ' '; echo",
+            *body,
+            "done",
+        ]
+        if not with_quota:
+            lines += [f"echo '== {workload.label}'", *loop]
+            continue
+        # The harness alternates the budgets at every point; one pass of each, in turn, is enough here.
+        lines += [
+            f"for q in {' '.join(map(str, quotas))}; do",
+            "  quota $q",
+            f'  echo "== {workload.label}, server quota $q of {CFS_PERIOD_US} us"',
+            *[f"  {line}" for line in loop],
             "done",
         ]
     return "\n".join(lines)
+
+
+def _shell_word(flag: str) -> str:
+    """A path under $DIR is double-quoted so it expands; $c and $j stay bare; the rest is quoted."""
+    if flag.startswith("$DIR"):
+        return f'"{flag}"'
+    if flag.startswith("$"):
+        return flag
+    return shlex.quote(flag)
+
+
+# What the wait-events experiment polls every 100 ms, from one connection (psql's \watch).
+WAIT_SQL = (
+    "SELECT coalesce(wait_event_type || ':' || wait_event, 'running') FROM pg_stat_activity "
+    "WHERE backend_type = 'client backend' AND state = 'active' AND datname = 'bench' "
+    "AND pid <> pg_backend_pid()"
+)
+
+
+def _wait_events_body(pgbench: str, duration_s: int) -> list[str]:
+    """pgbench in the background while psql samples pg_stat_activity every 100 ms; the five most
+    frequent states, with their share of the samples."""
+    return [
+        f'  {pgbench} > "$DIR/pgbench.out" 2>&1 &',
+        f"  printf '%s\\n\\\\watch 0.1\\n' \"{WAIT_SQL}\" \\",
+        f'    | timeout {duration_s} psql $PG -XAtq postgres > "$DIR/samples" 2>/dev/null || true',
+        "  wait",
+        "  printf '%4s clients: %s; ' $c \"$(grep -E '^tps' \"$DIR/pgbench.out\")\"",
+        '  grep -v "^$" "$DIR/samples" | sort | uniq -c | sort -rn \\',
+        '    | awk \'{n[NR]=$1; s[NR]=$2; t+=$1} END {printf "%d samples:", t;'
+        ' for (i=1; i<=NR && i<=5; i++) printf " %s %.0f%%", s[i], 100*n[i]/t; print ""}\'',
+    ]
+
+
+def _memory_body(pgbench: str, duration_s: int) -> list[str]:
+    """pgbench holds $c idle connections; once all are idle, their RSS, PSS and RssAnon are summed."""
+    count = (
+        "psql $PG -XAtqc \"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+        "AND datname = 'bench' AND state = 'idle'\" postgres"
+    )
+    return [
+        f"  {pgbench} >/dev/null 2>&1 &",
+        f'  for i in $(seq {duration_s * 10}); do [ "$({count})" = "$c" ] && break; sleep 0.1; done',
+        "  sleep 1   # let the fresh backends settle",
+        "  pids=$(psql $PG -XAtqc \"SELECT pid FROM pg_stat_activity WHERE datname = 'bench'\" postgres)",
+        "  for p in $pids; do",
+        "    cat /proc/$p/smaps_rollup; grep RssAnon /proc/$p/status",
+        "  done | awk -v c=$c '/^Rss:/ {r += $2} /^Pss:/ {p += $2} /^RssAnon:/ {a += $2}",
+        '    END {printf "%4d idle connections, summed: RSS %d MiB, PSS %d MiB, RssAnon %d MiB\\n", c,',
+        "      r / 1024, p / 1024, a / 1024}'",
+        "  wait",
+    ]

@@ -10,6 +10,7 @@ import contextlib
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,11 @@ def find_pgbouncer() -> str:
     return found
 
 
+def pool_alias(pool_size: int) -> str:
+    """The database name clients use for a pool of this size."""
+    return f"bench_pool{pool_size}"
+
+
 @dataclass
 class PgBouncer:
     """Transaction pooling by default; auth_type and the users' secrets come from the caller."""
@@ -53,6 +59,8 @@ class PgBouncer:
     extra: dict[str, object] = field(default_factory=dict)
     hba_lines: list[str] = field(default_factory=list)  # with auth_type = hba: per-role methods
     budget: CpuBudget | None = None  # the pooler runs on the server's CPU budget, like a sidecar
+    # Extra aliases of the benchmark database, each with a pool of its own size (queue-depth).
+    pool_sizes: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.root = self.cluster.root / "pgbouncer"
@@ -64,9 +72,10 @@ class PgBouncer:
         return self.root / "pgbouncer.ini"
 
     def _config(self) -> str:
+        server = f"host={self.cluster.socket_dir} port={self.cluster.port}"
         databases = "\n".join(
-            f"{name} = host={self.cluster.socket_dir} port={self.cluster.port} dbname={name}"
-            for name in ("bench", "postgres")
+            [f"{name} = {server} dbname={name}" for name in ("bench", "postgres")]
+            + [f"{pool_alias(size)} = {server} dbname=bench pool_size={size}" for size in self.pool_sizes]
         )
         settings = {
             "listen_addr": "127.0.0.1",
@@ -175,3 +184,59 @@ class PgBouncer:
             self.conninfo("pgbouncer"), autocommit=True, cursor_factory=psycopg.ClientCursor
         ) as conn:
             conn.execute("RECONNECT")
+
+
+class PoolSampler:
+    """Polls SHOW POOLS on PgBouncer's admin console every 250 ms while a window runs: how many clients
+    wait for a server connection, and how long the oldest of them has waited."""
+
+    INTERVAL_S = 0.25
+
+    def __init__(self, pooler: PgBouncer, database: str) -> None:
+        self.pooler = pooler
+        self.database = database
+        self.polls = 0
+        self.waiting_total = 0
+        self.waiting_max = 0
+        self.maxwait_ms = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        # The admin console speaks only the simple query protocol: ClientCursor, no server-side prepare.
+        with (
+            contextlib.suppress(psycopg.Error),
+            psycopg.connect(
+                self.pooler.conninfo("pgbouncer"), autocommit=True, cursor_factory=psycopg.ClientCursor
+            ) as conn,
+        ):
+            while not self._stop.wait(self.INTERVAL_S):
+                cursor = conn.execute("SHOW POOLS")
+                names = [column.name for column in cursor.description or []]
+                waiting = 0
+                for row in cursor.fetchall():
+                    pool = dict(zip(names, row, strict=True))
+                    if pool["database"] != self.database:
+                        continue
+                    waiting += int(pool["cl_waiting"])
+                    wait_ms = int(pool["maxwait"]) * 1000 + int(pool.get("maxwait_us") or 0) / 1000
+                    self.maxwait_ms = max(self.maxwait_ms, wait_ms)
+                self.polls += 1
+                self.waiting_total += waiting
+                self.waiting_max = max(self.waiting_max, waiting)
+
+    def figures(self) -> dict[str, object]:
+        return {
+            "pool_samples": self.polls,
+            "pool_cl_waiting_avg": round(self.waiting_total / self.polls, 3) if self.polls else None,
+            "pool_cl_waiting_max": self.waiting_max if self.polls else None,
+            "pool_maxwait_ms_max": round(self.maxwait_ms, 3) if self.polls else None,
+        }
+
+    def __enter__(self) -> PoolSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)

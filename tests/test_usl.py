@@ -1,0 +1,192 @@
+"""The Universal Scalability Law fit: parameters recovered from synthetic curves, the derived peak and
+ceiling, the anchored variant, the confidence warning, and the input checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from connlab.analysis.usl import (
+    MIN_POINTS_FOR_CONFIDENCE,
+    UslFit,
+    fit_usl,
+    folk_formula_connections,
+    littles_law_latency_ms,
+    usl_throughput,
+)
+
+CLIENTS = [1, 2, 4, 8, 16, 32, 64, 128]
+LAMBDA, SIGMA, KAPPA = 1000.0, 0.05, 0.002
+
+
+def noisy(clients: list[float], kappa: float, seed: int, spread: float = 0.02) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    clean = usl_throughput(clients, LAMBDA, SIGMA, kappa)
+    return clean * (1.0 + spread * rng.standard_normal(len(clients)))
+
+
+def test_formula_matches_hand_computation() -> None:
+    # N = 10: 1000·10 / (1 + 0.05·9 + 0.002·10·9) = 10000 / 1.63
+    assert usl_throughput(10, LAMBDA, SIGMA, KAPPA) == pytest.approx(10000 / 1.63)
+    assert usl_throughput([1, 10], LAMBDA, SIGMA, KAPPA).tolist() == pytest.approx([1000.0, 10000 / 1.63])
+
+
+def test_noise_free_curve_recovers_parameters() -> None:
+    fit = fit_usl(CLIENTS, usl_throughput(CLIENTS, LAMBDA, SIGMA, KAPPA))
+    assert fit.lambda_ == pytest.approx(LAMBDA, rel=1e-6)
+    assert fit.sigma == pytest.approx(SIGMA, rel=1e-6)
+    assert fit.kappa == pytest.approx(KAPPA, rel=1e-6)
+    assert fit.r_squared == pytest.approx(1.0, abs=1e-9)
+    assert fit.points == len(CLIENTS)
+    assert not fit.anchored
+    assert fit.peak_clients == pytest.approx(math.sqrt((1 - SIGMA) / KAPPA), rel=1e-6)
+
+
+def test_noise_free_curve_without_coherency_has_no_peak() -> None:
+    fit = fit_usl(CLIENTS, usl_throughput(CLIENTS, LAMBDA, SIGMA, 0.0))
+    assert fit.lambda_ == pytest.approx(LAMBDA, rel=1e-6)
+    assert fit.sigma == pytest.approx(SIGMA, rel=1e-6)
+    assert fit.kappa < 1e-12
+    assert fit.peak_clients is None
+    assert fit.ceiling_tps == pytest.approx(LAMBDA / SIGMA, rel=1e-6)
+
+
+def test_noisy_curve_recovers_parameters_loosely() -> None:
+    fit = fit_usl(CLIENTS, noisy(CLIENTS, KAPPA, seed=7))
+    assert fit.lambda_ == pytest.approx(LAMBDA, rel=0.10)
+    assert fit.sigma == pytest.approx(SIGMA, abs=0.02)
+    assert fit.kappa == pytest.approx(KAPPA, rel=0.20)
+    assert fit.r_squared > 0.95
+    assert fit.peak_clients == pytest.approx(math.sqrt((1 - SIGMA) / KAPPA), rel=0.15)
+
+
+def test_noisy_curve_without_coherency_recovers_parameters_loosely() -> None:
+    fit = fit_usl(CLIENTS, noisy(CLIENTS, 0.0, seed=11))
+    assert fit.lambda_ == pytest.approx(LAMBDA, rel=0.10)
+    assert fit.sigma == pytest.approx(SIGMA, abs=0.02)
+    assert fit.kappa < 1e-4
+    assert fit.ceiling_tps is not None
+    assert fit.ceiling_tps == pytest.approx(LAMBDA / SIGMA, rel=0.35)
+
+
+def test_anchored_fit_keeps_lambda_and_fits_no_better() -> None:
+    tps = noisy(CLIENTS, KAPPA, seed=3)
+    anchor = float(tps[0])
+    free = fit_usl(CLIENTS, tps)
+    anchored = fit_usl(CLIENTS, tps, anchor_lambda=anchor)
+    assert anchored.anchored
+    assert anchored.lambda_ == anchor
+    assert anchored.lambda_ != free.lambda_
+    # The free fit can choose λ = anchor too, so it is never worse on the same points.
+    assert anchored.r_squared <= free.r_squared
+    assert anchored.r_squared > 0.9
+
+
+def test_anchored_fit_on_exact_lambda_recovers_sigma_and_kappa() -> None:
+    fit = fit_usl(CLIENTS, usl_throughput(CLIENTS, LAMBDA, SIGMA, KAPPA), anchor_lambda=LAMBDA)
+    assert fit.lambda_ == LAMBDA
+    assert fit.sigma == pytest.approx(SIGMA, rel=1e-6)
+    assert fit.kappa == pytest.approx(KAPPA, rel=1e-6)
+
+
+@pytest.mark.parametrize("count", [3, 4, 5])
+def test_warning_below_minimum_points(count: int) -> None:
+    clients = CLIENTS[:count]
+    fit = fit_usl(clients, usl_throughput(clients, LAMBDA, SIGMA, KAPPA))
+    assert fit.warning is not None
+    assert f"only {count} points" in fit.warning
+    assert str(MIN_POINTS_FOR_CONFIDENCE) in fit.warning
+
+
+@pytest.mark.parametrize("count", [MIN_POINTS_FOR_CONFIDENCE, len(CLIENTS)])
+def test_no_warning_from_minimum_points(count: int) -> None:
+    clients = CLIENTS[:count]
+    assert fit_usl(clients, usl_throughput(clients, LAMBDA, SIGMA, KAPPA)).warning is None
+
+
+def test_repeated_passes_count_distinct_client_counts_for_the_warning() -> None:
+    clients = [1, 4, 16, 64] * 3
+    fit = fit_usl(clients, usl_throughput(clients, LAMBDA, SIGMA, KAPPA))
+    assert fit.points == 12
+    assert fit.warning is not None
+    assert "4 distinct client counts (12 points)" in fit.warning
+
+
+def test_fit_on_all_passes() -> None:
+    clients = CLIENTS * 3
+    tps = np.concatenate([noisy(CLIENTS, KAPPA, seed=seed) for seed in (21, 22, 23)])
+    fit = fit_usl(clients, tps)
+    assert fit.points == 3 * len(CLIENTS)
+    assert fit.warning is None
+    assert fit.lambda_ == pytest.approx(LAMBDA, rel=0.10)
+    assert fit.sigma == pytest.approx(SIGMA, abs=0.02)
+    assert fit.kappa == pytest.approx(KAPPA, rel=0.20)
+    assert fit.r_squared > 0.9
+
+
+def test_realistic_curve() -> None:
+    clients = [1, 2, 4, 8, 16, 32, 50, 100, 200, 400]
+    tps = [3500, 7000, 12000, 21000, 20000, 17000, 15500, 11000, 9000, 8000]
+    fit = fit_usl(clients, tps)
+    assert fit.r_squared > 0.8
+    assert fit.peak_clients is not None
+    assert 4 < fit.peak_clients < 40
+    # The peak of the fitted curve is where the formula puts it.
+    grid = np.arange(1, 401)
+    assert abs(int(grid[np.argmax(fit.predict(grid))]) - fit.peak_clients) <= 1
+
+
+def test_predict_returns_float_for_a_number_and_array_for_a_sequence() -> None:
+    fit = UslFit(LAMBDA, SIGMA, KAPPA, r_squared=1.0, points=8, anchored=False, warning=None)
+    single = fit.predict(10)
+    assert isinstance(single, float)
+    assert single == pytest.approx(10000 / 1.63)
+    many = fit.predict([1, 10])
+    assert isinstance(many, np.ndarray)
+    assert many.tolist() == pytest.approx([1000.0, 10000 / 1.63])
+
+
+def test_peak_and_ceiling_edge_cases() -> None:
+    no_contention = UslFit(LAMBDA, 0.0, KAPPA, r_squared=1.0, points=8, anchored=False, warning=None)
+    assert no_contention.ceiling_tps is None
+    assert no_contention.peak_clients == pytest.approx(math.sqrt(1 / KAPPA))
+    serial = UslFit(LAMBDA, 1.0, KAPPA, r_squared=1.0, points=8, anchored=False, warning=None)
+    assert serial.peak_clients is None
+    assert serial.ceiling_tps == pytest.approx(LAMBDA)
+
+
+@pytest.mark.parametrize(
+    ("clients", "tps", "message"),
+    [
+        ([1, 2], [1000, 1900], "at least 3"),
+        ([1, 2, 4], [1000, 1900], "differ in length"),
+        ([0, 2, 4], [1000, 1900, 3500], "positive"),
+        ([-1, 2, 4], [1000, 1900, 3500], "positive"),
+        ([1, 2, 4], [1000, float("nan"), 3500], "finite"),
+        ([1, 2, 4], [1000, float("inf"), 3500], "finite"),
+        ([1, 1, 4], [1000, 1000, 3500], "distinct"),
+    ],
+)
+def test_bad_input_raises(clients: list[float], tps: list[float], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        fit_usl(clients, tps)
+
+
+@pytest.mark.parametrize("anchor", [0.0, -5.0, float("nan")])
+def test_bad_anchor_raises(anchor: float) -> None:
+    with pytest.raises(ValueError, match="anchor_lambda"):
+        fit_usl(CLIENTS, usl_throughput(CLIENTS, LAMBDA, SIGMA, KAPPA), anchor_lambda=anchor)
+
+
+def test_folk_formula() -> None:
+    assert folk_formula_connections(8) == 16
+    assert folk_formula_connections(8, effective_spindles=1) == 17
+    assert folk_formula_connections(2.5, 0.5) == pytest.approx(5.5)
+
+
+def test_littles_law() -> None:
+    # 100 clients at 20,000 tps: each transaction takes 100 / 20000 s = 5 ms.
+    assert littles_law_latency_ms(100, 20000) == pytest.approx(5.0)
+    assert littles_law_latency_ms(1, 1000) == pytest.approx(1.0)
