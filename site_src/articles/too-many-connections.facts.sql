@@ -76,3 +76,39 @@ SELECT * FROM core_budget.scaling ORDER BY machine, workload;
 
 -- name: budget_points
 SELECT * FROM core_budget.points ORDER BY machine, workload, budget, clients;
+
+-- name: wait_points
+SELECT * FROM wait_events.points ORDER BY machine, workload, clients;
+
+-- name: wait_near_far
+SELECT * FROM wait_events.near_and_far ORDER BY machine, workload;
+
+-- name: wait_states
+-- For the chart and table: per machine and workload, running plus the six most frequent waits over all
+-- its client counts; the rest pooled as "other" (its per-pass range is not defined, so left empty).
+WITH ranked AS (
+    SELECT machine, workload, state,
+           rank() OVER (PARTITION BY machine, workload ORDER BY (state = 'running') DESC, sum(samples) DESC)
+               AS overall_rank
+    FROM wait_events.states GROUP BY machine, workload, state
+)
+SELECT s.machine, s.workload, s.clients,
+       CASE WHEN r.overall_rank <= 7 THEN s.state ELSE 'other' END AS state,
+       min(CASE WHEN r.overall_rank <= 7 THEN r.overall_rank ELSE 8 END) AS state_order,
+       sum(s.share) AS share,
+       CASE WHEN count(*) = 1 THEN min(s.share_min) END AS share_min,
+       CASE WHEN count(*) = 1 THEN max(s.share_max) END AS share_max,
+       sum(s.samples) AS samples,
+       max(s.point_samples) AS point_samples
+FROM wait_events.states s JOIN ranked r USING (machine, workload, state)
+GROUP BY ALL
+ORDER BY machine, workload, state_order, clients;
+
+-- name: memory_per_connection
+SELECT * FROM idle_memory.per_connection ORDER BY machine;
+
+-- name: memory_points
+SELECT * FROM idle_memory.points ORDER BY machine, clients;
+
+-- name: memory_measures
+SELECT * FROM idle_memory.measures ORDER BY machine, measure, clients;
