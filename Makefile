@@ -31,7 +31,7 @@ SITE_STAMP     := $(SITE)/.built
 RESULT_FILES   := $(shell find results -type f 2>/dev/null)
 EXPERIMENT_SRC := $(shell find experiments -type f 2>/dev/null)
 SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
-DATA_CODE      := $(wildcard scripts/connlab/data/*.py scripts/connlab/*.py)
+DATA_CODE      := $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py scripts/connlab/*.py)
 SITE_CODE      := $(wildcard scripts/connlab/site/*.py)
 
 .PHONY: help all setup system-packages run run-all contribute validate aggregate articles site serve test lint clean
@@ -92,7 +92,7 @@ validate: $(VENV_STAMP)
 ## aggregate: DuckDB aggregates of results/ into build/data
 aggregate: $(DATA_STAMP)
 
-$(DATA_STAMP): $(RESULT_FILES) $(EXPERIMENT_SRC) $(wildcard site_src/articles/*.sql) $(DATA_CODE) | $(VENV_STAMP)
+$(DATA_STAMP): $(RESULT_FILES) $(EXPERIMENT_SRC) $(wildcard site_src/articles/*.sql site_src/articles/*.claims.yaml) $(DATA_CODE) | $(VENV_STAMP)
 	$(CONNLAB) validate
 	$(CONNLAB) aggregate
 	@touch $@

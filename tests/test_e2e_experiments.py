@@ -133,3 +133,51 @@ def test_idle_memory_measures_every_backend(connlab_env: dict[str, str]) -> None
     few, many = min(by_clients), max(by_clients)
     # More idle connections, more private memory: the smallest of the many beats the largest of the few.
     assert min(by_clients[many]) > max(by_clients[few])
+
+
+def test_sync_commit_sets_the_session(connlab_env: dict[str, str]) -> None:
+    rows = run("sync-commit", connlab_env)
+    tps: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        tps.setdefault((row["workload"], row["clients"]), []).append(float(row["tps"]))
+
+    def median(values: list[float]) -> float:
+        return sorted(values)[len(values) // 2]
+
+    # Without waiting for the WAL flush at commit, a write transaction is cheaper on any machine that
+    # fsyncs: at every client count the off median beats the on median.
+    for clients in {clients for _, clients in tps}:
+        assert median(tps[("sync-off", clients)]) > median(tps[("sync-on", clients)]), clients
+
+
+def test_client_bound_applies_quota_and_threads(connlab_env: dict[str, str]) -> None:
+    rows = run("client-bound", connlab_env)
+    for row in rows:
+        if row["workload"].endswith("-half-client"):
+            assert float(row["client_cpu_budget"]) == 0.5 * int(row["client_cores"]), row
+            # The quota holds: pgbench never used more than it was allowed (plus accounting slack).
+            assert float(row["client_cpu_cores"]) <= float(row["client_cpu_budget"]) * 1.1 + 0.05, row
+        else:
+            assert row["client_cpu_budget"] == "", row
+        expected_jobs = 2 if row["workload"].endswith("-2-threads") else 1
+        assert int(row["jobs"]) == min(expected_jobs, int(row["clients"])), row
+
+
+def test_queue_depth_sees_clients_wait_for_a_small_pool(connlab_env: dict[str, str]) -> None:
+    rows = run("queue-depth", connlab_env)
+    plan = make_plan("queue-depth", "tiny")
+    sizes = {w.id: w.pool_size for w in plan.spec.workloads}
+    for row in rows:
+        assert int(row["pool_size"]) == sizes[row["workload"]]
+        assert int(row["pool_samples"]) > 0
+        # Admission control per alias: never more server backends than that pool holds.
+        assert int(row["server_backends_max"]) <= int(row["pool_size"]), row
+    smallest = min(sizes.values())
+    clients = int(rows[0]["clients"])
+    for row in rows:
+        waiting = float(row["pool_cl_waiting_avg"])
+        if int(row["pool_size"]) == smallest and clients > smallest:
+            assert waiting > 0, row  # more clients than server connections: some always wait
+        if int(row["pool_size"]) >= clients:
+            assert waiting == 0, row  # a connection for every client: nobody waits
+    assert no_pooler_left() == []

@@ -10,6 +10,7 @@ import pytest
 from connlab.errors import LabError
 from connlab.experiment import (
     ServerSpec,
+    Workload,
     expand_clients,
     experiment_names,
     load_experiment,
@@ -257,3 +258,23 @@ def test_a_single_budget_is_the_server_budget() -> None:
     plan = make_plan("clients-sweep", "tiny", server_cores=1)
     assert plan.budgets == [1.0]
     assert {w.budget for w in plan.windows()} == {1.0}
+
+
+def test_pool_sizes_given_as_multiples_follow_the_server_cores() -> None:
+    for cores, expected in ((1, [1, 4, 16]), (4, [4, 16, 64])):
+        plan = make_plan("queue-depth", "full", server_cores=cores)
+        assert [w.pool_size for w in plan.spec.workloads] == expected
+
+
+def test_a_workload_needs_builtins_or_a_script_not_both(tmp_path: Path) -> None:
+    base = {"id": "w", "label": "w"}
+    with pytest.raises(ValueError, match="either builtins or a script"):
+        Workload.model_validate(base)
+    with pytest.raises(ValueError, match="either builtins or a script"):
+        Workload.model_validate({**base, "builtins": ["select-only"], "script": "SELECT 1;"})
+    script = Workload.model_validate({**base, "script": "SELECT 1;\n\\sleep :window_s s\n"})
+    plan = make_plan("idle-memory", "tiny", server_cores=1)
+    options = window_options(plan, script, clients=3, jobs=1, script_dir="/tmp/x")
+    flags = options.flags()
+    assert flags[flags.index("-f") + 1] == "/tmp/x/w.sql"
+    assert f"window_s={plan.profile.duration_s}" in flags and "-b" not in flags

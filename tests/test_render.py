@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import jinja2
 import markdown
 import pytest
@@ -268,6 +269,7 @@ def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) ->
     written = render_site(aggregated, docs)
     assert set(written) == {
         docs / "articles" / f"{ARTICLE}.md",
+        docs / "articles" / "pool-sizing.md",
         docs / "methodology.md",
         docs / "machines.md",
     }
@@ -436,3 +438,29 @@ def test_a_failed_windows_error_is_shown_literally(tmp_path: Path, write_run: Ru
     assert "<too>" not in html_out
     shown = html.unescape(re.sub(r"<[^>]+>", "", html_out))
     assert error in shown
+
+
+def render_pool_sizing(data: Path, docs: Path) -> str:
+    return PageRenderer(data, docs).render("pool-sizing.md.j2", "articles/pool-sizing.md", "pool-sizing")
+
+
+def test_pool_sizing_without_measurements_says_so(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    aggregate_all(results_dir=tmp_path / "no-results", out_dir=data)
+    page = render_pool_sizing(data, tmp_path / "docs")
+    assert "No measurements yet" in page and "{{" not in page
+    assert "Check it yourself" in page
+
+
+def test_pool_sizing_quotes_the_fit_of_each_machine(aggregated: Path, tmp_path: Path) -> None:
+    page = render_pool_sizing(aggregated, tmp_path / "docs")
+    assert "{{" not in page and "{%" not in page
+    with duckdb.connect(str(aggregated / "connlab.duckdb"), read_only=True) as con:
+        fits = con.execute(
+            "SELECT machine, r_squared FROM main.usl_fits WHERE workload = 'tpcb-like' AND basis = 'medians' "
+            "AND NOT anchored AND experiment = 'clients-sweep'"
+        ).fetchall()
+    assert fits, "the fixture's sweep should be fitted"
+    for _machine, r_squared in fits:
+        assert f"R² = {significant(r_squared, 3)}" in page
+    assert 'id="chart-pool-sim-' in page

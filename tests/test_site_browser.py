@@ -1,5 +1,6 @@
-"""Drive Chromium against the built site: charts render, follow the palette, survive
-Material's instant navigation, and nothing is requested from another host.
+"""Drive Chromium against the built site: charts render (also under a strict
+Content-Security-Policy), follow the palette, survive Material's instant navigation, the
+USL simulator follows its sliders, and nothing is requested from another host.
 
 Needs a built site (`make` builds build/site before the tests; CONNLAB_SITE_DIR points
 elsewhere) and Chromium at /usr/bin/chromium; otherwise the tests are skipped.
@@ -23,6 +24,9 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+
+from connlab.site.chart_html import chart_block
+from connlab.site.charts import usl_simulator
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Page, Route
@@ -451,3 +455,160 @@ def test_injected_content_is_shown_as_text(watched: Watched, write_run: RunWrite
             for literal in NASTY_LITERALS:
                 assert literal in text, f"{literal!r} not shown literally on /{path}"
     watched.assert_clean()
+
+
+# --------------------------------------------------------------------------- strict Content-Security-Policy
+
+# What a strict host would send: no 'unsafe-eval', so nothing may compile code from strings (Vega does,
+# unless charts.js hands it vega-interpreter). 'unsafe-inline' is for Material's inline scripts and styles.
+STRICT_CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:"
+)
+# Registered before any page script runs; CSP violations are also console errors, but this names the
+# directive and the blocked source.
+RECORD_CSP_VIOLATIONS_JS = """
+window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  const where = `${e.sourceFile}:${e.lineNumber}`;
+  window.__cspViolations.push(`${e.violatedDirective} blocked ${e.blockedURI} (${where})`);
+});
+"""
+# Proof that the header was enforced, so a passing test is not vacuous. Code that Playwright evaluates is
+# exempt from the page's CSP, so the attempt runs later, from a timer, as the page's own code.
+EVAL_PROBE_JS = """
+() => new Promise((resolve) => setTimeout(() => {
+  try { new Function("return 1")(); resolve("allowed"); } catch (e) { resolve(e.name); }
+}))
+"""
+
+
+def enforce_strict_csp(w: Watched) -> None:
+    """Serve every local document with STRICT_CSP; requests to other hosts are still refused."""
+
+    def route(route: Route) -> None:
+        url = route.request.url
+        if urlsplit(url).hostname not in LOCAL_HOSTS:
+            w.external_requests.append(url)
+            route.abort()
+        elif route.request.resource_type == "document":
+            response = route.fetch()
+            route.fulfill(
+                response=response, headers={**response.headers, "content-security-policy": STRICT_CSP}
+            )
+        else:
+            route.continue_()
+
+    w.page.route("**/*", route)  # page routes take precedence over the fixture's context route
+    w.page.add_init_script(RECORD_CSP_VIOLATIONS_JS)
+
+
+def csp_violations(page: Page) -> list[str]:
+    return page.evaluate("() => window.__cspViolations")
+
+
+def test_charts_render_under_strict_csp(
+    watched: Watched, site_url: str, chart_pages: list[ChartPage]
+) -> None:
+    page = watched.page
+    enforce_strict_csp(watched)
+    for chart_page in chart_pages:
+        page.goto(site_url + chart_page.url, wait_until="load")
+        wait_for_charts(watched)
+        assert_one_svg_per_chart(page)
+        assert figure_count(page) == chart_page.figures, chart_page.url
+        assert csp_violations(page) == [], f"CSP violations on /{chart_page.url}"
+    watched.assert_clean()
+    assert page.evaluate(EVAL_PROBE_JS) == "EvalError", "the Content-Security-Policy was not enforced"
+
+
+# --------------------------------------------------------------------------- the USL simulator
+
+POOL_SIZING_PAGE = "articles/pool-sizing/"
+POOL_SIM_FIGURE = "#chart-pool-sim-amd-epyc-2c-24g"
+USL_MODEL_PATH = ".connlab-chart__view g.usl_model_marks path"
+USL_PEAK_LABEL = ".connlab-chart__view g.usl_peak_label_marks text"
+KAPPA_SLIDER = '.connlab-chart__view input[type="range"][name="kappa"]'
+# Moves the κ slider to 60 % of its range: the sliders start at the fit and κ's range reaches at least
+# five times the fitted κ, so this is always a larger κ, hence a lower peak.
+MOVE_KAPPA_JS = """
+(input) => {
+  input.value = String(Number(input.min) + 0.6 * (Number(input.max) - Number(input.min)));
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+}
+"""
+CHANGED_JS = "([selector, before]) => document.querySelector(selector)?.getAttribute('d') !== before"
+LABEL_CHANGED_JS = "([selector, before]) => document.querySelector(selector)?.textContent !== before"
+
+
+def peak_clients(label: str) -> float:
+    match = re.fullmatch(r"N\* ≈ ([0-9.]+)", label)
+    assert match, f"unexpected N* label {label!r}"
+    return float(match.group(1))
+
+
+def exercise_usl_simulator(w: Watched, figure: str) -> None:
+    """Moving the κ slider redraws the model curve and moves N* down."""
+    page = w.page
+    wait_for_charts(w)
+    model, label = f"{figure} {USL_MODEL_PATH}", f"{figure} {USL_PEAK_LABEL}"
+    path_before = page.locator(model).get_attribute("d")
+    label_before = page.locator(label).text_content()
+    assert path_before and label_before, "the model line or the N* label is missing"
+
+    page.locator(f"{figure} {KAPPA_SLIDER}").evaluate(MOVE_KAPPA_JS)
+    page.wait_for_function(CHANGED_JS, arg=[model, path_before])
+    page.wait_for_function(LABEL_CHANGED_JS, arg=[label, label_before])
+    label_after = page.locator(label).text_content() or ""
+    assert peak_clients(label_after) < peak_clients(label_before), (label_before, label_after)
+    assert csp_violations(page) == []
+    w.assert_clean()
+
+
+def usl_scratch_site(built_site: Path, folder: Path) -> Path:
+    """A bare page with one USL simulator and the built site's scripts: the chart kind on its own, before
+    (or without) any article using it."""
+    fit = {"fit_lambda": 2000.0, "fit_sigma": 0.35, "fit_kappa": 0.004}
+    records = [
+        {"machine": "test-box", "workload": "tpcb-like", "clients": n, **fit, **_usl_tps(n, fit)}
+        for n in (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    ]
+    block = chart_block(usl_simulator(records), "usl-sim", "USL simulator", "USL simulator", "none.svg")
+    # The same scripts, in the same order, as the built site's pages load.
+    index = (built_site / "index.html").read_text(encoding="utf-8")
+    scripts = re.findall(r'<script src="(assets/(?:vendor/[^"]+|charts\.js))"', index)
+    assert scripts[-1] == "assets/charts.js", scripts
+    for script in scripts:
+        (folder / script).parent.mkdir(parents=True, exist_ok=True)
+        (folder / script).write_bytes((built_site / script).read_bytes())
+    tags = "\n".join(f'<script src="{script}"></script>' for script in scripts)
+    (folder / "index.html").write_text(
+        f'<!doctype html>\n<html><head><meta charset="utf-8"><title>USL simulator</title></head>\n'
+        f'<body><main style="width: 900px">\n{block}\n</main>\n{tags}\n</body></html>\n',
+        encoding="utf-8",
+    )
+    return folder
+
+
+def _usl_tps(n: int, fit: dict[str, float]) -> dict[str, float]:
+    lam, sigma, kappa = fit["fit_lambda"], fit["fit_sigma"], fit["fit_kappa"]
+    tps = lam * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
+    return {"tps_median": tps, "tps_min": 0.95 * tps, "tps_max": 1.05 * tps}
+
+
+def test_usl_simulator_follows_the_sliders(watched: Watched, built_site: Path, tmp_path: Path) -> None:
+    site = usl_scratch_site(built_site, tmp_path)
+    enforce_strict_csp(watched)  # the simulator's expressions must work without 'unsafe-eval'
+    with serving(site) as url:
+        watched.page.goto(url, wait_until="load")
+        exercise_usl_simulator(watched, "#chart-usl-sim")
+
+
+def test_pool_sizing_simulator_follows_the_sliders(watched: Watched, site_url: str, built_site: Path) -> None:
+    if not (built_site / POOL_SIZING_PAGE / "index.html").is_file():
+        pytest.skip(f"{POOL_SIZING_PAGE} is not in the built site yet")
+    page = watched.page
+    enforce_strict_csp(watched)
+    page.goto(site_url + POOL_SIZING_PAGE, wait_until="load")
+    assert page.locator(POOL_SIM_FIGURE).count() == 1, f"no {POOL_SIM_FIGURE} on /{POOL_SIZING_PAGE}"
+    exercise_usl_simulator(watched, POOL_SIM_FIGURE)

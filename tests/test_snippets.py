@@ -16,13 +16,17 @@ from connlab.site.snippets import SNIPPET_PORT, pgbench_block
 
 CLIENT_COUNTS = [1, 2]
 PGBENCH_LINE = re.compile(
-    r"taskset -c 1 pgbench (?:\$PG|-h \S+ -p \$\w+ -U \S+) (?P<flags>.*?) bench(?: \\\n| >)"
+    r"taskset -c 1 pgbench (?:\$PG|-h \S+ -p \$\w+ -U \S+) (?P<flags>.*?) bench\w*(?: \\\n| >)"
 )
-EXPERIMENTS = ["clients-sweep", "connect-cost", "pgbouncer", "core-budget", "wait-events", "idle-memory"]
+EXPERIMENTS = [
+    "clients-sweep", "connect-cost", "pgbouncer", "core-budget", "wait-events", "idle-memory", "sync-commit",
+    "queue-depth",
+]  # fmt: skip
 # What each block prints per client count, by the kind of experiment.
 RESULT_LINE = {
-    "wait-events": r"clients: tps = [0-9.]+ .*; [0-9]+ samples:( \S+ [0-9]+%)+$",
+    "wait-events": r"clients: tps = [0-9.]+ .*; [0-9]+ samples:( \S+ [0-9]+%)*$",
     "idle-memory": r"idle connections, summed: RSS [0-9]+ MiB, PSS [0-9]+ MiB, RssAnon [0-9]+ MiB$",
+    "queue-depth": r"clients: tps = [0-9.]+ .*; clients waiting: mean [0-9.]+, most [0-9]+$",
 }
 DEFAULT_RESULT_LINE = r"clients: .*latency average = [0-9.]+ ms.*tps = [0-9.]+"
 

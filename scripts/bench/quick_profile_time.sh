@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Wall time of the quick profile of an experiment on this machine (default clients-sweep), timed with
-# hyperfine. Results go to a temporary folder so the committed results/ stay as they are.
+# Wall time of the quick profile of one or more experiments on this machine, run one after the other and
+# timed together with hyperfine (default: clients-sweep). Results go to a temporary folder so the
+# committed results/ stay as they are. The experiments of the first article:
+#   scripts/bench/quick_profile_time.sh clients-sweep core-budget wait-events idle-memory connect-cost pgbouncer
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-experiment=${1:-clients-sweep}
+experiments=("${@:-clients-sweep}")
 scratch=$(mktemp -d /tmp/connlab-quick-XXXX)
 chmod 755 "$scratch"
 trap 'rm -rf "$scratch"' EXIT
-CONNLAB_RESULTS_DIR="$scratch/results" hyperfine --runs 1 --show-output \
-  ".venv/bin/connlab run $experiment --profile quick --machine quick-timing"
+runs=()
+for experiment in "${experiments[@]}"; do
+  runs+=(".venv/bin/connlab run $experiment --profile quick --machine quick-timing")
+done
+command=$(IFS='&'; echo "${runs[*]}" | sed 's/&/ \&\& /g')
+CONNLAB_RESULTS_DIR="$scratch/results" hyperfine --runs 1 --show-output "$command"

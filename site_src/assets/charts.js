@@ -12,8 +12,8 @@
  *
  * Charts follow Material's light/dark palette, re-render when it is toggled, and are
  * rendered again after Material's instant navigation swaps the page content.
- * vega, vega-lite and vega-embed are loaded before this file (mkdocs.yml
- * extra_javascript), from the site itself.
+ * vega, vega-lite, vega-embed and vega-interpreter are loaded before this file
+ * (mkdocs.yml extra_javascript), from the site itself.
  */
 (function () {
   "use strict";
@@ -62,7 +62,7 @@
 
   function embedOptions(scheme) {
     var dark = scheme === "slate";
-    return {
+    var options = {
       mode: "vega-lite",
       renderer: "svg",
       actions: false,
@@ -72,6 +72,14 @@
       // vega-embed bundles vega-tooltip; match its look to the page.
       tooltip: { theme: dark ? "dark" : "light" },
     };
+    // Vega otherwise compiles every expression with `new Function`, which a
+    // Content-Security-Policy without 'unsafe-eval' blocks: interpret the parsed
+    // expressions instead (vega-interpreter, vendored as a classic script).
+    if (window.vegaInterpreter) {
+      options.ast = true;
+      options.expr = window.vegaInterpreter.expressionInterpreter;
+    }
+    return options;
   }
 
   // Single views and layers follow the width of the article column; compound specs

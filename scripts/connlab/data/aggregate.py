@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import yaml
 
+from connlab.analysis.fits import fit_all
 from connlab.data.claims import CLAIMS_SUBDIR, evaluate_claims
 from connlab.data.columns import COLUMN_TYPES, PUBLISHED_FILE_NAME, PUBLISHED_TYPES
 from connlab.errors import LabError
@@ -133,6 +134,9 @@ def aggregate_experiment(
     ]
     folder = out_dir / experiment
     folder.mkdir(parents=True, exist_ok=True)
+    # A table an older aggregate.sql made must not linger as a download.
+    for stale in set(folder.glob("*.csv")) - {folder / f"{table}.csv" for table in tables}:
+        stale.unlink()
     for table in tables:
         con.execute(f"COPY {schema}.{table} TO {_sql_string(str(folder / (table + '.csv')))} (HEADER)")
     con.execute("SET schema = 'main'")
@@ -224,6 +228,7 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
         for experiment in experiment_names():
             if (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists():
                 aggregate_experiment(con, experiment, out_dir, results_dir)
+        fit_all(con)
         _write_if_changed(out_dir / "machines.json", json.dumps(machines, indent=1, sort_keys=True))
         for facts_sql in sorted(ARTICLES_SRC_DIR.glob("*.facts.sql")):
             export_facts(con, facts_sql, out_dir / FACTS_DIR.relative_to(DATA_DIR))

@@ -10,6 +10,8 @@ import shlex
 
 from connlab.experiment import Plan, Workload, window_options
 from connlab.lab.cluster import find_bindir
+from connlab.lab.poolers.pgbouncer import pool_alias
+from connlab.lab.sweep import session_options
 
 SNIPPET_PORT = 54329
 POOLER_PORT = 64329
@@ -44,6 +46,10 @@ def _pgbouncer_lines(plan: Plan) -> list[str]:
         'cat > "$DIR/pgbouncer.ini" <<INI',
         "[databases]",
         "bench = host=$DIR port=$PORT dbname=bench",
+        *[
+            f"{pool_alias(size)} = host=$DIR port=$PORT dbname=bench pool_size={size}"
+            for size in sorted({w.pool_size for w in plan.spec.workloads if isinstance(w.pool_size, int)})
+        ],
         "[pgbouncer]",
         "listen_addr = 127.0.0.1",
         "listen_port = $POOLER_PORT",
@@ -54,6 +60,7 @@ def _pgbouncer_lines(plan: Plan) -> list[str]:
         f"pool_mode = {pooler.pool_mode}",
         f"default_pool_size = {pooler.pool_size}",
         "max_client_conn = 2000",
+        "admin_users = postgres",
         "logfile = $DIR/pgbouncer.log",
         "pidfile = $DIR/pgbouncer.pid",
         "INI",
@@ -150,10 +157,15 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         role = roles.get(workload.role or "")
         password = f"PGPASSWORD={role.password} " if role and role.password else ""
         connection = _connection(workload, spec.transport)
+        jobs = workload.jobs or client_jobs
         # A workload measured at some client counts only (churn at one count) keeps to them here.
         workload_counts = [count for count in counts if workload.runs_at(count)] or workload.clients or counts
-        pgbench = f"{password}taskset -c 1 pgbench {connection} {text} bench"
-        if spec.measure_memory:
+        session = f"PGOPTIONS='{session_options(workload.settings)}' " if workload.settings else ""
+        database = pool_alias(workload.pool_size) if isinstance(workload.pool_size, int) else "bench"
+        pgbench = f"{password}{session}taskset -c 1 pgbench {connection} {text} {database}"
+        if spec.sample_pools and workload.target == "pgbouncer":
+            body = _pools_body(pgbench, plan.profile.duration_s, database)
+        elif spec.measure_memory:
             body = _memory_body(pgbench, plan.profile.duration_s)
         elif spec.sample_wait_events:
             body = _wait_events_body(pgbench, plan.profile.duration_s)
@@ -165,7 +177,7 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
             ]
         loop = [
             f"for c in {' '.join(str(count) for count in workload_counts)}; do",
-            f"  j=$(( c < {client_jobs} ? c : {client_jobs} ))",
+            f"  j=$(( c < {jobs} ? c : {jobs} ))",
             "  psql $PG -qc 'CHECKPOINT' bench",
             *body,
             "done",
@@ -210,7 +222,7 @@ def _wait_events_body(pgbench: str, duration_s: int) -> list[str]:
         f'    | timeout {duration_s} psql $PG -XAtq postgres > "$DIR/samples" 2>/dev/null || true',
         "  wait",
         "  printf '%4s clients: %s; ' $c \"$(grep -E '^tps' \"$DIR/pgbench.out\")\"",
-        '  grep -v "^$" "$DIR/samples" | sort | uniq -c | sort -rn \\',
+        '  { grep -v "^$" "$DIR/samples" || true; } | sort | uniq -c | sort -rn \\',
         '    | awk \'{n[NR]=$1; s[NR]=$2; t+=$1} END {printf "%d samples:", t;'
         ' for (i=1; i<=NR && i<=5; i++) printf " %s %.0f%%", s[i], 100*n[i]/t; print ""}\'',
     ]
@@ -233,4 +245,19 @@ def _memory_body(pgbench: str, duration_s: int) -> list[str]:
         '    END {printf "%4d idle connections, summed: RSS %d MiB, PSS %d MiB, RssAnon %d MiB\\n", c,',
         "      r / 1024, p / 1024, a / 1024}'",
         "  wait",
+    ]
+
+
+def _pools_body(pgbench: str, duration_s: int, database: str) -> list[str]:
+    """pgbench through PgBouncer in the background while psql polls SHOW POOLS every 250 ms on the admin
+    console; the mean and the most clients waiting for a server connection in the window's pool."""
+    admin = "psql -h 127.0.0.1 -p $POOLER_PORT -U postgres -XAtq -F ' '"
+    return [
+        f'  {pgbench} > "$DIR/pgbench.out" 2>&1 &',
+        f"  printf 'SHOW POOLS;\\n\\\\watch 0.25\\n' | timeout {duration_s} {admin} pgbouncer \\",
+        '    > "$DIR/pools" 2>/dev/null || true',
+        "  wait",
+        "  printf '%4s clients: %s; ' $c \"$(grep -E '^tps' \"$DIR/pgbench.out\")\"",
+        f'  awk \'$1 == "{database}" {{n++; w += $4; if ($4 > m) m = $4}}'
+        ' END {printf "clients waiting: mean %.2f, most %d\\n", n ? w / n : 0, m}\' "$DIR/pools"',
     ]

@@ -1,0 +1,92 @@
+-- Facts of the article "Pool sizing, measured". Each `-- name:` query becomes a list of records in
+-- build/data/facts/pool-sizing.json.
+
+-- name: fit_machines
+SELECT DISTINCT machine FROM main.usl_fits WHERE experiment = 'clients-sweep' ORDER BY machine;
+
+-- name: fits
+-- Every fit: per machine and workload, on medians and on all passes, free and anchored.
+SELECT f.*, p.peak_clients AS measured_peak_clients, p.peak_tps AS measured_peak_tps,
+       p.peak_tps_min AS measured_peak_tps_min, p.peak_tps_max AS measured_peak_tps_max
+FROM main.usl_fits f
+LEFT JOIN clients_sweep.peaks p USING (machine, workload)
+WHERE f.experiment = 'clients-sweep'
+ORDER BY machine, workload, basis, anchored;
+
+-- name: published_fits
+-- The reference article's own fit, as it printed it (its points are not all in its text).
+SELECT machine,
+       max(value) FILTER (WHERE metric = 'lambda') AS lambda_tps,
+       max(value) FILTER (WHERE metric = 'sigma') AS sigma,
+       max(value) FILTER (WHERE metric = 'kappa') AS kappa,
+       max(value) FILTER (WHERE metric = 'r_squared') AS r_squared,
+       max(value) FILTER (WHERE metric = 'n_star') AS n_star,
+       max(value) FILTER (WHERE metric = 'r_squared_anchored') AS r_squared_anchored
+FROM main.published WHERE experiment = 'usl-fit'
+GROUP BY machine ORDER BY machine;
+
+-- name: published_points
+SELECT machine, workload, clients, metric, value, note FROM main.published
+WHERE experiment IN ('clients-sweep', 'folk-formula', 'sync-commit', 'client-bound')
+  AND machine = 'published-pool-sizing'
+ORDER BY experiment, workload, clients, metric;
+
+-- name: simulator_points
+-- Measured medians with the free fit on medians repeated on each row: the simulator's defaults.
+SELECT p.machine, p.workload, p.clients, p.tps_median, p.tps_min, p.tps_max,
+       f.lambda_tps AS fit_lambda, f.sigma AS fit_sigma, f.kappa AS fit_kappa, f.n_star AS fit_n_star
+FROM clients_sweep.points p
+JOIN main.usl_fits f ON f.machine = p.machine AND f.workload = p.workload
+    AND f.experiment = 'clients-sweep' AND f.basis = 'medians' AND NOT f.anchored
+WHERE p.windows_ok > 0
+ORDER BY p.machine, p.workload, p.clients;
+
+-- name: folk_formula
+-- (cores x 2) + effective spindles, with 0 spindles (the data fits in memory), against the measured
+-- optimum and the fitted N*, per machine and workload.
+SELECT k.machine, k.workload, k.server_cores, k.server_cores * 2 AS formula_connections,
+       k.peak_clients AS measured_peak_clients, k.peak_tps, f.n_star,
+       k.peak_clients / (k.server_cores * 2) AS measured_over_formula
+FROM clients_sweep.peaks k
+LEFT JOIN main.usl_fits f ON f.machine = k.machine AND f.workload = k.workload
+    AND f.experiment = 'clients-sweep' AND f.basis = 'medians' AND NOT f.anchored
+ORDER BY k.machine, k.workload;
+
+-- name: littles_law
+-- Clients ÷ throughput is the mean time a client waits per transaction (Little's law, with no think
+-- time); pgbench's own mean latency should match it.
+SELECT machine, workload, clients, tps_median, latency_avg_median,
+       1000.0 * clients / tps_median AS littles_law_ms,
+       latency_avg_median / (1000.0 * clients / tps_median) AS measured_over_predicted
+FROM clients_sweep.points
+WHERE windows_ok > 0
+ORDER BY machine, workload, clients;
+
+-- name: littles_law_summary
+SELECT machine, count(*) AS points,
+       min(latency_avg_median / (1000.0 * clients / tps_median)) AS ratio_min,
+       max(latency_avg_median / (1000.0 * clients / tps_median)) AS ratio_max,
+       median(latency_avg_median / (1000.0 * clients / tps_median)) AS ratio_median
+FROM clients_sweep.points WHERE windows_ok > 0
+GROUP BY machine ORDER BY machine;
+
+-- name: sync_summary
+SELECT * FROM sync_commit.summary ORDER BY machine;
+
+-- name: sync_off_vs_on
+SELECT * FROM sync_commit.off_vs_on ORDER BY machine, clients;
+
+-- name: sync_points
+SELECT * FROM sync_commit.points ORDER BY machine, workload, clients;
+
+-- name: client_bound
+SELECT * FROM client_bound.verdicts ORDER BY machine, base_workload, clients;
+
+-- name: client_bound_sweep
+-- The clients-sweep's own flags: windows where pgbench saturated its cores (excluded from peaks and fits).
+SELECT machine, workload, clients, windows, windows_client_saturated, client_cpu_median
+FROM clients_sweep.points
+ORDER BY machine, workload, clients;
+
+-- name: queue_points
+SELECT * FROM queue_depth.points ORDER BY machine, clients, pool_size;

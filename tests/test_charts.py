@@ -1,0 +1,99 @@
+"""Chart specs built by connlab.site.charts, starting with the USL simulator."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import pytest
+import vl_convert
+
+from connlab.site.chart_html import VL_VERSION, render_svg
+from connlab.site.charts import usl_simulator
+
+FIT = {"fit_lambda": 2065.16, "fit_sigma": 0.3678, "fit_kappa": 0.004152}
+CLIENTS = (1, 2, 4, 8, 16, 32, 50, 100, 200, 400)
+# Functions vega-interpreter implements itself (charts.js evaluates expressions with it, so the page works
+# under a Content-Security-Policy without 'unsafe-eval').
+INTERPRETER_SAFE_CALLS = {"pow", "sqrt", "round"}
+
+
+def usl_records(**fit: float) -> list[dict[str, Any]]:
+    """Measured points on the USL curve of the fit, ±5 % as the min–max of the passes."""
+    values = {**FIT, **fit}
+    lam, sigma, kappa = values["fit_lambda"], values["fit_sigma"], values["fit_kappa"]
+    rows = []
+    for n in CLIENTS:
+        tps = lam * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
+        rows.append(
+            {
+                "machine": "test-box",
+                "workload": "tpcb-like",
+                "clients": n,
+                "tps_median": tps,
+                "tps_min": 0.95 * tps,
+                "tps_max": 1.05 * tps,
+                **values,
+            }
+        )
+    return rows
+
+
+def params_by_name(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {param["name"]: param for param in spec.get("params", [])}
+
+
+def test_usl_simulator_has_three_sliders_starting_at_the_fit() -> None:
+    params = params_by_name(usl_simulator(usl_records()))
+    assert set(params) == {"lambda_", "sigma", "kappa"}
+    for name, fitted in (("lambda_", "fit_lambda"), ("sigma", "fit_sigma"), ("kappa", "fit_kappa")):
+        param = params[name]
+        assert param["value"] == FIT[fitted], name
+        bind = param["bind"]
+        assert bind["input"] == "range", name
+        assert bind["min"] == 0 and bind["max"] > param["value"], name
+        assert 0 < bind["step"] <= bind["max"] / 100, f"{name}: the slider is too coarse"
+
+
+def test_kappa_slider_has_room_when_the_fit_has_no_crosstalk() -> None:
+    params = params_by_name(usl_simulator(usl_records(fit_kappa=0.0)))
+    assert params["kappa"]["value"] == 0.0
+    assert params["kappa"]["bind"]["max"] >= 0.01
+
+
+def test_usl_simulator_expressions_are_interpreter_safe() -> None:
+    """The chart's own expressions call only functions vega-interpreter implements itself."""
+    spec = usl_simulator(usl_records())
+    expressions = [
+        step.get("calculate") or step.get("filter")
+        for layer in spec["layer"]
+        for step in layer.get("transform", [])
+    ]
+    assert "sqrt((1 - sigma) / kappa)" in expressions
+    called = set()
+    for expr in expressions:
+        assert isinstance(expr, str), expr
+        without_strings = re.sub(r"'[^']*'|\"[^\"]*\"", "''", expr)
+        called |= set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", without_strings))
+    assert called <= INTERPRETER_SAFE_CALLS, called
+
+
+@pytest.mark.parametrize(
+    "fit", [{}, {"fit_kappa": 0.0}, {"fit_sigma": 0.0}], ids=["fit", "no-kappa", "no-sigma"]
+)
+def test_usl_simulator_renders_to_svg(fit: dict[str, float]) -> None:
+    spec = usl_simulator(usl_records(**fit))
+    svg = vl_convert.vegalite_to_svg(vl_spec=spec, vl_version=VL_VERSION, allowed_base_urls=[])
+    assert svg.startswith("<svg") and "</svg>" in svg
+    assert render_svg(spec).startswith("<svg")  # the site's own fallback rendering works too
+    peak = math.sqrt((1 - FIT["fit_sigma"]) / FIT["fit_kappa"])
+    if not fit:
+        assert f"N* ≈ {round(peak * 10) / 10:g}" in svg
+    elif "fit_kappa" in fit:
+        assert "N* ≈" not in svg  # no crosstalk, no peak: the marker is hidden
+
+
+def test_usl_simulator_needs_points() -> None:
+    with pytest.raises(ValueError):
+        usl_simulator([])
