@@ -75,7 +75,10 @@ run: $(VENV_STAMP)
 
 ## run-all: run (or resume) every experiment with PROFILE=quick|full, one after the other
 run-all: $(VENV_STAMP)
-	set -e; for experiment in $(EXPERIMENTS); do $(CONNLAB) run $$experiment --profile $(PROFILE); done
+	@failed=""; for experiment in $(EXPERIMENTS); do \
+	  $(CONNLAB) run $$experiment --profile $(PROFILE) || failed="$$failed $$experiment"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "run-all: did not complete:$$failed (see the errors above)" >&2; exit 1; fi
 
 ## contribute: run every experiment (PROFILE=full unless given), validate, print what to commit
 contribute: PROFILE = full

@@ -172,6 +172,26 @@ def test_the_quota_changes_between_windows(budget_name: str) -> None:
         budget.release()
 
 
+def test_the_client_quota_is_set_and_lifted(budget_name: str) -> None:
+    budget = create_budget(1, budget_name)
+    quota = CGROUP_ROOT / "cpu" / f"{budget_name}-client" / "cpu.cfs_quota_us"
+    try:
+        assert quota.read_text().strip() == "-1"
+        budget.set_client_cores(0.5)
+        assert quota.read_text().strip() == "50000"
+        budget.set_client_cores(None)
+        assert quota.read_text().strip() == "-1"
+    finally:
+        budget.release()
+
+
+def test_a_client_quota_without_cgroups_is_refused() -> None:
+    budget = create_budget(1, f"connlab-test-taskset-{os.getpid()}", method="taskset")
+    budget.set_client_cores(None)  # nothing asked, nothing to refuse
+    with pytest.raises(LabError, match="a CPU quota for pgbench needs cgroups"):
+        budget.set_client_cores(0.5)
+
+
 def test_processes_enter_their_budget(budget_name: str, two_cores: list[int]) -> None:
     budget = create_budget(0.5, budget_name)
     script = "import os; print(sorted(os.sched_getaffinity(0))); print(open('/proc/self/cgroup').read())"

@@ -112,13 +112,17 @@ class CpuBudget:
         a point. Only cgroup v1 gives the client a cgroup of its own."""
         if cores == self.client_quota:
             return
-        if self.method != "cgroup-v1" or not self.client_cgroup_dirs:
+        if not self.client_cgroup_dirs:
             raise LabError(
-                f"a CPU quota for pgbench needs cgroup v1 (this run uses {self.method}); run as root on a "
-                f"machine with a writable cgroup v1 cpu hierarchy"
+                f"a CPU quota for pgbench needs cgroups (this run uses {self.method}); run as root on a "
+                f"machine with writable cgroups"
             )
-        quota = -1 if cores is None else round(cores * CFS_PERIOD_US)
-        _write(self.client_cgroup_dirs[0] / "cpu.cfs_quota_us", str(quota))
+        folder = self.client_cgroup_dirs[0]
+        if self.method == "cgroup-v2":
+            quota = "max" if cores is None else str(round(cores * CFS_PERIOD_US))
+            _write(folder / "cpu.max", f"{quota} {CFS_PERIOD_US}")
+        else:
+            _write(folder / "cpu.cfs_quota_us", str(-1 if cores is None else round(cores * CFS_PERIOD_US)))
         self.client_quota = cores
 
     def server_cpu_seconds(self) -> float | None:
@@ -221,6 +225,13 @@ def _create_v2(plan: CpuPlan, name: str) -> list[Path]:
     return [folder]
 
 
+def _create_v2_client(name: str) -> list[Path]:
+    """pgbench's own cgroup, so an experiment can give it a CPU quota; its cores come from affinity."""
+    folder = CGROUP_ROOT / f"{name}-client"
+    folder.mkdir(exist_ok=True)
+    return [folder]
+
+
 def detect_method(requested: str | None = None) -> str:
     """The method to use: the requested one (CPU_METHOD) or the first that works here."""
     requested = requested or os.environ.get("CPU_METHOD") or None
@@ -251,6 +262,7 @@ def create_budget(budget: float, name: str, method: str | None = None) -> CpuBud
             client_folders = _create_v1_client(name)
         elif method == "cgroup-v2":
             folders = _create_v2(plan, name)
+            client_folders = _create_v2_client(name)
     except LabError:
         # Half-made folders of a failed set-up must not outlive it.
         for folder in CGROUP_ROOT.glob(f"*/{name}*"):
