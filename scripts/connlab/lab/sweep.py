@@ -251,7 +251,8 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         **(memory_probe.figures if memory_probe else {}),
         "cpu_budget_method": bench.budget.method,
         "postgres_version": bench.cluster.version,
-        "pgbench_flags": " ".join(options.flags()),
+        # A script's path is the window's temporary folder: recorded relative, as <workload>.sql.
+        "pgbench_flags": " ".join(options.flags()).replace(f"{log_dir}/", ""),
     }
 
 

@@ -238,9 +238,12 @@ def _usl(n: float, lambda_: float, sigma: float, kappa: float) -> float:
 
 
 def _usl_slider(name: str, label: str, value: float, top: float) -> alt.Parameter:
-    """A variable bound to a range slider from 0 to top, starting at the fitted value."""
-    step = 10 ** math.floor(math.log10(top / USL_SLIDER_STEPS))
-    return alt.param(name=name, value=value, bind=alt.binding_range(min=0, max=top, step=step, name=label))
+    """A variable bound to a range slider from 0 to top, starting at the fitted value rounded to the
+    slider's step (the slider shows its value: 2065, not 2065.1602130005567)."""
+    decimals = -math.floor(math.log10(top / USL_SLIDER_STEPS))
+    step = 10.0**-decimals
+    start = round(value, max(decimals, 0))
+    return alt.param(name=name, value=start, bind=alt.binding_range(min=0, max=top, step=step, name=label))
 
 
 def _usl_sliders(lambda_: float, sigma: float, kappa: float) -> list[alt.Parameter]:
