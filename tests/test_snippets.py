@@ -20,7 +20,7 @@ PGBENCH_LINE = re.compile(
 )
 EXPERIMENTS = [
     "clients-sweep", "connect-cost", "pgbouncer", "core-budget", "wait-events", "idle-memory", "sync-commit",
-    "queue-depth",
+    "queue-depth", "client-bound",
 ]  # fmt: skip
 # What each block prints per client count, by the kind of experiment.
 RESULT_LINE = {
@@ -48,7 +48,7 @@ def test_block_uses_the_harness_flags(plan: Plan) -> None:
     assert f"for c in {' '.join(map(str, CLIENT_COUNTS))}; do" in block
     for workload, flags in zip(plan.spec.workloads, loops, strict=True):
         for clients in CLIENT_COUNTS:
-            jobs = min(clients, 1)  # the block's `j=$(( c < 1 ? c : 1 ))`
+            jobs = min(clients, workload.jobs or 1)  # the block's `j=$(( c < J ? c : J ))`
             shell = [{"$c": str(clients), "$j": str(jobs)}.get(flag, flag) for flag in flags]
             harness = window_options(plan, workload, clients, jobs=1, script_dir="$DIR").flags()
             assert "-l" in harness
@@ -76,10 +76,11 @@ def test_block_runs(plan: Plan, shared_tmp: Path) -> None:
     script.write_text(block + "\n")
     script.chmod(0o644)
     quotas = len(plan.spec.server.budget_shares)
-    if quotas > 1 and not cgroup_v1_writable():
+    needs_cgroups = quotas > 1 or any(w.client_cpu_share for w in plan.spec.workloads)
+    if needs_cgroups and not cgroup_v1_writable():
         pytest.skip("the CPU-quota block needs root and a writable cgroup hierarchy")
     # A block with CPU quotas runs as root (cgroups) and starts the server as postgres itself.
-    user = [] if quotas > 1 else ["runuser", "-u", "postgres", "--"]
+    user = [] if needs_cgroups else ["runuser", "-u", "postgres", "--"]
     result = subprocess.run(
         [*user, "bash", str(script)],
         capture_output=True,
@@ -106,6 +107,5 @@ def test_block_runs(plan: Plan, shared_tmp: Path) -> None:
     # The script cleans up after itself: no server is left on its port, no cgroup behind.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         assert probe.connect_ex(("127.0.0.1", SNIPPET_PORT)) != 0
-    assert not any(
-        Path(p).exists() for p in ("/sys/fs/cgroup/cpu/connlab-check", "/sys/fs/cgroup/connlab-check")
-    )
+    leftovers = [f"/sys/fs/cgroup/{v1}connlab-check{c}" for v1 in ("cpu/", "") for c in ("", "-client")]
+    assert not any(Path(p).exists() for p in leftovers)

@@ -75,11 +75,14 @@ CFS_PERIOD_US = 100_000
 QUOTA_LINES = [
     '[ "$(id -u)" = 0 ] || { echo "run this block as root: a CPU quota needs a cgroup" >&2; exit 1; }',
     "if grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then",
-    "  CG=/sys/fs/cgroup/connlab-check; mkdir -p $CG",
+    "  CG=/sys/fs/cgroup/connlab-check; CGC=$CG-client; mkdir -p $CG $CGC",
     f'  quota() {{ echo "$1 {CFS_PERIOD_US}" > $CG/cpu.max; }}',
+    f'  client_quota() {{ echo "$1 {CFS_PERIOD_US}" > $CGC/cpu.max; }}',
     "else",
-    f"  CG=/sys/fs/cgroup/cpu/connlab-check; mkdir -p $CG; echo {CFS_PERIOD_US} > $CG/cpu.cfs_period_us",
+    "  CG=/sys/fs/cgroup/cpu/connlab-check; CGC=$CG-client; mkdir -p $CG $CGC",
+    f"  echo {CFS_PERIOD_US} > $CG/cpu.cfs_period_us; echo {CFS_PERIOD_US} > $CGC/cpu.cfs_period_us",
     '  quota() { echo "$1" > $CG/cpu.cfs_quota_us; }',
+    '  client_quota() { [ "$1" = max ] && set -- -1; echo "$1" > $CGC/cpu.cfs_quota_us; }',
     "fi",
     'chown postgres "$DIR"',
     "AS_PG='runuser -u postgres --'   # PostgreSQL refuses to run as root",
@@ -92,7 +95,8 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
 
     Run it as the postgres user (PostgreSQL refuses root). The server gets core 0 and pgbench core 1
     through taskset, the portable stand-in for the harness's cgroups. An experiment with several CPU
-    budgets (core-budget) needs a quota, hence a cgroup: that block runs as root, the server as postgres.
+    budgets (core-budget) or a CPU quota for pgbench (client-bound) needs cgroups: that block runs as root,
+    the server as postgres, pgbench in a cgroup of its own.
     """
     spec = plan.spec
     try:
@@ -103,7 +107,7 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
     settings = _setting_flags(dict(spec.server.settings))
     # Quotas as fractions of the server's one core in the block (taskset -c 0).
     quotas = [round(share * CFS_PERIOD_US) for share in spec.server.budget_shares]
-    with_quota = quotas != [CFS_PERIOD_US]
+    with_quota = quotas != [CFS_PERIOD_US] or any(w.client_cpu_share for w in spec.workloads)
     lines = [
         "set -euo pipefail",
         f"BIN={bindir}   # pg_config --bindir",
@@ -113,7 +117,7 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
     as_pg = "$AS_PG " if with_quota else ""
     stop = f'{as_pg}$BIN/pg_ctl -D "$DIR/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$DIR"'
     if with_quota:
-        lines += [*QUOTA_LINES, f"trap '{stop}; rmdir $CG' EXIT"]
+        lines += [*QUOTA_LINES, f"trap '{stop}; rmdir $CG $CGC' EXIT"]
     else:
         lines += [f"trap '{stop}' EXIT"]
     lines += [
@@ -162,7 +166,9 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         workload_counts = [count for count in counts if workload.runs_at(count)] or workload.clients or counts
         session = f"PGOPTIONS='{session_options(workload.settings)}' " if workload.settings else ""
         database = pool_alias(workload.pool_size) if isinstance(workload.pool_size, int) else "bench"
-        pgbench = f"{password}{session}taskset -c 1 pgbench {connection} {text} {database}"
+        # With cgroups, pgbench runs in its own (its CPU quota, if the workload sets one).
+        enter_client = 'sh -c "echo \\$\\$ > $CGC/cgroup.procs && exec \\"\\$@\\"" sh ' if with_quota else ""
+        pgbench = f"{password}{session}{enter_client}taskset -c 1 pgbench {connection} {text} {database}"
         if spec.sample_pools and workload.target == "pgbouncer":
             body = _pools_body(pgbench, plan.profile.duration_s, database)
         elif spec.measure_memory:
@@ -186,10 +192,13 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
             lines += [f"echo '== {workload.label}'", *loop]
             continue
         # The harness alternates the budgets at every point; one pass of each, in turn, is enough here.
+        share = workload.client_cpu_share
+        quota_label = f", server quota $q of {CFS_PERIOD_US} us" if len(quotas) > 1 else ""
         lines += [
+            f"client_quota {round(share * CFS_PERIOD_US) if share else 'max'}   # pgbench's CPU quota",
             f"for q in {' '.join(map(str, quotas))}; do",
             "  quota $q",
-            f'  echo "== {workload.label}, server quota $q of {CFS_PERIOD_US} us"',
+            f'  echo "== {workload.label}{quota_label}"',
             *[f"  {line}" for line in loop],
             "done",
         ]
