@@ -126,16 +126,8 @@ class _SiteHandler(SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="session")
 def site_url(built_site: Path) -> Iterator[str]:
-    handler = functools.partial(_SiteHandler, directory=str(built_site))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)  # port 0: any free port
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(built_site) as url:
+        yield url
 
 
 @dataclass(frozen=True)
@@ -423,7 +415,7 @@ def build_site_from(results: Path, build: Path) -> Path:
 @contextlib.contextmanager
 def serving(directory: Path) -> Iterator[str]:
     handler = functools.partial(_SiteHandler, directory=str(directory))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)  # port 0: any free port
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

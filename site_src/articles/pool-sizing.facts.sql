@@ -63,7 +63,9 @@ WHERE windows_ok > 0
 ORDER BY machine, workload, clients;
 
 -- name: littles_law_summary
-SELECT machine, count(*) AS points,
+-- tolerance: how far measured ÷ predicted may stray from 1 (the claims file checks the same band).
+SELECT machine, count(*) AS points, 0.1 AS tolerance,
+       bool_and(abs(latency_avg_median / (1000.0 * clients / tps_median) - 1) <= 0.1) AS within_tolerance,
        min(latency_avg_median / (1000.0 * clients / tps_median)) AS ratio_min,
        max(latency_avg_median / (1000.0 * clients / tps_median)) AS ratio_max,
        median(latency_avg_median / (1000.0 * clients / tps_median)) AS ratio_median

@@ -21,6 +21,8 @@ import jinja2
 from connlab.data.claims import CLAIMS_SUBDIR
 from connlab.data.columns import WINDOW_COLUMNS
 from connlab.experiment import make_plan
+from connlab.lab.poolers.pgbouncer import PoolSampler
+from connlab.lab.probes import BackendSampler, WaitEventSampler
 from connlab.paths import (
     ARTICLES_SRC_DIR,
     ASSETS_SRC_DIR,
@@ -131,6 +133,14 @@ def select(records: list[dict], **where: object) -> list[dict]:
     return [record for record in records if all(record.get(k) == v for k, v in where.items())]
 
 
+# How often the in-window probes sample, for the pages that describe them.
+SAMPLING_MS = {
+    "backends": round(1000 * BackendSampler.INTERVAL_S),
+    "wait_events": round(1000 * WaitEventSampler.INTERVAL_S),
+    "pools": round(1000 * PoolSampler.INTERVAL_S),
+}
+
+
 # -- rendering -------------------------------------------------------------------------------------------
 class PageRenderer:
     def __init__(self, data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> None:
@@ -154,6 +164,7 @@ class PageRenderer:
             snippets=snippets,
             make_plan=make_plan,
             columns=WINDOW_COLUMNS,
+            sampling_ms=SAMPLING_MS,
         )
         self.chart_files: set[Path] = set()
         machines_file = data_dir / "machines.json"

@@ -10,7 +10,8 @@ import shlex
 
 from connlab.experiment import Plan, Workload, window_options
 from connlab.lab.cluster import find_bindir
-from connlab.lab.poolers.pgbouncer import pool_alias
+from connlab.lab.poolers.pgbouncer import PoolSampler, pool_alias
+from connlab.lab.probes import WaitEventSampler
 from connlab.lab.sweep import session_options
 
 SNIPPET_PORT = 54329
@@ -214,7 +215,7 @@ def _shell_word(flag: str) -> str:
     return shlex.quote(flag)
 
 
-# What the wait-events experiment polls every 100 ms, from one connection (psql's \watch).
+# What the wait-events experiment polls, from one connection (psql's \watch in the block).
 WAIT_SQL = (
     "SELECT coalesce(wait_event_type || ':' || wait_event, 'running') FROM pg_stat_activity "
     "WHERE backend_type = 'client backend' AND state = 'active' AND datname = 'bench' "
@@ -227,7 +228,7 @@ def _wait_events_body(pgbench: str, duration_s: int) -> list[str]:
     frequent states, with their share of the samples."""
     return [
         f'  {pgbench} > "$DIR/pgbench.out" 2>&1 &',
-        f"  printf '%s\\n\\\\watch 0.1\\n' \"{WAIT_SQL}\" \\",
+        f"  printf '%s\\n\\\\watch {WaitEventSampler.INTERVAL_S:g}\\n' \"{WAIT_SQL}\" \\",
         f'    | timeout {duration_s} psql $PG -XAtq postgres > "$DIR/samples" 2>/dev/null || true',
         "  wait",
         "  printf '%4s clients: %s; ' $c \"$(grep -E '^tps' \"$DIR/pgbench.out\")\"",
@@ -263,7 +264,8 @@ def _pools_body(pgbench: str, duration_s: int, database: str) -> list[str]:
     admin = "psql -h 127.0.0.1 -p $POOLER_PORT -U postgres -XAtq -F ' '"
     return [
         f'  {pgbench} > "$DIR/pgbench.out" 2>&1 &',
-        f"  printf 'SHOW POOLS;\\n\\\\watch 0.25\\n' | timeout {duration_s} {admin} pgbouncer \\",
+        f"  printf 'SHOW POOLS;\\n\\\\watch {PoolSampler.INTERVAL_S:g}\\n' \\",
+        f"    | timeout {duration_s} {admin} pgbouncer \\",
         '    > "$DIR/pools" 2>/dev/null || true',
         "  wait",
         "  printf '%4s clients: %s; ' $c \"$(grep -E '^tps' \"$DIR/pgbench.out\")\"",
