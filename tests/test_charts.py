@@ -14,8 +14,8 @@ from connlab.site.charts import usl_simulator
 
 FIT = {"fit_lambda": 2065.16, "fit_sigma": 0.3678, "fit_kappa": 0.004152}
 CLIENTS = (1, 2, 4, 8, 16, 32, 50, 100, 200, 400)
-# Functions vega-interpreter implements itself (charts.js evaluates expressions with it, so the page works
-# under a Content-Security-Policy without 'unsafe-eval').
+# Functions vega-interpreter implements itself (charts.js has vega-embed evaluate expressions with it, so
+# the page works under a Content-Security-Policy without 'unsafe-eval').
 INTERPRETER_SAFE_CALLS = {"pow", "sqrt", "round"}
 
 

@@ -452,7 +452,8 @@ def test_injected_content_is_shown_as_text(watched: Watched, write_run: RunWrite
 # --------------------------------------------------------------------------- strict Content-Security-Policy
 
 # What a strict host would send: no 'unsafe-eval', so nothing may compile code from strings (Vega does,
-# unless charts.js hands it vega-interpreter). 'unsafe-inline' is for Material's inline scripts and styles.
+# unless charts.js asks vega-embed for its interpreter with `ast: true`). 'unsafe-inline' is for
+# Material's inline scripts and styles.
 STRICT_CSP = (
     "default-src 'self'; script-src 'self' 'unsafe-inline'; "
     "style-src 'self' 'unsafe-inline'; img-src 'self' data:"

@@ -62,7 +62,7 @@
 
   function embedOptions(scheme) {
     var dark = scheme === "slate";
-    var options = {
+    return {
       mode: "vega-lite",
       renderer: "svg",
       actions: false,
@@ -71,15 +71,11 @@
       config: { background: "transparent" },
       // vega-embed bundles vega-tooltip; match its look to the page.
       tooltip: { theme: dark ? "dark" : "light" },
+      // Vega otherwise compiles every expression with `new Function`, which a
+      // Content-Security-Policy without 'unsafe-eval' blocks: interpret the parsed
+      // expressions instead (vega-embed bundles vega-interpreter for this).
+      ast: true,
     };
-    // Vega otherwise compiles every expression with `new Function`, which a
-    // Content-Security-Policy without 'unsafe-eval' blocks: interpret the parsed
-    // expressions instead (vega-interpreter, vendored as a classic script).
-    if (window.vegaInterpreter) {
-      options.ast = true;
-      options.expr = window.vegaInterpreter.expressionInterpreter;
-    }
-    return options;
   }
 
   // Single views and layers follow the width of the article column; compound specs
