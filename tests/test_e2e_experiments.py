@@ -16,6 +16,7 @@ import psutil
 import pytest
 
 from connlab.experiment import make_plan
+from connlab.lab.probes import decode_wait_events
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]
 
@@ -94,23 +95,24 @@ def test_core_budget_alternates_quotas(connlab_env: dict[str, str]) -> None:
         assert float(row["server_cpu_cores"]) <= float(row["server_cpu_budget"]) * 1.1 + 0.05, row
 
 
-def parse_wait_events(cell: str) -> dict[str, int]:
-    return {state: int(count) for state, count in (pair.split("=") for pair in cell.split(";"))}
-
-
 def test_wait_events_sample_active_backends(connlab_env: dict[str, str]) -> None:
     rows = run("wait-events", connlab_env)
     plan = make_plan("wait-events", "tiny")
     for row in rows:
-        # A poll every 100 ms over a window of duration_s seconds (give or take start-up).
-        assert 5 * plan.profile.duration_s <= int(row["wait_samples"]) <= 12 * plan.profile.duration_s, row
-        states = parse_wait_events(row["wait_events"])
+        # A poll every 100 ms: at most ten a second (plus start-up slack); on a loaded machine fewer, but
+        # never none. No lower rate is asserted: it depends on how fast this machine answers a poll.
+        assert 1 <= int(row["wait_samples"]) <= 12 * plan.profile.duration_s, row
+        states = decode_wait_events(row["wait_events"])
         # Never more active backends in one poll than clients, so never more samples than polls × clients.
-        assert 0 < sum(states.values()) <= int(row["wait_samples"]) * int(row["clients"])
+        # A poll may find no active backend at all (short transactions fall between polls): an empty cell.
+        assert 0 <= sum(states.values()) <= int(row["wait_samples"]) * int(row["clients"])
         assert all(state == "running" or ":" in state for state in states)
+    # With many clients on one server core, some backend is active at almost every poll.
+    crowded = max(int(row["clients"]) for row in rows)
+    assert any(decode_wait_events(row["wait_events"]) for row in rows if int(row["clients"]) == crowded)
     # tpcb-like updates a handful of branch rows: with several clients, some wait on another's row lock.
     busy = [
-        parse_wait_events(r["wait_events"])
+        decode_wait_events(r["wait_events"])
         for r in rows
         if r["workload"] == "tpcb-like" and r["clients"] == "8"
     ]

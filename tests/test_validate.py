@@ -102,7 +102,10 @@ def test_a_bad_value_is_one_line_naming_row_and_column(
 
 def test_an_empty_optional_value_is_fine(csv_path: Path) -> None:
     edit_csv(csv_path, set_cell(1, "latency_p99_ms", ""))
-    edit_csv(csv_path, set_cell(1, "tps", ""))
+    # A failed window has no throughput to report; only a window marked ok must carry one.
+    edit_csv(csv_path, set_cell(2, "ok", "false"))
+    edit_csv(csv_path, set_cell(2, "exit_code", "2"))
+    edit_csv(csv_path, set_cell(2, "tps", ""))
     assert list(validate_csv(csv_path)) == []
 
 
@@ -507,6 +510,18 @@ def duplicate_window(c: Contribution) -> tuple[Path, int]:
     return c.csv, 5
 
 
+def header_only(c: Contribution) -> tuple[Path, int]:
+    edit_csv(c.csv, lambda rows: rows.__delitem__(slice(1, None)))
+    return c.csv, 1
+
+
+def machine_key_twice(c: Contribution) -> tuple[Path, int]:
+    """`cores: 2` and later `cores: 64`: a YAML loader keeps the last silently."""
+    text = c.machine_yaml.read_text()
+    c.machine_yaml.write_text(text + "cores: 64\n")
+    return c.machine_yaml, text.count("\n") + 1
+
+
 def incomplete_passes(c: Contribution) -> tuple[Path, int]:
     """A second pass at 1 and 2 clients but none at 4."""
 
@@ -666,6 +681,18 @@ CASES = [
         "pass 1, mixed at 1 clients on 1.0 cores repeats line 2",
     ),
     Case("incomplete-passes", incomplete_passes, "pass_no", "mixed at 4 clients lacks pass(es) 2"),
+    Case("header-only", header_only, "(file)", "a header and no rows"),
+    Case("ok-without-tps", _cell(2, "tps", ""), "tps", "empty in a window marked ok"),
+    Case(
+        "ok-without-latency", _cell(1, "latency_avg_ms", ""), "latency_avg_ms", "empty in a window marked ok"
+    ),
+    Case(
+        "ok-with-failures",
+        _cell(3, "failed_transactions", "4"),
+        "failed_transactions",
+        "4 in a window marked ok",
+    ),
+    Case("machine-key-twice", machine_key_twice, "cores", "given twice (first on line"),
     # What a folder may hold.
     Case("unexpected-file", unexpected_file, "(file)", "unexpected file"),
     Case("csv-at-the-wrong-depth", csv_at_the_wrong_depth, "(file)", "unexpected file"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -12,6 +11,7 @@ import typer
 from rich.console import Console
 
 from connlab.errors import LabError
+from connlab.lab.interrupts import INTERRUPTED_EXIT_STATUS, install_interrupt_handlers, interrupted
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
@@ -20,17 +20,13 @@ err = Console(stderr=True)
 MachineOption = Annotated[str | None, typer.Option(help="results folder name; default from the hardware")]
 
 
-def _raise_interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Turn LabError into `error: ...` on stderr and exit status 2; SIGTERM behaves like Ctrl-C, so the
-    same clean-up runs (stop pgbench, stop the server, write no partial row)."""
+    same clean-up runs (stop pgbench, stop the server, write no partial row) and the exit status is 130."""
 
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        signal.signal(signal.SIGTERM, _raise_interrupt)
+        install_interrupt_handlers()
         try:
             return command(*args, **kwargs)
         except LabError as error:
@@ -39,7 +35,7 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             sys.exit(2)
         except KeyboardInterrupt:
             err.print("interrupted: the server was stopped; rerun the same command to resume")
-            sys.exit(130)
+            sys.exit(INTERRUPTED_EXIT_STATUS)
 
     return wrapper
 
@@ -160,5 +156,17 @@ def experiments() -> None:
     print("\n".join(experiment_names()))
 
 
+def main() -> None:
+    """The `connlab` command. An interrupt that lands outside a command (while the arguments are
+    parsed) would otherwise end as click's "Aborted!" with status 1: it exits 130 like any other."""
+    install_interrupt_handlers()
+    try:
+        app()
+    except SystemExit as exit_:
+        if interrupted() and exit_.code != 0:
+            sys.exit(INTERRUPTED_EXIT_STATUS)
+        raise
+
+
 if __name__ == "__main__":
-    app()
+    main()

@@ -17,6 +17,8 @@ class Column:
     required: bool = True  # False: may be empty (the figure was not measured in that window)
     # Added after results were first committed: files written before lack the column entirely.
     added_later: bool = False
+    # May be empty in a failed window, never in one marked ok (ok means pgbench reported it).
+    required_when_ok: bool = False
 
 
 WINDOW_COLUMNS: tuple[Column, ...] = (
@@ -37,10 +39,10 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     Column("ok", "BOOLEAN", "pgbench exited 0, finished, and no transaction failed"),
     Column("exit_code", "INTEGER", "pgbench's exit status"),
     Column("error", "VARCHAR", "first distinct error pgbench printed", required=False),
-    Column("tps", "DOUBLE", "transactions per second", required=False),
-    Column("transactions", "BIGINT", "transactions processed", required=False),
-    Column("failed_transactions", "BIGINT", "failed transactions", required=False),
-    Column("latency_avg_ms", "DOUBLE", "mean latency, ms", required=False),
+    Column("tps", "DOUBLE", "transactions per second", required=False, required_when_ok=True),
+    Column("transactions", "BIGINT", "transactions processed", required=False, required_when_ok=True),
+    Column("failed_transactions", "BIGINT", "failed transactions", required=False, required_when_ok=True),
+    Column("latency_avg_ms", "DOUBLE", "mean latency, ms", required=False, required_when_ok=True),
     Column("latency_stddev_ms", "DOUBLE", "latency standard deviation, ms", required=False),
     Column("latency_p50_ms", "DOUBLE", "median latency from the transaction log, ms", required=False),
     Column("latency_p95_ms", "DOUBLE", "95th percentile latency, ms", required=False),
@@ -79,7 +81,8 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     Column(
         "wait_events",
         "VARCHAR",
-        "active client backends seen over those polls, per state: running=N;Type:Event=N;...",
+        "active client backends seen over those polls, per state: running=N;Type:Event=N;... "
+        "(empty when polls ran and none saw an active backend: zero samples, not a missing figure)",
         required=False,
         added_later=True,
     ),

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from connlab.data.columns import PUBLISHED_COLUMNS, PUBLISHED_FILE_NAME, WINDOW_COLUMNS, Column
 from connlab.data.machine_schema import SAFE_ID_PATTERN, MachineFile
-from connlab.data.yaml_models import format_validation_error
+from connlab.data.yaml_models import duplicate_key_problems, format_validation_error
 from connlab.paths import MACHINE_FILE_NAME, RESULTS_DIR
 
 MAX_FILE_BYTES = 20 * 2**20
@@ -120,8 +120,25 @@ def _check_rows(
             if problem:
                 row_ok = False
                 yield f"{path}:{line_no}: {column.name}: {problem}"
+        for problem in _ok_row_problems(columns, values):
+            row_ok = False
+            yield f"{path}:{line_no}: {problem}"
         if row_ok:
             yield (line_no, values)
+    if reader.line_num <= 1:
+        yield f"{path}:1: (file): a header and no rows; delete the file, or rerun to measure"
+
+
+def _ok_row_problems(columns: Sequence[Column], values: dict[str, str]) -> Iterator[str]:
+    """A window marked ok must carry what ok means: pgbench's figures, and no failed transaction."""
+    if values.get("ok") != "true":
+        return
+    for column in columns:
+        if column.required_when_ok and values.get(column.name, "") == "":
+            yield f"{column.name}: empty in a window marked ok (ok=true means pgbench reported it)"
+    failed = values.get("failed_transactions", "")
+    if failed.isdigit() and int(failed) > 0:
+        yield f"failed_transactions: {failed} in a window marked ok (ok=true means none failed)"
 
 
 def _cell_problem(column: Column, text: str) -> str | None:
@@ -216,6 +233,9 @@ def load_machine_file(path: Path) -> tuple[MachineFile | None, list[str]]:
         return None, [f"{path}:{mark.line + 1 if mark else 1}: (yaml): {problem}"]
     if not isinstance(data, dict):
         return None, [f"{path}:1: (top level): expected a mapping of keys to values"]
+    duplicates = duplicate_key_problems(path, root)
+    if duplicates:
+        return None, duplicates
     try:
         return MachineFile.model_validate(data), []
     except ValidationError as error:

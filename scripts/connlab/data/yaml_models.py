@@ -51,6 +51,28 @@ def _data_location(data: object, location: tuple[int | str, ...]) -> tuple[int |
     return tuple(kept)
 
 
+def duplicate_key_problems(path: Path, root: yaml.Node | None, where: str = "") -> list[str]:
+    """Keys given twice in one mapping. YAML loaders keep the last one silently, so `cores: 2` and a
+    later `cores: 64` would pass as 64; here each repeat is an error naming both lines."""
+    problems: list[str] = []
+    if isinstance(root, yaml.MappingNode):
+        first_line: dict[str, int] = {}
+        for key, value in root.value:
+            name = f"{where}.{key.value}" if where else str(key.value)
+            line = key.start_mark.line + 1
+            if key.value in first_line:
+                problems.append(
+                    f"{path}:{line}: {name}: given twice (first on line {first_line[key.value]}); keep one"
+                )
+            else:
+                first_line[key.value] = line
+            problems.extend(duplicate_key_problems(path, value, name))
+    elif isinstance(root, yaml.SequenceNode):
+        for index, item in enumerate(root.value):
+            problems.extend(duplicate_key_problems(path, item, f"{where}.{index}" if where else str(index)))
+    return problems
+
+
 def format_validation_error(
     path: Path, error: ValidationError, root: yaml.Node | None, data: object = None
 ) -> list[str]:
@@ -85,6 +107,9 @@ def load_yaml_model(path: Path, model: type[Model]) -> Model:
         line = mark.line + 1 if mark else 1
         reason = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise LabError(f"{path}:{line}: (yaml): {reason}") from error
+    duplicates = duplicate_key_problems(path, root)
+    if duplicates:
+        raise LabError("\n".join(duplicates))
     try:
         return model.model_validate(data if data is not None else {})
     except ValidationError as error:

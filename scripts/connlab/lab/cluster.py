@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +23,15 @@ import psycopg
 
 from connlab.errors import LabError
 from connlab.lab.cpu_budget import CGROUP_ROOT, CpuBudget
+from connlab.lab.interrupts import run_in_group
 from connlab.paths import LAB_DIR
 
 SERVER_USER = "postgres"
 START_TIMEOUT_S = 120
+# initdb and pg_ctl finish in seconds; past this something is wrong and the run stops saying so.
+TOOL_TIMEOUT_S = START_TIMEOUT_S + 30
+# The harness's own connections: a frozen or vanished server must fail them, not hang the run.
+CONNECT_TIMEOUT_S = 10
 
 
 def find_bindir() -> Path:
@@ -130,14 +136,14 @@ class Cluster:
         self.destroy()
 
     def _run(self, command: Sequence[str], what: str) -> str:
-        result = subprocess.run(
-            as_server_user(command),
-            capture_output=True,
-            text=True,
-            start_new_session=True,
-            preexec_fn=self.budget.enter if self.budget else None,
-            check=False,
-        )
+        try:
+            result = run_in_group(
+                as_server_user(command),
+                timeout_s=TOOL_TIMEOUT_S,
+                preexec_fn=self.budget.enter if self.budget else None,
+            )
+        except subprocess.TimeoutExpired as error:
+            raise LabError(f"{what} did not finish within {TOOL_TIMEOUT_S} s; see {self.log_file}") from error
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip().splitlines()
             raise LabError(f"{what} failed: {detail[-1] if detail else 'exit ' + str(result.returncode)}")
@@ -219,30 +225,18 @@ class Cluster:
 
     def stop(self) -> None:
         if not (self.data_dir / "postmaster.pid").exists():
+            kill_orphans(self.data_dir)
             return
+        # A frozen server (SIGSTOP) would take every stop signal without acting on it.
+        resume_stopped(self.data_dir)
         for mode in ("fast", "immediate"):
-            result = subprocess.run(
-                as_server_user(
-                    [
-                        str(self.bindir / "pg_ctl"),
-                        "-D",
-                        str(self.data_dir),
-                        "-m",
-                        mode,
-                        "-w",
-                        "-t",
-                        "30",
-                        "stop",
-                    ]
-                ),
-                capture_output=True,
-                text=True,
-                check=False,
-                start_new_session=True,
-            )
-            if result.returncode == 0:
-                return
+            command = [str(self.bindir / "pg_ctl"), "-D", str(self.data_dir), "-m", mode, "-w", "-t", "15",
+                       "stop"]  # fmt: skip
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                if run_in_group(as_server_user(command), timeout_s=30).returncode == 0:
+                    break
         kill_postmaster(self.data_dir)
+        kill_orphans(self.data_dir)
 
     def destroy(self) -> None:
         """Stop the server and remove its folder and budget. Signals are held off meanwhile so a second
@@ -260,7 +254,40 @@ class Cluster:
         return f"host={self.socket_dir} port={self.port} user={user} dbname={dbname}"
 
     def connect(self, dbname: str = "postgres", autocommit: bool = True) -> psycopg.Connection:
-        return psycopg.connect(self.conninfo(dbname), autocommit=autocommit)
+        return psycopg.connect(
+            self.conninfo(dbname), autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S
+        )
+
+    def health_problem(self) -> str | None:
+        """Why the server cannot serve the next window (exited, frozen), or None when it is running."""
+        try:
+            postmaster = psutil.Process(self.postmaster_pid)
+            status = postmaster.status()
+        except (OSError, ValueError, IndexError, psutil.Error):
+            return f"the server exited (server log: {self.log_tail()})"
+        if status == psutil.STATUS_ZOMBIE:
+            return f"the server exited (server log: {self.log_tail()})"
+        if status == psutil.STATUS_STOPPED:
+            return "the server's postmaster is stopped (SIGSTOP); it cannot answer"
+        return None
+
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Until the server accepts connections again, e.g. after it restarted from a crashed backend."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            problem = self.health_problem()
+            if problem:
+                raise LabError(problem)
+            try:
+                self.execute("SELECT 1")
+                return
+            except psycopg.OperationalError as error:
+                if time.monotonic() > deadline:
+                    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                    raise LabError(
+                        f"the server did not accept connections within {timeout_s:.0f} s: {first}"
+                    ) from error
+                time.sleep(0.2)
 
     def execute(
         self, sql: str, params: Sequence[object] | None = None, dbname: str = "postgres"
@@ -277,6 +304,32 @@ class Cluster:
     @property
     def postmaster_pid(self) -> int:
         return int((self.data_dir / "postmaster.pid").read_text().splitlines()[0])
+
+
+def _server_processes(data_dir: Path) -> list[psutil.Process]:
+    """Every process working in this data directory: the postmaster and its children run there, and so
+    do backends orphaned by a killed postmaster."""
+    found = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if Path(process.cwd()) == data_dir:
+                found.append(process)
+    return found
+
+
+def resume_stopped(data_dir: Path) -> None:
+    for process in _server_processes(data_dir):
+        with contextlib.suppress(psutil.Error):
+            process.resume()
+
+
+def kill_orphans(data_dir: Path) -> None:
+    """Backends left by a postmaster that died: they would run on, holding memory and the data dir."""
+    processes = _server_processes(data_dir)
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(processes, timeout=10)
 
 
 def kill_postmaster(data_dir: Path) -> None:

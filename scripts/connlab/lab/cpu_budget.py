@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import signal
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -149,15 +151,37 @@ class CpuBudget:
         return counters
 
     def release(self) -> None:
-        """Remove the cgroup folders; call only after the server has stopped (they must be empty)."""
+        """Remove the cgroup folders; call after the server has stopped. Whatever is still inside is
+        this run's own (an initdb cut short, a backend orphaned by a killed postmaster): it is killed
+        first, since a cgroup with tasks in it cannot be removed and they must not outlive the run."""
         for folder in [*reversed(self.cgroup_dirs), *self.client_cgroup_dirs]:
-            try:
-                folder.rmdir()
-            except FileNotFoundError:
-                pass
-            except OSError as error:
-                # A folder with tasks left in it cannot be removed; say so rather than hide it.
+            remove_cgroup(folder)
+
+
+def _cgroup_pids(folder: Path) -> list[int]:
+    try:
+        return [int(pid) for pid in (folder / "cgroup.procs").read_text().split()]
+    except OSError:
+        return []
+
+
+def remove_cgroup(folder: Path, timeout_s: float = 10) -> None:
+    """Kill the tasks left in a cgroup folder, then remove it (retrying while they exit)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        for pid in _cgroup_pids(folder):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            folder.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            # EBUSY while killed tasks are still exiting; past the deadline, say so rather than hide it.
+            if time.monotonic() > deadline:
                 raise LabError(f"could not remove cgroup {folder}: {error.strerror}") from error
+            time.sleep(0.05)
 
 
 def _write(path: Path, value: str) -> None:

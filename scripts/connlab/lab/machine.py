@@ -17,6 +17,7 @@ import psutil
 import yaml
 
 from connlab.data.machine_schema import NOT_AVAILABLE
+from connlab.lab.results_file import write_atomically
 from connlab.paths import MACHINE_FILE_NAME, machine_results_dir
 
 
@@ -123,7 +124,5 @@ def write_machine_file(machine_id: str, facts: dict[str, object]) -> Path:
     rank = {"tiny": 1, "quick": 2, "full": 3}
     if rank.get(str(previous.get("profile")), 0) > rank.get(str(facts.get("profile")), 0):
         data["profile"] = previous["profile"]
-    temporary = path.with_suffix(".yaml.tmp")
-    temporary.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
-    os.replace(temporary, path)
+    write_atomically(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return path

@@ -192,11 +192,10 @@ GROUP BY 1
                 self.polls += 1
 
     def encoded(self) -> str | None:
-        """The CSV cell: running=N;Type:Event=N;..., most frequent first."""
-        if not self.counts:
-            return None
-        ordered = sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))
-        return ";".join(f"{state}={count}" for state, count in ordered)
+        """The CSV cell: running=N;Type:Event=N;..., most frequent first. Empty when every poll found no
+        active backend (a window of short transactions can fall between polls): zero samples, which
+        wait_samples tells apart from a window that was not sampled (wait_samples empty too)."""
+        return encode_wait_events(self.counts)
 
     def __enter__(self) -> WaitEventSampler:
         self._thread.start()
@@ -205,3 +204,17 @@ GROUP BY 1
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+
+
+def encode_wait_events(counts: dict[str, int]) -> str | None:
+    if not counts:
+        return None
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ";".join(f"{state}={count}" for state, count in ordered)
+
+
+def decode_wait_events(cell: str | None) -> dict[str, int]:
+    """The inverse of encode_wait_events; an empty cell is no samples."""
+    if not cell:
+        return {}
+    return {state: int(count) for state, count in (pair.rsplit("=", 1) for pair in cell.split(";"))}

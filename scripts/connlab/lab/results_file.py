@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from connlab.data.columns import COLUMN_NAMES
+from connlab.errors import LabError
 
 
 def _format(value: object) -> str:
@@ -20,6 +21,27 @@ def _format(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.6g}" if abs(value) < 1e-3 and value else f"{round(value, 4)}"
     return str(value)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace the file's content through a temporary file and a rename. When the disk is full (or
+    anything else fails) the old file stays as it was, the temporary file is removed, and the error
+    says so in one line."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with temporary.open("w", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        kept = "is unchanged" if path.exists() else "was not created"
+        raise LabError(
+            f"cannot write {path}: {error.strerror}; the file {kept}; free some space (or fix the "
+            f"folder's permissions) and rerun the same command to resume"
+        ) from error
 
 
 class ResultsFile:
@@ -47,13 +69,7 @@ class ResultsFile:
         writer = csv.DictWriter(buffer, fieldnames=COLUMN_NAMES, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(f".{self.path.name}.tmp")
-        with temporary.open("w", newline="") as handle:
-            handle.write(buffer.getvalue())
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self.path)
+        write_atomically(self.path, buffer.getvalue())
 
     def done_keys(self) -> set[tuple[int, str, int, float]]:
         return {

@@ -36,6 +36,7 @@ from connlab.experiment import Plan, Role, Window, Workload, window_options
 from connlab.lab import machine, memory, probes
 from connlab.lab.cluster import SERVER_USER, Cluster, find_program
 from connlab.lab.cpu_budget import CpuBudget, create_budget
+from connlab.lab.interrupts import group_guard, run_in_group
 from connlab.lab.pgbench import (
     PgbenchOptions,
     PgbenchReport,
@@ -48,8 +49,18 @@ from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
 from connlab.paths import LAB_DIR, experiment_results_dir
 
 BENCH_DB = "bench"
-# pgbench gets this long past -T before it is killed: a window can never hang the sweep.
-PGBENCH_GRACE_S = 60
+# pgbench gets its window twice over plus this before it is killed: a window can never hang the sweep
+# (a frozen server, a pooler that never answers), yet a slow start at hundreds of clients still fits.
+PGBENCH_GRACE_S = 20
+# Building the benchmark tables: minutes at the full profile's scale on a slow disk, never an hour.
+PGBENCH_INIT_TIMEOUT_S = 1800
+
+
+def pgbench_deadline_s(duration_s: int) -> int:
+    """How long a window's pgbench may run before it is killed and the window recorded as failed."""
+    return 2 * duration_s + PGBENCH_GRACE_S
+
+
 # Well under the default ephemeral port range (32768-60999) that TIME_WAIT sockets draw on.
 TIME_WAIT_LIMIT = 5000
 
@@ -72,6 +83,13 @@ class Bench:
     def client_cores(self) -> int:
         return len(self.budget.plan.client_cores)
 
+    def health_problem(self) -> str | None:
+        """Why the next window cannot be measured (server or pooler gone or frozen), or None."""
+        problem = self.cluster.health_problem()
+        if problem is None and self.pooler is not None and not self.pooler.running():
+            problem = f"PgBouncer exited (its log: {self.pooler.log_tail()})"
+        return problem
+
     def run_pgbench(
         self, options: PgbenchOptions, log_dir: Path | None, workload: Workload | None = None
     ) -> tuple[PgbenchReport, float]:
@@ -91,6 +109,7 @@ class Bench:
         if workload is not None and workload.settings:
             environment["PGOPTIONS"] = session_options(workload.settings)
         usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        deadline_s = pgbench_deadline_s(options.duration_s)
         process = subprocess.Popen(
             command,
             stdout=subprocess.PIPE,
@@ -100,17 +119,16 @@ class Bench:
             start_new_session=True,
             env=environment,
         )
-        try:
-            output, _ = process.communicate(timeout=options.duration_s + PGBENCH_GRACE_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            output, _ = process.communicate()
-            output += f"\npgbench: error: killed after {options.duration_s + PGBENCH_GRACE_S} s"
-        finally:
-            if process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        with group_guard(process):
+            try:
+                output, _ = process.communicate(timeout=deadline_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                output, _ = process.communicate()
+                output += (
+                    f"\npgbench: error: hung; killed {deadline_s} s after it started "
+                    f"(a {options.duration_s} s window)"
+                )
         usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = probes.client_cpu_seconds(usage_after) - probes.client_cpu_seconds(usage_before)
         return parse_report(output, process.returncode), cpu
@@ -135,21 +153,12 @@ def session_options(settings: dict[str, object]) -> str:
 
 def prepare_database(cluster: Cluster, scale: int, prewarm: list[str]) -> None:
     cluster.execute(f"CREATE DATABASE {BENCH_DB}")
-    result = subprocess.run(
-        [
-            find_program("pgbench", cluster.bindir),
-            *cluster.client_args(),
-            "-i",
-            "-s",
-            str(scale),
-            "-q",
-            BENCH_DB,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        start_new_session=True,
-    )
+    command = [find_program("pgbench", cluster.bindir), *cluster.client_args(), "-i", "-s", str(scale), "-q",
+               BENCH_DB]  # fmt: skip
+    try:
+        result = run_in_group(command, timeout_s=PGBENCH_INIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired as error:
+        raise LabError(f"pgbench -i did not finish within {PGBENCH_INIT_TIMEOUT_S} s") from error
     if result.returncode != 0:
         raise LabError(f"pgbench -i failed: {result.stderr.strip().splitlines()[-1]}")
     cluster.execute("VACUUM ANALYZE", dbname=BENCH_DB)
@@ -166,7 +175,10 @@ def settle(cluster: Cluster, prewarm: list[str]) -> None:
 
 
 def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> dict[str, object]:
-    """One window with its probes; returns the CSV row."""
+    """One window with its probes; returns the CSV row. Raises LabError when the server or the pooler
+    died or froze during the window: that window is not recorded and a rerun measures it again."""
+    # After a crashed backend the server restarts and refuses connections for a moment.
+    bench.cluster.wait_ready(timeout_s=60)
     log_dir = Path(tempfile.mkdtemp(prefix="txlog-", dir=bench.cluster.root))
     options = window_options(
         plan, window.workload, window.clients, jobs=bench.client_cores, script_dir=str(log_dir)
@@ -204,6 +216,9 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
                 if probe is not None:
                     running.enter_context(probe)
             report, client_cpu = bench.run_pgbench(options, log_dir, window.workload)
+        problem = bench.health_problem()
+        if problem:
+            raise LabError(problem)
         after = probes.take_snapshot(bench.cluster, bench.budget, BENCH_DB)
         pooler_cpu = (
             round((bench.pooler.cpu_seconds() - pooler_before) / (after.monotonic_s - before.monotonic_s), 3)
@@ -334,6 +349,26 @@ def wait_for_ephemeral_ports(limit: int = TIME_WAIT_LIMIT, timeout_s: float = 90
         time.sleep(1)
 
 
+def _measure_or_stop(
+    bench: Bench, plan: Plan, window: Window, number: int, written: int
+) -> dict[str, object]:
+    """measure_window, with any way the server or pooler failed turned into one line that says which
+    window, why, and that what was written is kept."""
+    try:
+        return measure_window(bench, plan, window, number)
+    except (LabError, psycopg.Error) as error:
+        problem = bench.health_problem() or _first_line(error)
+        raise LabError(
+            f"window {number} ({window.workload.id}, {window.clients} clients, pass {window.pass_no}): "
+            f"{problem}; the {written} window(s) already written are kept; rerun the same command to resume"
+        ) from error
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 def _progress(console: Console) -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
@@ -376,7 +411,7 @@ def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Pa
                     description=f"{plan.experiment} pass {window.pass_no} "
                     f"{window.workload.id} c={window.clients}",
                 )
-                row = measure_window(bench, plan, window, number)
+                row = _measure_or_stop(bench, plan, window, number, len(results.rows))
                 results.append({"run_id": results.run_id, "machine": machine_id, **row})
                 if not row["ok"]:
                     progress.console.print(

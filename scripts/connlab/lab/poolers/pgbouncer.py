@@ -145,6 +145,10 @@ class PgBouncer:
             except subprocess.TimeoutExpired:
                 continue
 
+    def running(self) -> bool:
+        """Whether PgBouncer still runs (runuser in front of it exits when it does)."""
+        return self.process is not None and self.process.poll() is None
+
     def _processes(self) -> list[psutil.Process]:
         """runuser and the pgbouncer it started."""
         if self.process is None:

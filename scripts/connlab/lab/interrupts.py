@@ -1,0 +1,90 @@
+"""Ctrl-C and SIGTERM, and the child processes they must never leave behind.
+
+A terminal's Ctrl-C sends SIGINT to the whole foreground process group (make and connlab). The harness
+starts every child (initdb, pg_ctl, pgbench, PgBouncer) in a session of its own, so the signal reaches
+connlab alone, which then stops them in order: the children it waits for, the pooler, the server, the
+cgroups. Two rules make that reliable:
+
+- The first signal raises KeyboardInterrupt once; later ones are noted and ignored, so a second Ctrl-C
+  cannot cut the clean-up short and leave a server behind. Every clean-up step is bounded in time.
+- A child is killed with its whole process group: `runuser` in front of initdb or PgBouncer would
+  otherwise die alone and leave its child running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
+
+INTERRUPT_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# The exit status a shell reports for a command stopped by Ctrl-C (128 + SIGINT).
+INTERRUPTED_EXIT_STATUS = 128 + signal.SIGINT
+
+
+_interrupted = False
+
+
+def interrupted() -> bool:
+    """Whether an interrupt signal arrived in this process."""
+    return _interrupted
+
+
+def _ignore_repeat(signum: int, _frame: FrameType | None) -> None:
+    print("still stopping the server and pgbench; this takes a few seconds", file=sys.stderr)
+
+
+def _interrupt_once(signum: int, _frame: FrameType | None) -> None:
+    global _interrupted
+    _interrupted = True
+    for other in INTERRUPT_SIGNALS:
+        signal.signal(other, _ignore_repeat)
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def install_interrupt_handlers() -> None:
+    """SIGINT and SIGTERM raise KeyboardInterrupt once. Installed explicitly, because a process started
+    in the background by a non-interactive shell inherits SIGINT as ignored and would run on."""
+    for signum in INTERRUPT_SIGNALS:
+        signal.signal(signum, _interrupt_once)
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL the process's group (it leads one: started with start_new_session) and reap it."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def group_guard(process: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """Kill the child's whole group if the block ends early (an error, Ctrl-C, a timeout)."""
+    try:
+        yield process
+    except BaseException:
+        kill_group(process)
+        raise
+
+
+def run_in_group(
+    command: Sequence[str],
+    timeout_s: float | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """subprocess.run in a session of its own, killing the whole group on timeout or interrupt.
+
+    A timeout raises subprocess.TimeoutExpired after the group is gone."""
+    process = subprocess.Popen(
+        list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=preexec_fn, env=env,
+    )  # fmt: skip
+    with group_guard(process):
+        stdout, stderr = process.communicate(timeout=timeout_s)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
