@@ -219,6 +219,9 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         problem = bench.health_problem()
         if problem:
             raise LabError(problem)
+        if not report.ok:
+            # A crashed backend makes the server restart all of them; wait before reading its counters.
+            bench.cluster.wait_ready(timeout_s=60)
         after = probes.take_snapshot(bench.cluster, bench.budget, BENCH_DB)
         pooler_cpu = (
             round((bench.pooler.cpu_seconds() - pooler_before) / (after.monotonic_s - before.monotonic_s), 3)

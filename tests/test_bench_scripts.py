@@ -1,0 +1,25 @@
+"""The benchmark scripts under scripts/bench/ run in a tiny mode, so none can rot unnoticed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.e2e
+@pytest.mark.usefixtures("require_root", "require_postgres")
+def test_the_interrupt_campaign_reports_clean_rounds_and_a_resume() -> None:
+    result = subprocess.run(
+        [sys.executable, "scripts/bench/interrupt_campaign.py", "--rounds", "2", "--profile", "tiny",
+         "--min-delay", "1", "--max-delay", "4", "--seed", "3"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert sum(line.startswith("round ") and ": clean: " in line for line in lines) == 2, result.stdout
+    assert "2/2 clean" in lines and "resume ok" in lines, result.stdout
