@@ -69,10 +69,15 @@ def test_pgbouncer_pools_and_is_stopped(connlab_env: dict[str, str]) -> None:
     rows = run("pgbouncer", connlab_env)
     pool_size = make_plan("pgbouncer", "tiny").spec.pooler.pool_size  # type: ignore[union-attr]
     for row in rows:
-        pooled = "pgbouncer" in row["workload"]
         assert row["pooler_cpu_cores"] != ""
-        # The pooler works only when traffic goes through it (idle, it wakes for timers alone).
-        assert (float(row["pooler_cpu_cores"]) > 0.05) == pooled, row
+    # The pooler works only when traffic goes through it (idle, it wakes for timers alone): every pooled
+    # window costs it more CPU than any direct one. No absolute figure: that depends on the machine.
+    pooled_cpu = [float(r["pooler_cpu_cores"]) for r in rows if "pgbouncer" in r["workload"]]
+    direct_cpu = [float(r["pooler_cpu_cores"]) for r in rows if "pgbouncer" not in r["workload"]]
+    assert pooled_cpu and direct_cpu
+    assert min(pooled_cpu) > max(direct_cpu), (pooled_cpu, direct_cpu)
+    for row in rows:
+        pooled = "pgbouncer" in row["workload"]
         if pooled:
             # Admission control: never more server backends than the pool holds.
             assert int(row["server_backends_max"]) <= pool_size, row

@@ -154,6 +154,19 @@ def test_unknown_key_is_one_line_with_its_line_number(tmp_path: Path) -> None:
     assert "unknown key" in problem["message"]
 
 
+def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    """YAML loaders keep the second value silently; a spec must not change meaning that way."""
+    text = REAL_SPEC.replace("max_clients: 400\n", "max_clients: 400\nmax_clients: 8\n")
+    path = write_experiment(tmp_path, "twice", text)
+    with pytest.raises(LabError) as caught:
+        load_experiment("twice", directory=tmp_path)
+    [problem] = problems(caught.value)
+    assert problem["path"] == str(path)
+    assert int(problem["line"]) == line_of(text, "max_clients: 8")
+    assert problem["field"].endswith("max_clients")
+    assert f"given twice (first on line {line_of(text, 'max_clients: 400')})" in problem["message"]
+
+
 def test_wrong_type_is_one_line_with_its_line_number(tmp_path: Path) -> None:
     text = REAL_SPEC.replace("  scale: 50\n", "  scale: fifty\n")
     path = write_experiment(tmp_path, "wrong-type", text)

@@ -1,9 +1,4 @@
-"""Ctrl-C as a terminal sends it: SIGINT to the whole foreground process group of a running `connlab run`
-(and of `make run`), at each moment of a run: initdb, pgbench -i, a measurement window, between windows.
-
-Each time: exit status 130 within seconds, nothing left running, no partial row, no temporary file; then
-one rerun completes the plan with every window exactly once.
-"""
+"""connlab.lab.interrupts: one KeyboardInterrupt per run, and children killed with their whole group."""
 
 from __future__ import annotations
 
@@ -11,108 +6,60 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+import psutil
 import pytest
 
-from lab_watch import (
-    REPO_ROOT,
-    assert_complete,
-    in_a_window,
-    leftovers,
-    rows_on_disk,
-    run_to_end,
-    running_program,
-    start_run,
-    stray_temporary_files,
-    wait_for,
-)
-
-if TYPE_CHECKING:
-    from conftest import CgroupGuard
-
-pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]
-
-EXPERIMENT = "clients-sweep"
-# What "within a few seconds" means: stopping pgbench, the server and the cgroups takes about one.
-INTERRUPT_BOUND_S = 10
-
-Moment = Callable[[subprocess.Popen[str], dict[str, str]], Callable[[], bool]]
+from connlab.lab import interrupts
 
 
-def after_a_new_row(process: subprocess.Popen[str], env: dict[str, str]) -> Callable[[], bool]:
-    """A window's row was just written: the run is between that window and the next."""
-    written = len(rows_on_disk(env, EXPERIMENT))
-    return lambda: len(rows_on_disk(env, EXPERIMENT)) > written
-
-
-MOMENTS: list[tuple[str, Moment]] = [
-    ("initdb", lambda process, _env: running_program(process, "initdb")),
-    ("pgbench -i", lambda process, _env: running_program(process, "pgbench", "-i")),
-    ("a window", lambda process, _env: in_a_window(process)),
-    ("between windows", after_a_new_row),
-]
-
-
-def interrupt(process: subprocess.Popen[str]) -> tuple[int, float]:
-    """SIGINT to the process group, as Ctrl-C does; the exit status and how long the run took to go."""
-    os.killpg(process.pid, signal.SIGINT)
-    started = time.monotonic()
+@pytest.fixture
+def handlers() -> Iterator[None]:
+    saved = {signum: signal.getsignal(signum) for signum in interrupts.INTERRUPT_SIGNALS}
     try:
-        status = process.wait(timeout=INTERRUPT_BOUND_S * 3)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        pytest.fail(f"still running {INTERRUPT_BOUND_S * 3} s after SIGINT")
-    return status, time.monotonic() - started
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+        interrupts._interrupted = False
 
 
-def test_ctrl_c_at_every_moment_then_the_rerun_completes(
-    connlab_env: dict[str, str], shared_tmp: Path, cgroup_guard: CgroupGuard
-) -> None:
-    log = shared_tmp / "run.log"
-    for moment, condition in MOMENTS:
-        rows_before = rows_on_disk(connlab_env, EXPERIMENT)
-        process = start_run(connlab_env, EXPERIMENT, log)
-        wait_for(process, condition(process, connlab_env), moment, log)
-        status, took_s = interrupt(process)
-        tail = log.read_text()[-1500:]
-        assert status == 130, (moment, tail)
-        assert took_s < INTERRUPT_BOUND_S, (moment, took_s)
-        assert "interrupted" in tail.splitlines()[-1], (moment, tail)
-        assert leftovers(connlab_env) == [], moment
-        assert cgroup_guard.added() == set(), moment
-        assert stray_temporary_files(connlab_env) == [], moment
-        rows_after = rows_on_disk(connlab_env, EXPERIMENT)  # whole rows only
-        assert rows_after[: len(rows_before)] == rows_before, f"{moment}: rows written before changed"
-
-    result = run_to_end(connlab_env, EXPERIMENT)
-    assert result.returncode == 0, result.stderr
-    rows = assert_complete(connlab_env, EXPERIMENT)
-    assert all(row["ok"] == "true" for row in rows)
-    assert leftovers(connlab_env) == []
+@pytest.mark.usefixtures("handlers")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_the_first_signal_interrupts_and_later_ones_cannot(signum: signal.Signals) -> None:
+    # A background job of a non-interactive shell starts with SIGINT ignored; the handler must win.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    interrupts.install_interrupt_handlers()
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signum)
+        time.sleep(1)  # the handler runs between bytecodes; never reached
+    assert interrupts.interrupted()
+    # The clean-up that follows is not cut short by a second Ctrl-C or a SIGTERM.
+    for again in interrupts.INTERRUPT_SIGNALS:
+        os.kill(os.getpid(), again)
+    time.sleep(0.05)
 
 
-def test_ctrl_c_to_make_run_stops_make_and_the_run(
-    connlab_env: dict[str, str], shared_tmp: Path, cgroup_guard: CgroupGuard
-) -> None:
-    """The whole foreground group of `make run`: make, connlab. make passes the signal's status on."""
-    log = shared_tmp / "make.log"
-    with log.open("w") as handle:
-        process = subprocess.Popen(
-            ["make", "--no-print-directory", "run", f"EXP={EXPERIMENT}", "PROFILE=tiny"],
-            cwd=REPO_ROOT, env={**connlab_env, "MACHINE": "e2e-make"}, stdout=handle,
-            stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        )  # fmt: skip
-    wait_for(process, in_a_window(process), "a window", log)
-    status, took_s = interrupt(process)
-    # make re-raises the signal on itself after its recipe ended: a shell shows 130.
-    assert status == -signal.SIGINT, log.read_text()
-    assert took_s < INTERRUPT_BOUND_S
-    text = log.read_text()
-    assert "interrupted: the server was stopped" in text
-    assert "Error 130" in text  # connlab's own status, as make reports it
-    assert leftovers(connlab_env) == []
-    assert cgroup_guard.added() == set()
+def test_a_timeout_kills_the_whole_group(tmp_path: Path) -> None:
+    """A wrapper (like runuser) and the child it started both go, not the wrapper alone."""
+    pid_file = tmp_path / "child.pid"
+    with pytest.raises(subprocess.TimeoutExpired):
+        interrupts.run_in_group(["sh", "-c", f"sleep 60 & echo $! > {pid_file}; wait"], timeout_s=0.5)
+    child = int(pid_file.read_text())
+    assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
+
+
+def test_an_interrupt_kills_the_group_before_it_propagates() -> None:
+    process = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
+    with pytest.raises(KeyboardInterrupt), interrupts.group_guard(process):
+        raise KeyboardInterrupt
+    assert process.poll() is not None
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)  # nothing of the group is left
+
+
+def test_a_finished_command_is_returned_like_subprocess_run() -> None:
+    result = interrupts.run_in_group(["sh", "-c", "echo out; echo err >&2; exit 3"], timeout_s=10)
+    assert (result.returncode, result.stdout, result.stderr) == (3, "out\n", "err\n")

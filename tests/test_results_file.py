@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from connlab.data.columns import COLUMN_NAMES
+from connlab.errors import LabError
 from connlab.lab import results_file
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
 
@@ -69,14 +71,15 @@ def test_a_crash_before_the_rename_leaves_the_previous_file(
     before = path.read_bytes()
 
     def crash(source: object, target: object) -> None:
-        raise OSError("simulated crash between write and rename")
+        raise OSError(errno.EIO, "simulated crash between write and rename")
 
     monkeypatch.setattr(results_file.os, "replace", crash)
-    with pytest.raises(OSError, match="simulated crash"):
+    with pytest.raises(LabError, match="simulated crash between write and rename; the file is unchanged"):
         results.append(make_row(window_no=3))
     monkeypatch.undo()
 
     assert path.read_bytes() == before
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left beside it
     header, rows = parse(path)
     assert [row[header.index("window_no")] for row in rows] == ["1", "2"]
     assert len(results.rows) == 2  # the in-memory rows did not run ahead of the file
@@ -156,3 +159,25 @@ def test_resumes_the_newest_incomplete_run(tmp_path: Path, make_row: RowFactory)
 
 def test_nothing_to_resume_in_a_missing_folder(tmp_path: Path) -> None:
     assert find_resumable(tmp_path / "absent", "tiny", "aaaaaaaaaaaa", planned=18) is None
+
+
+def test_a_full_disk_is_one_line_and_keeps_the_file(
+    tmp_path: Path, make_row: RowFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "tiny-20260101T000000Z.csv"
+    results = ResultsFile(path)
+    results.append(make_row(window_no=1))
+    before = path.read_bytes()
+
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(results_file.os, "fsync", full)
+    with pytest.raises(LabError) as caught:
+        results.append(make_row(window_no=2))
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"cannot write {path}: No space left on device; the file is unchanged")
+    assert "rerun the same command to resume" in message
+    assert path.read_bytes() == before
+    assert list(tmp_path.iterdir()) == [path]

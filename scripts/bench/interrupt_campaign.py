@@ -38,10 +38,12 @@ MACHINE = "interrupt-campaign"
 EXIT_BOUND_S = 15
 
 
-def connlab_cgroups() -> set[Path]:
-    return {
-        path for path in [*CGROUP_ROOT.glob("*/connlab-*"), *CGROUP_ROOT.glob("connlab-*")] if path.is_dir()
-    }
+def connlab_cgroups(experiment: str, profile: str) -> set[Path]:
+    """The cgroups of runs of this experiment and profile (named connlab-<experiment>-<run id>), so that
+    other runs on the machine are not taken for leftovers of this campaign."""
+    prefix = f"connlab-{experiment}-{profile}-"
+    found = [*CGROUP_ROOT.glob(f"*/{prefix}*"), *CGROUP_ROOT.glob(f"{prefix}*")]
+    return {path for path in found if path.is_dir()}
 
 
 def leftovers(build: Path) -> list[str]:
@@ -96,7 +98,7 @@ def one_round(
     number: int, args: argparse.Namespace, env: dict[str, str], work: Path, rng: random.Random
 ) -> tuple[bool, str]:
     results, build = Path(env["CONNLAB_RESULTS_DIR"]), Path(env["CONNLAB_BUILD_DIR"])
-    cgroups_before = connlab_cgroups()
+    cgroups_before = connlab_cgroups(args.experiment, args.profile)
     signum = rng.choice([signal.SIGINT, signal.SIGTERM])
     delay = rng.uniform(args.min_delay, args.max_delay)
     with (work / f"round-{number}.log").open("w") as log:
@@ -125,7 +127,8 @@ def one_round(
     elif status != 130:
         problems.append(f"exit {status}, not 130")
     problems += [f"left running: {item}" for item in leftovers(build)]
-    problems += [f"cgroup left: {path}" for path in connlab_cgroups() - cgroups_before]
+    added = connlab_cgroups(args.experiment, args.profile) - cgroups_before
+    problems += [f"cgroup left: {path}" for path in sorted(added)]
     rows, file_problems = results_rows(results, args.experiment)
     problems += file_problems
     keys = window_keys(rows)

@@ -10,6 +10,7 @@ import contextlib
 import os
 import re
 import resource
+import secrets
 import shutil
 import signal
 import subprocess
@@ -75,6 +76,8 @@ class Bench:
     transport: str
     roles: dict[str, Role] = field(default_factory=dict)
     pooler: PgBouncer | None = None
+    # This run's generated passwords of the SCRAM roles; they live in memory only.
+    passwords: dict[str, str] = field(default_factory=dict)
 
     def transport_of(self, workload: Workload) -> str:
         return workload.transport or self.transport
@@ -104,8 +107,8 @@ class Bench:
             connection = self.cluster.client_args(transport, user)
         command = build_command(self.pgbench, options, connection, database_of(workload), prefix)
         environment = dict(os.environ)
-        if role and role.password:
-            environment["PGPASSWORD"] = role.password
+        if role and role.name in self.passwords:
+            environment["PGPASSWORD"] = self.passwords[role.name]
         if workload is not None and workload.settings:
             environment["PGOPTIONS"] = session_options(workload.settings)
         usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -284,23 +287,26 @@ def open_bench(plan: Plan, name: str):  # type: ignore[no-untyped-def]
     budget = cluster.budget
     with cluster:
         prepare_database(cluster, plan.scale, plan.spec.database.prewarm)
-        create_roles(cluster, plan.spec.roles)
+        passwords = {role.name: secrets.token_urlsafe(24) for role in plan.spec.roles if role.needs_password}
+        verifiers = create_roles(cluster, plan.spec.roles, passwords)
         roles = {role.name: role for role in plan.spec.roles}
         pgbench = find_program("pgbench", cluster.bindir)
         if plan.spec.pooler is None:
-            yield Bench(cluster, budget, pgbench, plan.spec.transport, roles)
+            yield Bench(cluster, budget, pgbench, plan.spec.transport, roles, passwords=passwords)
             return
-        with start_pooler(cluster, plan) as pooler:
-            yield Bench(cluster, budget, pgbench, plan.spec.transport, roles, pooler)
+        with start_pooler(cluster, plan, verifiers) as pooler:
+            yield Bench(cluster, budget, pgbench, plan.spec.transport, roles, pooler, passwords)
 
 
-def start_pooler(cluster: Cluster, plan: Plan) -> PgBouncer:
-    """PgBouncer with one pg_hba-style line per role (trust or SCRAM, as on the server)."""
+def start_pooler(cluster: Cluster, plan: Plan, verifiers: dict[str, str]) -> PgBouncer:
+    """PgBouncer with one pg_hba-style line per role (trust or SCRAM, as on the server). Its auth_file
+    holds the server's SCRAM verifiers, never a password: PgBouncer checks the client's proof with them
+    and logs in to the server with the keys that proof gave it."""
     spec = plan.spec.pooler
     assert spec is not None
     roles = [Role(name=SERVER_USER, auth="trust"), *plan.spec.roles]
     hba = [line for role in roles for line in role.hba_lines()]
-    users = {role.name: role.password or "" for role in roles}
+    users = {role.name: verifiers.get(role.name, "") for role in roles}
     pool_sizes = sorted({w.pool_size for w in plan.spec.workloads if w.pool_size is not None})
     return PgBouncer(
         cluster, pool_size=spec.pool_size, pool_mode=spec.pool_mode, auth_type="hba", users=users,
@@ -308,12 +314,13 @@ def start_pooler(cluster: Cluster, plan: Plan) -> PgBouncer:
     )  # fmt: skip
 
 
-def create_roles(cluster: Cluster, roles: list[Role]) -> None:
-    """Login roles that may run pgbench on the benchmark tables; SCRAM secrets per password_encryption."""
+def create_roles(cluster: Cluster, roles: list[Role], passwords: dict[str, str]) -> dict[str, str]:
+    """Login roles that may run pgbench on the benchmark tables; SCRAM secrets per password_encryption.
+    Returns each password role's stored SCRAM verifier (what a pooler's auth_file may hold)."""
     for role in roles:
         cluster.execute(
             psycopg.sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
-                psycopg.sql.Identifier(role.name), psycopg.sql.Literal(role.password)
+                psycopg.sql.Identifier(role.name), psycopg.sql.Literal(passwords.get(role.name))
             )
         )
         cluster.execute(
@@ -322,6 +329,10 @@ def create_roles(cluster: Cluster, roles: list[Role]) -> None:
             ),
             dbname=BENCH_DB,
         )
+    rows = cluster.execute(
+        "SELECT rolname, rolpassword FROM pg_authid WHERE rolname = ANY(%s)", (list(passwords),)
+    )
+    return {name: verifier for name, verifier in rows}
 
 
 def calibrate(bench: Bench, plan: Plan) -> float | None:

@@ -35,7 +35,9 @@ def _pgbouncer_lines(plan: Plan) -> list[str]:
     """PgBouncer as the harness runs it: transaction pooling, per-role auth through an hba file."""
     pooler = plan.spec.pooler
     assert pooler is not None
-    users = [("postgres", "trust", "")] + [(r.name, r.auth, r.password or "") for r in plan.spec.roles]
+    users = [("postgres", "trust", "")] + [
+        (r.name, r.auth, "$PASSWORD" if r.needs_password else "") for r in plan.spec.roles
+    ]
     hba = "\\n".join(
         f"local all {name} {auth}\\nhost all {name} 127.0.0.1/32 {auth}" for name, auth, _ in users
     )
@@ -140,8 +142,10 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         "psql $PG -qc 'CREATE DATABASE bench' postgres",
         f"pgbench $PG -i -s {plan.scale} -q bench",
     ]
+    if any(role.needs_password for role in spec.roles):
+        lines.append("PASSWORD=$(od -An -N18 -tx1 /dev/urandom | tr -d ' \\n')   # a new one for each run")
     for role in spec.roles:
-        password = f" PASSWORD '{role.password}'" if role.password else ""
+        password = " PASSWORD '$PASSWORD'" if role.needs_password else ""
         lines.append(
             f'psql $PG -qc "CREATE ROLE {role.name} LOGIN{password}" '
             f"-c 'GRANT ALL ON ALL TABLES IN SCHEMA public TO {role.name}' bench"
@@ -160,7 +164,7 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
                 "SQL",
             ]
         role = roles.get(workload.role or "")
-        password = f"PGPASSWORD={role.password} " if role and role.password else ""
+        password = "PGPASSWORD=$PASSWORD " if role and role.needs_password else ""
         connection = _connection(workload, spec.transport)
         jobs = workload.jobs or client_jobs
         # A workload measured at some client counts only (churn at one count) keeps to them here.
