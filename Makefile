@@ -32,7 +32,9 @@ RESULT_FILES   := $(shell find results -type f 2>/dev/null)
 EXPERIMENT_SRC := $(shell find experiments -type f 2>/dev/null)
 SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
 DATA_CODE      := $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py scripts/connlab/*.py)
-SITE_CODE      := $(wildcard scripts/connlab/site/*.py)
+# The pages read intervals, flags and configs from the harness too (check-it-yourself blocks, sampling
+# intervals): a change there must rebuild them.
+SITE_CODE      := $(wildcard scripts/connlab/site/*.py scripts/connlab/lab/*.py scripts/connlab/lab/poolers/*.py)
 
 .PHONY: help all setup system-packages run run-all contribute validate aggregate articles site serve test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
