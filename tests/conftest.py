@@ -232,7 +232,7 @@ def cgroup_guard() -> Iterator[CgroupGuard]:
 def connlab_env(shared_tmp: Path) -> dict[str, str]:
     """Environment for a `connlab` subprocess whose results and build folders are temporary."""
     env = dict(os.environ)
-    for name in ("CONNLAB_PORT", "MACHINE", "PG_BINDIR", "CPU_METHOD"):
+    for name in ("CONNLAB_PORT", "MACHINE", "PG_BINDIR", "PG_VERSION", "CPU_METHOD"):
         env.pop(name, None)
     env.update(
         CONNLAB_RESULTS_DIR=str(shared_tmp / "results"),

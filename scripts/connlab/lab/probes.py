@@ -7,6 +7,7 @@ nothing while pgbench runs: the observer effect is checked by scripts/bench/obse
 from __future__ import annotations
 
 import contextlib
+import re
 import resource
 import threading
 import time
@@ -73,14 +74,26 @@ def server_cpu_seconds(cluster: Cluster, budget: CpuBudget | None) -> float:
 
 
 _ACTIVITY_SQL = """
-SELECT (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter),
+SELECT (SELECT {checkpoints} FROM {checkpoint_view}),
        (SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_user_tables)
 """
 
 
+def activity_sql(server_version: str) -> str:
+    """PostgreSQL 17 moved the checkpoint counters from pg_stat_bgwriter to pg_stat_checkpointer."""
+    major = re.match(r"[0-9]+", server_version)
+    if major and int(major.group()) >= 17:
+        return _ACTIVITY_SQL.format(
+            checkpoints="num_timed + num_requested", checkpoint_view="pg_stat_checkpointer"
+        )
+    return _ACTIVITY_SQL.format(
+        checkpoints="checkpoints_timed + checkpoints_req", checkpoint_view="pg_stat_bgwriter"
+    )
+
+
 def take_snapshot(cluster: Cluster, budget: CpuBudget | None, dbname: str) -> Snapshot:
     """dbname: the benchmark's database (pg_stat_user_tables only sees the current database)."""
-    checkpoints, autovacuums = cluster.execute(_ACTIVITY_SQL, dbname=dbname)[0]
+    checkpoints, autovacuums = cluster.execute(activity_sql(cluster.version), dbname=dbname)[0]
     steal, total = _proc_stat_ticks()
     return Snapshot(
         monotonic_s=time.monotonic(),
