@@ -26,6 +26,8 @@ DATA_DIR = BUILD_DIR / "data"
 FACTS_DIR = DATA_DIR / "facts"
 DOCS_DIR = BUILD_DIR / "docs"
 SITE_DIR = BUILD_DIR / "site"
+# Each page of the built site at a desktop and a phone width, written by the browser tests for review.
+SCREENSHOTS_DIR = BUILD_DIR / "screenshots"
 
 MACHINE_FILE_NAME = "machine.yaml"
 EXPERIMENT_FILE_NAME = "experiment.yaml"
