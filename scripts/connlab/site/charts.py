@@ -82,11 +82,16 @@ def latency_vs_clients(records: Records) -> dict:
     )
 
 
+# Where a curve's figures come from, in the words its legend shows (never the raw boolean).
+MEASURED_HERE = "measured here"
+PUBLISHED_ARTICLE = "published article"
+
+
 def normalised_throughput(records: Records) -> dict:
     """Every machine on one chart: clients per server core against throughput as a share of that machine's
-    peak. Published curves are dashed and named as such."""
+    peak. Published curves are dashed, and the dash legend says which curves come from an article."""
     labelled = [
-        {**record, "source": f"{record['machine']} ({'published' if record['published'] else 'measured'})"}
+        {**record, "figures": PUBLISHED_ARTICLE if record["published"] else MEASURED_HERE}
         for record in records
     ]
     return (
@@ -99,11 +104,12 @@ def normalised_throughput(records: Records) -> dict:
             y=alt.Y(
                 "tps_share:Q", title="throughput, share of the machine's peak", axis=alt.Axis(format="%")
             ),
-            color=alt.Color("source:N", title="machine"),
-            strokeDash=alt.StrokeDash("published:N", title="published"),
+            color=alt.Color("machine:N", title="machine"),
+            strokeDash=alt.StrokeDash("figures:N", title="figures", sort=[MEASURED_HERE, PUBLISHED_ARTICLE]),
             detail="workload:N",
             tooltip=[
-                alt.Tooltip("source:N", title="machine"),
+                alt.Tooltip("machine:N"),
+                alt.Tooltip("figures:N"),
                 alt.Tooltip("workload:N"),
                 alt.Tooltip("clients:Q"),
                 alt.Tooltip("clients_per_core:Q", title="per core", format=".3~f"),
