@@ -144,7 +144,7 @@ class PageView:
     overflowing: list[str]
     scrolling_tables: list[str]
     charts: list[dict[str, Any]]
-    chart_names: dict[str, str]  # figure id -> the accessible name of its drawing
+    named_by_caption: dict[str, int]  # figure id -> images in it named by its caption
     boxes: list[dict[str, Any]]
     violations: list[dict[str, Any]]
     screenshot: Path
@@ -165,14 +165,16 @@ def screenshot_path(url: str, width: int) -> Path:
     return SCREENSHOTS_DIR / f"{name}-{width}.png"
 
 
-def chart_names(page: Page) -> dict[str, str]:
-    """The accessible name of each chart's drawing, as Chromium computes it for assistive technology."""
-    names = {}
-    for figure_id in page.locator(FIGURE).evaluate_all("fs => fs.map(f => f.id)"):
-        svg = page.locator(f"#{figure_id} .connlab-chart__view svg").first
-        snapshot = svg.aria_snapshot()  # e.g. '- img "Throughput against clients..."'
-        names[figure_id] = snapshot
-    return names
+def charts_named_by_caption(page: Page) -> dict[str, int]:
+    """Per chart, how many images inside it have the caption as their accessible name, as Chromium
+    computes it for assistive technology (one is right: the drawing)."""
+    named = {}
+    for figure_id, caption in page.locator(FIGURE).evaluate_all(
+        "fs => fs.map(f => [f.id, (f.querySelector('figcaption')?.textContent || '').trim()])"
+    ):
+        images = page.locator(f"#{figure_id}").get_by_role("img", name=caption, exact=True)
+        named[figure_id] = images.count() if caption else 0
+    return named
 
 
 def visit(chromium: Browser, url: str, width: int) -> PageView:
@@ -195,7 +197,7 @@ def visit(chromium: Browser, url: str, width: int) -> PageView:
             overflowing=page.evaluate(OVERFLOW_JS),
             scrolling_tables=page.evaluate(SCROLLING_TABLES_JS),
             charts=page.evaluate(CHARTS_JS),
-            chart_names=chart_names(page),
+            named_by_caption=charts_named_by_caption(page),
             boxes=page.evaluate(BOXES_JS),
             violations=page.evaluate(AXE_RUN_JS),
             screenshot=path,
@@ -324,9 +326,9 @@ def test_no_serious_or_critical_accessibility_violations(views: list[PageView]) 
 def test_every_chart_is_named_by_its_caption(views: list[PageView]) -> None:
     charts = [(view, chart) for view in views for chart in view.charts]
     assert charts, "no chart on any page"
-    found = {}
-    for view, chart in charts:
-        name = view.chart_names.get(chart["id"], "")
-        if not chart["caption"] or not name.startswith("- img") or chart["caption"] not in name:
-            found[f"{view.url} {chart['id']}"] = {"caption": chart["caption"], "accessibility tree": name}
-    assert not found, "charts without their caption as text alternative:\n" + report(found)
+    found = {
+        f"{view.url} at {view.width} px {chart['id']}": chart["caption"]
+        for view, chart in charts
+        if view.named_by_caption.get(chart["id"]) != 1
+    }
+    assert not found, "charts without one image named by their caption:\n" + report(found)
