@@ -3,8 +3,8 @@
  * load and instant navigation (axe-core checks the result in tests/test_site_pages.py).
  *
  * - The search dialog has role="dialog" but no name.
- * - Material wraps each table in a scroll wrapper; on a narrow screen a keyboard user can only scroll
- *   a wrapper that can take the focus, and a screen reader announces it by its name.
+ * - Material wraps each table in a scroll wrapper; a keyboard user can only scroll a wrapper that can
+ *   take the focus, and a screen reader announces it by its name.
  */
 (function () {
   "use strict";
@@ -15,11 +15,18 @@
     });
   }
 
+  // Only wrappers that scroll now: a tab stop on every table would be noise. Checked again on resize.
   function focusableScrollWrappers() {
     document.querySelectorAll(".md-typeset__scrollwrap").forEach(function (wrapper) {
-      wrapper.setAttribute("tabindex", "0");
-      wrapper.setAttribute("role", "region");
-      wrapper.setAttribute("aria-label", "Table, scrolls sideways on narrow screens");
+      if (wrapper.scrollWidth > wrapper.clientWidth + 1) {
+        wrapper.setAttribute("tabindex", "0");
+        wrapper.setAttribute("role", "region");
+        wrapper.setAttribute("aria-label", "Table, scrolls sideways");
+      } else {
+        ["tabindex", "role", "aria-label"].forEach(function (name) {
+          wrapper.removeAttribute(name);
+        });
+      }
     });
   }
 
@@ -27,6 +34,16 @@
     nameSearchDialog();
     focusableScrollWrappers();
   }
+
+  var resizeQueued = false;
+  window.addEventListener("resize", function () {
+    if (resizeQueued) return;
+    resizeQueued = true;
+    requestAnimationFrame(function () {
+      resizeQueued = false;
+      focusableScrollWrappers();
+    });
+  });
 
   // Material emits document$ once on load and after every instant navigation.
   if (typeof window.document$ !== "undefined" && typeof window.document$.subscribe === "function") {

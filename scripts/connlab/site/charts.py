@@ -105,7 +105,13 @@ def normalised_throughput(records: Records) -> dict:
                 "tps_share:Q", title="throughput, share of the machine's peak", axis=alt.Axis(format="%")
             ),
             color=alt.Color("machine:N", title="machine"),
-            strokeDash=alt.StrokeDash("figures:N", title="figures", sort=[MEASURED_HERE, PUBLISHED_ARTICLE]),
+            strokeDash=alt.StrokeDash(
+                "figures:N",
+                title="figures",
+                sort=[MEASURED_HERE, PUBLISHED_ARTICLE],
+                # A line segment, so the legend shows the dash itself (a dot cannot).
+                legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2),
+            ),
             detail="workload:N",
             tooltip=[
                 alt.Tooltip("machine:N"),
