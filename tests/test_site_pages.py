@@ -24,12 +24,12 @@ import pytest
 from connlab.paths import SCREENSHOTS_DIR
 from connlab.site.vendor import NODE_MODULES
 
-# The browser, the served site and the wait for charts are the ones test_site_browser.py sets up.
-from test_site_browser import (  # noqa: F401  (browser, built_site and site_url are fixtures)
+# The served site and the wait for charts are the ones test_site_browser.py sets up (the browser is
+# conftest's, shared by both modules).
+from test_site_browser import (  # noqa: F401  (built_site and site_url are fixtures)
     CHARTS_RENDERED_JS,
     FIGURE,
     TIMEOUT_MS,
-    browser,
     built_site,
     site_url,
 )
