@@ -346,3 +346,37 @@ def test_every_chart_is_named_by_its_caption(views: list[PageView]) -> None:
         if view.named_by_caption.get(chart["id"]) != 1
     }
     assert not found, "charts without one image named by their caption:\n" + report(found)
+
+
+# --------------------------------------------------------------------------- a change of width
+
+# True once every visible chart has its legends under its plot.
+LEGENDS_BELOW_JS = """
+() => [...document.querySelectorAll("figure.connlab-chart")]
+  .filter(f => f.offsetParent !== null)
+  .every(f => {
+    const plot = f.querySelector(".connlab-chart__view svg .role-frame.root > g > path.background");
+    const legends = [...f.querySelectorAll(".connlab-chart__view svg g.role-legend")];
+    return plot && legends.every(l => l.getBoundingClientRect().top >= plot.getBoundingClientRect().bottom);
+  })
+"""
+RESIZED_PAGE = "articles/too-many-connections/"
+
+
+def test_charts_follow_a_change_of_width(browser: Browser, site_url: str) -> None:  # noqa: F811
+    """A window narrowed from a desktop to a phone's width (or a phone turned) draws the charts again
+    with their legends under the plot, and widened again, beside it."""
+    context = browser.new_context(viewport={"width": DESKTOP, "height": HEIGHT}, service_workers="block")
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(site_url + RESIZED_PAGE, wait_until="load")
+        page.wait_for_function(CHARTS_RENDERED_JS)
+        assert page.locator(f"{FIGURE} .connlab-chart__view svg g.role-legend").count() > 0, "no legend"
+        assert not page.evaluate(LEGENDS_BELOW_JS), "legends under the plot on a desktop"
+        page.set_viewport_size({"width": PHONE, "height": HEIGHT})
+        page.wait_for_function(LEGENDS_BELOW_JS)
+        page.set_viewport_size({"width": DESKTOP, "height": HEIGHT})
+        page.wait_for_function(f"() => !({LEGENDS_BELOW_JS})()")
+    finally:
+        context.close()
