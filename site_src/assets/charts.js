@@ -241,10 +241,12 @@
             if (previous === undefined || previous === width || width === 0) return;
             var figure = entry.target.closest(FIGURE);
             // Legends move and the minimum width applies only when drawn again; a plain resize
-            // event re-measures the column but keeps the spec.
+            // event re-measures the column but keeps the spec. A narrow column is drawn again at
+            // every change, since any narrowing may take the plot under its minimum width.
+            var layout = layoutFor(width);
             if (
               figure && requested.has(figure) &&
-              (layoutFor(width) !== layouts.get(figure) || fixedWidths.get(figure))
+              (layout === "narrow" || layout !== layouts.get(figure) || fixedWidths.get(figure))
             ) {
               renderFigure(figure, requested.get(figure));
             } else {
