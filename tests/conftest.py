@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
@@ -21,9 +21,25 @@ import yaml
 from connlab.data.columns import COLUMN_NAMES
 from connlab.lab.results_file import ResultsFile
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+# Chromium as the browser tests start it: headless, and with nothing that would call another host.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 RowFactory = Callable[..., dict[str, Any]]
 RunWriter = Callable[..., Path]
@@ -242,3 +258,18 @@ def connlab_env(shared_tmp: Path) -> dict[str, str]:
         PYTHONUNBUFFERED="1",
     )
     return env
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One Chromium for every browser test module: Playwright's sync API allows a single instance per
+    process, so a second module starting its own would fail while the first is open."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not installed")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -46,9 +46,10 @@ def test_block_has_the_agreed_shape() -> None:
         '<noscript><img class="connlab-chart__fallback" src="../charts/tps-by-clients.svg"'
         ' alt="Alt text"></noscript>'
     )
-    assert lines[4] == "<figcaption>Caption</figcaption>"
-    assert lines[5] == "</figure>"
-    assert len(lines) == 6  # no blank line: Markdown must keep it as one raw HTML block
+    assert lines[4] == '<p class="connlab-chart__alt" id="chart-tps-by-clients-alt" hidden>Alt text</p>'
+    assert lines[5] == '<figcaption id="chart-tps-by-clients-caption">Caption</figcaption>'
+    assert lines[6] == "</figure>"
+    assert len(lines) == 7  # no blank line: Markdown must keep it as one raw HTML block
     assert embedded_spec(block) == make_spec()
 
 
@@ -65,8 +66,12 @@ def test_script_end_tag_in_data_is_escaped() -> None:
 
 def test_caption_and_alt_are_html_escaped() -> None:
     block = chart_block(make_spec(), "c", 'p99 <b>latency</b> & "tps"', 'a "quoted" <alt> & more', "c.svg")
-    assert "<figcaption>p99 &lt;b&gt;latency&lt;/b&gt; &amp; &quot;tps&quot;</figcaption>" in block
+    assert (
+        '<figcaption id="chart-c-caption">p99 &lt;b&gt;latency&lt;/b&gt; &amp; &quot;tps&quot;</figcaption>'
+        in block
+    )
     assert 'alt="a &quot;quoted&quot; &lt;alt&gt; &amp; more"' in block
+    assert ">a &quot;quoted&quot; &lt;alt&gt; &amp; more</p>" in block
 
 
 def test_svg_src_is_attribute_escaped() -> None:

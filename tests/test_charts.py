@@ -10,7 +10,7 @@ import pytest
 import vl_convert
 
 from connlab.site.chart_html import VL_VERSION, render_svg
-from connlab.site.charts import usl_simulator
+from connlab.site.charts import MEASURED_HERE, PUBLISHED_ARTICLE, normalised_throughput, usl_simulator
 
 FIT = {"fit_lambda": 2065.16, "fit_sigma": 0.3678, "fit_kappa": 0.004152}
 CLIENTS = (1, 2, 4, 8, 16, 32, 50, 100, 200, 400)
@@ -99,3 +99,23 @@ def test_usl_simulator_renders_to_svg(fit: dict[str, float]) -> None:
 def test_usl_simulator_needs_points() -> None:
     with pytest.raises(ValueError):
         usl_simulator([])
+
+
+def test_normalised_chart_names_its_sources_in_words() -> None:
+    """The dash legend tells measured curves from published ones in words, not as true and false."""
+    records = [
+        {"machine": machine, "published": published, "workload": "mixed", "clients": n,
+         "clients_per_core": n / 2, "tps_share": share}
+        for machine, published in (("test-box", False), ("published-seed", True))
+        for n, share in ((1, 0.5), (4, 1.0))
+    ]  # fmt: skip
+    spec = normalised_throughput(records)
+    encodings = [layer["encoding"] for layer in spec["layer"]]
+    (dash,) = [encoding["strokeDash"] for encoding in encodings if "strokeDash" in encoding]
+    assert dash["title"] == "figures"
+    assert {row[dash["field"]] for row in spec["data"]["values"]} == {MEASURED_HERE, PUBLISHED_ARTICLE}
+    for encoding in encodings:
+        assert encoding["color"] == {"field": "machine", "title": "machine", "type": "nominal"}
+    svg = render_svg(spec)
+    assert PUBLISHED_ARTICLE in svg and MEASURED_HERE in svg
+    assert not re.search(r">(true|false)<", svg), "a raw boolean in the legend"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import shlex
 import socket
@@ -12,7 +13,8 @@ import pytest
 
 from conftest import cgroup_v1_writable
 from connlab.experiment import Plan, make_plan, window_options
-from connlab.site.snippets import SNIPPET_PORT, pgbench_block
+from connlab.paths import SITE_DIR
+from connlab.site.snippets import BLOCK_ORIGIN, SNIPPET_PORT, pgbench_block
 
 CLIENT_COUNTS = [1, 2]
 PGBENCH_LINE = re.compile(
@@ -69,9 +71,94 @@ def test_block_starts_the_server_with_the_experiment_settings(plan: Plan) -> Non
     assert "trap " in block and 'rm -rf "$DIR"' in block  # the cluster is always removed
 
 
+# --------------------------------------------------------------------------- the blocks on the built pages
+
+# A check-it-yourself box as Material builds it from `??? example "Check it yourself: ..."`.
+BOX = re.compile(
+    r'<details class="example">\s*<summary>Check it yourself: .*?</summary>(?P<body>.*?)</details>', re.S
+)
+CODE = re.compile(r"<pre[^>]*>(?:<span></span>)?<code[^>]*>(?P<code>.*?)</code></pre>", re.S)
+ORIGIN = re.compile(
+    "^# "
+    + re.escape(BLOCK_ORIGIN)
+    .replace(r"\{profile\}", r"(?P<profile>\w+)")
+    .replace(r"\{experiment\}", r"(?P<experiment>[\w-]+)")
+    + "$",
+    re.M,
+)
+LOOP = re.compile(r"^(?P<indent> *)for c in (?P<counts>[0-9 ]+); do$", re.M)
+
+
+def code_text(code_html: str) -> str:
+    """What a reader copies from a highlighted block: the text without Pygments' spans, unescaped."""
+    return html.unescape(re.sub(r"<[^>]+>", "", code_html))
+
+
+@pytest.fixture(scope="module")
+def site_blocks() -> dict[str, str]:
+    """experiment -> the script of its check-it-yourself box, as the built site shows it."""
+    pages = sorted(SITE_DIR.rglob("index.html"))
+    if not pages:
+        pytest.skip(f"no built site at {SITE_DIR}: build it first (make site)")
+    blocks: dict[str, str] = {}
+    for page in pages:
+        for box in BOX.finditer(page.read_text(encoding="utf-8")):
+            codes = CODE.findall(box["body"])
+            where = f"a check-it-yourself box on {page.relative_to(SITE_DIR)}"
+            # A box whose script fell out of it (a line of its body not indented) holds no code at all.
+            assert len(codes) == 1, f"{where} holds {len(codes)} code blocks, not its script"
+            script = code_text(codes[0])
+            origin = ORIGIN.search(script)
+            assert origin, f"{where} does not name its experiment:\n{script[:200]}"
+            assert origin["experiment"] not in blocks, f"two boxes for {origin['experiment']}"
+            blocks[origin["experiment"]] = script
+    return blocks
+
+
+def test_every_experiment_has_a_box_on_the_site(site_blocks: dict[str, str]) -> None:
+    assert sorted(site_blocks) == sorted(EXPERIMENTS)
+
+
+def test_the_site_shows_the_generated_block(site_blocks: dict[str, str]) -> None:
+    """The boxes show the generator's text exactly: no Markdown or HTML step altered a character."""
+    for experiment, script in site_blocks.items():
+        profile = ORIGIN.search(script)["profile"]  # type: ignore[index]
+        assert script.rstrip("\n") == pgbench_block(make_plan(experiment, profile)), experiment
+
+
+def shortened(script: str, experiment: str) -> tuple[str, list[list[int]]]:
+    """The script a reader copied, made quick: the tiny profile's duration and scale, and at each loop
+    the client counts up to 2 (or the smallest, where the loop has none that low). Also returns each
+    loop's client counts, in order. Every substitution must find its target, so a change to the
+    block's shape fails here instead of silently running the full-length script."""
+    tiny = make_plan(experiment, "tiny")
+    duration, scale = tiny.profile.duration_s, tiny.scale
+    replacements = [
+        (r" -T [0-9]+ ", f" -T {duration} ", True),
+        (r"pgbench \$PG -i -s [0-9]+ ", f"pgbench $PG -i -s {scale} ", True),
+        (r"\| timeout [0-9]+ ", f"| timeout {duration} ", False),  # sampling as long as pgbench runs
+        (r"\$\(seq [0-9]+\)", f"$(seq {duration * 10})", False),  # waits for the idle connections
+    ]
+    for pattern, replacement, always in replacements:
+        script, found = re.subn(pattern, replacement, script)
+        assert found or not always, f"{experiment}: no {pattern!r} in the block"
+    loops: list[list[int]] = []
+
+    def fewer(match: re.Match[str]) -> str:
+        counts = [int(count) for count in match["counts"].split()]
+        kept = [count for count in counts if count <= max(CLIENT_COUNTS)] or counts[:1]
+        loops.append(kept)
+        return f"{match['indent']}for c in {' '.join(map(str, kept))}; do"
+
+    script = LOOP.sub(fewer, script)
+    return script, loops
+
+
 @pytest.mark.usefixtures("require_root", "require_postgres")
-def test_block_runs(plan: Plan, shared_tmp: Path) -> None:
-    block = pgbench_block(plan, client_counts=CLIENT_COUNTS)
+def test_block_runs(plan: Plan, site_blocks: dict[str, str], shared_tmp: Path) -> None:
+    """The script of each box, copied from the built page, shortened, runs and prints a line per point."""
+    block, loops = shortened(site_blocks[plan.experiment], plan.experiment)
+    assert len(loops) == len(plan.spec.workloads), "one loop per workload"
     script = shared_tmp / "check.sh"
     script.write_text(block + "\n")
     script.chmod(0o644)
@@ -93,11 +180,8 @@ def test_block_runs(plan: Plan, shared_tmp: Path) -> None:
     sections = re.split(r"^== ", result.stdout, flags=re.M)[1:]
     labels = [w.label for w in plan.spec.workloads for _ in range(quotas)]
     assert [section.splitlines()[0].split(", server quota")[0] for section in sections] == labels
-    for workload, section in zip(
-        [w for w in plan.spec.workloads for _ in range(quotas)], sections, strict=True
-    ):
+    for counts, section in zip([c for c in loops for _ in range(quotas)], sections, strict=True):
         lines = section.splitlines()[1:]
-        counts = [count for count in CLIENT_COUNTS if workload.runs_at(count)] or workload.clients or []
         assert len(lines) == len(counts), section
         for clients, line in zip(counts, lines, strict=True):
             pattern = rf"^\s*{clients} " + RESULT_LINE.get(plan.experiment, DEFAULT_RESULT_LINE)

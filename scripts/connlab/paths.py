@@ -34,6 +34,8 @@ PG_CACHE_DIR = DEFAULT_BUILD_DIR / "postgresql"
 PG_WHEELS_DIR = PG_CACHE_DIR / "wheels"
 # The Debian packages' layout: /usr/lib/postgresql/<major>/bin.
 DEBIAN_PG_DIR = Path("/usr/lib/postgresql")
+# Each page of the built site at a desktop and a phone width, written by the browser tests for review.
+SCREENSHOTS_DIR = BUILD_DIR / "screenshots"
 
 MACHINE_FILE_NAME = "machine.yaml"
 EXPERIMENT_FILE_NAME = "experiment.yaml"

@@ -11,7 +11,10 @@
  *   </figure>
  *
  * Charts follow Material's light/dark palette, re-render when it is toggled, and are
- * rendered again after Material's instant navigation swaps the page content.
+ * rendered again after Material's instant navigation swaps the page content. In a column
+ * narrower than NARROW_WIDTH the legends go under the plot, and a plot never gets narrower
+ * than MIN_PLOT_WIDTH: the view scrolls sideways instead. The drawing is named by the
+ * caption and described by the alt text, for assistive technology.
  * vega, vega-lite, vega-embed and vega-interpreter are loaded before this file
  * (mkdocs.yml extra_javascript), from the site itself.
  */
@@ -21,6 +24,13 @@
   var FIGURE = "figure.connlab-chart";
   var VIEW = ".connlab-chart__view";
   var SPEC = "script.connlab-chart__spec";
+  var ALT = ".connlab-chart__alt";
+  // Below this width (px) of the chart's column, legends go under the plot: beside it, a legend of
+  // machine names takes half a phone's width from the plot.
+  var NARROW_WIDTH = 600;
+  // The plot area (inside the axes) never gets narrower than this; where the column cannot hold it
+  // and the axes, the chart keeps this width and its view scrolls sideways.
+  var MIN_PLOT_WIDTH = 250;
 
   // Embeds that are live, so they can be finalized (timers, window listeners, tooltip
   // handlers released) before a re-render or once instant navigation removed them.
@@ -31,6 +41,9 @@
   // Scheme each figure was last asked to render with (whether or not it finished).
   var requested = new WeakMap();
   var lastWidth = new WeakMap();
+  // Layout ("narrow" or "wide") and fixed plot width each figure was last rendered with.
+  var layouts = new WeakMap();
+  var fixedWidths = new WeakMap();
   var observed = new Set();
   var resizeQueued = false;
 
@@ -60,15 +73,33 @@
     return document.body.getAttribute("data-md-color-scheme") === "slate" ? "slate" : "default";
   }
 
-  function embedOptions(scheme) {
+  function layoutFor(width) {
+    return width > 0 && width < NARROW_WIDTH ? "narrow" : "wide";
+  }
+
+  // Settings for every chart, whatever its spec says.
+  function chartConfig(layout) {
+    var config = {
+      // The page provides the background; the themes only set text and grid colours.
+      background: "transparent",
+      // Hide labels that would overlap rather than draw them over each other.
+      axis: { labelOverlap: true, labelSeparation: 4 },
+    };
+    if (layout === "narrow") {
+      // One entry per line under the plot, so the legend never takes width from it.
+      config.legend = { orient: "bottom", direction: "vertical", labelLimit: 0 };
+    }
+    return config;
+  }
+
+  function embedOptions(scheme, layout) {
     var dark = scheme === "slate";
     return {
       mode: "vega-lite",
       renderer: "svg",
       actions: false,
-      // The page provides the background; the themes only set text and grid colours.
       theme: dark ? "dark" : undefined,
-      config: { background: "transparent" },
+      config: chartConfig(layout),
       // vega-embed bundles vega-tooltip; match its look to the page.
       tooltip: { theme: dark ? "dark" : "light" },
       // Vega otherwise compiles every expression with `new Function`, which a
@@ -80,11 +111,17 @@
 
   // Single views and layers follow the width of the article column; compound specs
   // (concat, facet, repeat) keep their own sizing because "container" does not apply.
-  function responsive(spec) {
+  // With fixedWidth (a number), the plot keeps that width whatever the column's.
+  function responsive(spec, fixedWidth) {
     if (!("mark" in spec) && !("layer" in spec)) return spec;
     var copy = Object.assign({}, spec);
-    copy.width = "container";
-    copy.autosize = { type: "fit-x", contains: "padding" };
+    if (fixedWidth) {
+      copy.width = fixedWidth;
+      copy.autosize = { type: "pad" };
+    } else {
+      copy.width = "container";
+      copy.autosize = { type: "fit-x", contains: "padding" };
+    }
     return copy;
   }
 
@@ -94,10 +131,32 @@
 
   // Parsed afresh for every render: the compiler must never see a spec object that an
   // earlier render already went through.
-  function readSpec(figure) {
+  function readSpec(figure, fixedWidth) {
     var script = figure.querySelector(SPEC);
     if (!script) throw new Error("no " + SPEC + " element");
-    return responsive(JSON.parse(script.textContent));
+    return responsive(JSON.parse(script.textContent), fixedWidth);
+  }
+
+  // The drawing is an image to assistive technology, named by the caption and described by the alt
+  // text (chart_html.py writes both, with ids); Vega's own per-mark labels would read out every tick.
+  function label(figure, view) {
+    var svg = view.querySelector("svg");
+    var caption = figure.querySelector("figcaption");
+    var alt = figure.querySelector(ALT);
+    if (!svg) return;
+    svg.setAttribute("role", "img");
+    svg.removeAttribute("aria-roledescription");
+    if (caption && caption.id) svg.setAttribute("aria-labelledby", caption.id);
+    if (alt && alt.id) svg.setAttribute("aria-describedby", alt.id);
+  }
+
+  // The plot's width as drawn: Vega's width signal, which excludes axes and legends.
+  function plotWidth(result) {
+    try {
+      return result.view.width();
+    } catch (err) {
+      return undefined;
+    }
   }
 
   function release(figure) {
@@ -112,25 +171,39 @@
     }
   }
 
-  function renderFigure(figure, scheme) {
+  // fixedWidth: render with that plot width instead of the column's (see MIN_PLOT_WIDTH).
+  function renderFigure(figure, scheme, fixedWidth) {
     var view = figure.querySelector(VIEW);
     var gen = (generation.get(figure) || 0) + 1;
     generation.set(figure, gen);
     requested.set(figure, scheme);
     try {
       if (!view) throw new Error("no " + VIEW + " element");
-      var spec = readSpec(figure);
+      var layout = layoutFor(view.clientWidth);
+      layouts.set(figure, layout);
+      fixedWidths.set(figure, fixedWidth);
+      var spec = readSpec(figure, fixedWidth);
       // vega-embed empties the element before drawing; hold its height meanwhile so a
       // palette switch does not make the page jump.
       if (view.offsetHeight > 0) view.style.minHeight = view.offsetHeight + "px";
       release(figure);
       return window
-        .vegaEmbed(view, spec, embedOptions(scheme))
+        .vegaEmbed(view, spec, embedOptions(scheme, layout))
         .then(function (result) {
           if (generation.get(figure) !== gen || !figure.isConnected) {
             result.finalize();
             return;
           }
+          var width = plotWidth(result);
+          if (!fixedWidth && view.clientWidth > 0 && width !== undefined && width < MIN_PLOT_WIDTH) {
+            // The axes and labels left too little of the column: draw again at the minimum width.
+            result.finalize();
+            return renderFigure(figure, scheme, MIN_PLOT_WIDTH);
+          }
+          label(figure, view);
+          // A view wider than its column scrolls: keyboard users must be able to reach it.
+          if (view.scrollWidth > view.clientWidth + 1) view.setAttribute("tabindex", "0");
+          else view.removeAttribute("tabindex");
           figure.__connlabEmbed = result;
           live.add(figure);
           view.style.minHeight = "";
@@ -165,7 +238,20 @@
             var width = Math.round(entry.contentRect.width);
             var previous = lastWidth.get(entry.target);
             lastWidth.set(entry.target, width);
-            if (previous !== undefined && previous !== width) changed = true;
+            if (previous === undefined || previous === width || width === 0) return;
+            var figure = entry.target.closest(FIGURE);
+            // Legends move and the minimum width applies only when drawn again; a plain resize
+            // event re-measures the column but keeps the spec. A narrow column is drawn again at
+            // every change, since any narrowing may take the plot under its minimum width.
+            var layout = layoutFor(width);
+            if (
+              figure && requested.has(figure) &&
+              (layout === "narrow" || layout !== layouts.get(figure) || fixedWidths.get(figure))
+            ) {
+              renderFigure(figure, requested.get(figure));
+            } else {
+              changed = true;
+            }
           });
           if (changed && !resizeQueued) {
             resizeQueued = true;

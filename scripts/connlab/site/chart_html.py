@@ -61,7 +61,10 @@ def chart_block(
             f'<noscript><img class="connlab-chart__fallback" src="{html.escape(svg_src, quote=True)}"'
             f' alt="{html.escape(alt, quote=True)}"></noscript>',
             *_downloads_line(downloads or []),
-            f"<figcaption>{html.escape(caption, quote=True)}</figcaption>",
+            # The drawing's text alternative: charts.js names it by the caption and describes it by the
+            # alt text (aria-labelledby, aria-describedby); hidden, because the caption is already shown.
+            f'<p class="connlab-chart__alt" id="chart-{chart_id}-alt" hidden>{html.escape(alt)}</p>',
+            f'<figcaption id="chart-{chart_id}-caption">{html.escape(caption, quote=True)}</figcaption>',
             "</figure>",
         ]
     )

@@ -82,36 +82,42 @@ def latency_vs_clients(records: Records) -> dict:
     )
 
 
+# Where a curve's figures come from, in the words its legend shows (never the raw boolean).
+MEASURED_HERE = "measured here"
+PUBLISHED_ARTICLE = "published article"
+
+
 def normalised_throughput(records: Records) -> dict:
     """Every machine on one chart: clients per server core against throughput as a share of that machine's
-    peak. Published curves are dashed and named as such."""
+    peak. Published curves are dashed, and the dash legend says which curves come from an article."""
     labelled = [
-        {**record, "source": f"{record['machine']} ({'published' if record['published'] else 'measured'})"}
+        {**record, "figures": PUBLISHED_ARTICLE if record["published"] else MEASURED_HERE}
         for record in records
     ]
-    return (
-        _base(labelled)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X(
-                "clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core (log scale)"
-            ),
-            y=alt.Y(
-                "tps_share:Q", title="throughput, share of the machine's peak", axis=alt.Axis(format="%")
-            ),
-            color=alt.Color("source:N", title="machine"),
-            strokeDash=alt.StrokeDash("published:N", title="published"),
-            detail="workload:N",
-            tooltip=[
-                alt.Tooltip("source:N", title="machine"),
-                alt.Tooltip("workload:N"),
-                alt.Tooltip("clients:Q"),
-                alt.Tooltip("clients_per_core:Q", title="per core", format=".3~f"),
-                alt.Tooltip("tps_share:Q", title="share of peak", format=".0%"),
-            ],
-        )
-        .to_dict()
+    base = _base(labelled).encode(
+        x=alt.X(
+            "clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core (log scale)"
+        ),
+        y=alt.Y("tps_share:Q", title="throughput, share of the machine's peak", axis=alt.Axis(format="%")),
+        color=alt.Color("machine:N", title="machine"),
+        detail="workload:N",
     )
+    # The dashes on a plain line, the points a layer of their own: on a line with points, Vega-Lite draws
+    # the dash legend's symbols as dots, which cannot show a dash.
+    lines = base.mark_line().encode(
+        strokeDash=alt.StrokeDash("figures:N", title="figures", sort=[MEASURED_HERE, PUBLISHED_ARTICLE])
+    )
+    points = base.mark_point(filled=True).encode(
+        tooltip=[
+            alt.Tooltip("machine:N"),
+            alt.Tooltip("figures:N"),
+            alt.Tooltip("workload:N"),
+            alt.Tooltip("clients:Q"),
+            alt.Tooltip("clients_per_core:Q", title="per core", format=".3~f"),
+            alt.Tooltip("tps_share:Q", title="share of peak", format=".0%"),
+        ],
+    )
+    return alt.layer(lines, points).to_dict()
 
 
 def connect_cost_dots(records: Records) -> dict:

@@ -15,6 +15,8 @@ from connlab.lab.probes import WaitEventSampler
 from connlab.lab.sweep import session_options
 
 SNIPPET_PORT = 54329
+# The first line of every block, after "# ".
+BLOCK_ORIGIN = "the {profile} profile of experiments/{experiment}/experiment.yaml, one pass"
 POOLER_PORT = 64329
 
 
@@ -112,6 +114,9 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
     quotas = [round(share * CFS_PERIOD_US) for share in spec.server.budget_shares]
     with_quota = quotas != [CFS_PERIOD_US] or any(w.client_cpu_share for w in spec.workloads)
     lines = [
+        # Names the spec the block comes from: a reader can compare, and the test suite finds the
+        # experiment of each block on the built pages by this line.
+        f"# {BLOCK_ORIGIN.format(experiment=plan.experiment, profile=plan.profile_name)}",
         "set -euo pipefail",
         f"BIN={bindir}   # pg_config --bindir",
         "DIR=$(mktemp -d)   # everything lives here and is removed at the end",

@@ -1,0 +1,382 @@
+"""Every page of the built site as a reader sees it, on a desktop (1280 px) and on a phone (390 px).
+
+One visit per page and width collects what the tests below judge: nothing is wider than the viewport
+outside a deliberate scroll wrapper, a table that scrolls does so deliberately, every chart keeps a plot
+area a reader can use (legend under the plot on a phone, axis labels apart), every check-it-yourself box
+holds a highlighted script with a copy button, every chart has a text alternative taken from its caption,
+and axe-core finds no serious or critical accessibility violation. A screenshot of each page at each
+width goes to build/screenshots/ for review.
+
+Needs a built site, Chromium at /usr/bin/chromium and axe-core in node_modules/ (`make setup`);
+otherwise the tests are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from connlab.paths import SCREENSHOTS_DIR
+from connlab.site.vendor import NODE_MODULES
+
+# The served site and the wait for charts are the ones test_site_browser.py sets up (the browser is
+# conftest's, shared by both modules).
+from test_site_browser import (  # noqa: F401  (built_site and site_url are fixtures)
+    CHARTS_RENDERED_JS,
+    FIGURE,
+    TIMEOUT_MS,
+    built_site,
+    site_url,
+)
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+pytestmark = pytest.mark.browser
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+
+AXE_SCRIPT = NODE_MODULES / "axe-core" / "axe.min.js"
+DESKTOP, PHONE = 1280, 390
+WIDTHS = (DESKTOP, PHONE)
+HEIGHT = 900
+# The narrowest plot area (the rectangle inside the axes) a chart may have on a phone.
+MIN_PLOT_WIDTH = 250
+# axe-core impacts that fail the test; "moderate" and "minor" ones are reported by axe but not judged here.
+FAILING_IMPACTS = {"serious", "critical"}
+
+# Opens every collapsible box, so what is inside is laid out, measured and in the screenshot.
+OPEN_DETAILS_JS = "() => document.querySelectorAll('details').forEach(d => { d.open = true; })"
+
+# Visible elements whose box reaches past the viewport's right edge, unless an ancestor clips or
+# scrolls them (Material's table wrapper, a code block, the chart view): the ancestor is then checked
+# instead. Off-canvas drawers sit left of the viewport and are not counted.
+OVERFLOW_JS = """
+() => {
+  const limit = document.documentElement.clientWidth + 1;
+  const clipped = (el) => {
+    for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      if (["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(p).overflowX)) return true;
+    }
+    return false;
+  };
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
+    [...el.classList].map(c => "." + c).join("");
+  return [...document.body.querySelectorAll("*")]
+    .filter(el => {
+      const r = el.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && r.right > limit && getComputedStyle(el).visibility !== "hidden";
+    })
+    .filter(el => !clipped(el))
+    .map(el => `${name(el)} (right edge ${Math.round(el.getBoundingClientRect().right)} px)`);
+}
+"""
+
+# Tables that scroll inside Material's wrapper, and what makes that scrolling deliberate: the wrapper
+# takes the keyboard focus and is a named region, and the first column (which names the row) sticks.
+SCROLLING_TABLES_JS = """
+() => [...document.querySelectorAll(".md-typeset__scrollwrap")]
+  .filter(w => w.scrollWidth > w.clientWidth + 1)
+  .map(w => {
+    const heads = [...w.querySelectorAll("th")].slice(0, 3).map(th => th.textContent.trim());
+    const first = w.querySelector("tr > :first-child");
+    return {
+      table: `${heads.join(" | ")}... (${w.scrollWidth} px in ${w.clientWidth} px)`,
+      tabindex: w.getAttribute("tabindex"),
+      role: w.getAttribute("role"),
+      name: w.getAttribute("aria-label") || "",
+      firstColumn: first ? getComputedStyle(first).position : null,
+    };
+  })
+"""
+
+# Per chart: the plot area (the root group's background, inside the axes), the legends, each axis's
+# visible labels, and the accessible name of the drawing.
+CHARTS_JS = """
+() => [...document.querySelectorAll("figure.connlab-chart")]
+  .filter(f => f.offsetParent !== null)
+  .map(f => {
+    const box = (el) => { const r = el.getBoundingClientRect();
+      return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width}; };
+    const svg = f.querySelector(".connlab-chart__view svg");
+    const plot = svg.querySelector(".role-frame.root > g > path.background");
+    const axes = [...svg.querySelectorAll("g.role-axis")].map(axis =>
+      [...axis.querySelectorAll(".role-axis-label text")]
+        .filter(t => t.getAttribute("opacity") !== "0" && t.textContent.trim() !== "")
+        .map(t => ({text: t.textContent, ...box(t)})));
+    return {
+      id: f.id,
+      caption: (f.querySelector("figcaption")?.textContent || "").trim(),
+      plot: plot ? box(plot) : null,
+      legends: [...svg.querySelectorAll("g.role-legend")].map(box),
+      legendTexts: [...svg.querySelectorAll("g.role-legend text")].map(t => t.textContent),
+      axes: axes,
+    };
+  })
+"""
+
+# Every check-it-yourself box: its code blocks, whether Pygments highlighted them, its copy buttons.
+BOXES_JS = """
+() => [...document.querySelectorAll("details")]
+  .filter(d => (d.querySelector("summary")?.textContent || "").startsWith("Check it yourself"))
+  .map(d => ({
+    title: d.querySelector("summary").textContent.trim(),
+    codes: d.querySelectorAll("pre > code").length,
+    highlighted: d.querySelectorAll(".highlight pre > code span[class]").length,
+    copyButtons: d.querySelectorAll("button.md-code__button[data-md-type=copy]").length,
+  }))
+"""
+
+# Runs the injected axe-core over the page; only violations, with the elements they concern.
+AXE_RUN_JS = """
+async () => {
+  const result = await axe.run(document, {resultTypes: ["violations"]});
+  return result.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.slice(0, 5).map(n => n.target.join(" ")),
+  }));
+}
+"""
+
+
+@dataclass(frozen=True)
+class PageView:
+    """One page at one width, as the tests judge it."""
+
+    url: str
+    width: int
+    overflowing: list[str]
+    scrolling_tables: list[dict[str, Any]]
+    charts: list[dict[str, Any]]
+    named_by_caption: dict[str, int]  # figure id -> images in it named by its caption
+    boxes: list[dict[str, Any]]
+    violations: list[dict[str, Any]]
+    screenshot: Path
+
+
+def page_urls(site: Path) -> list[str]:
+    """Every page of the built site, relative to its root ("", "machines/", ...)."""
+    urls = [
+        html.relative_to(site).as_posix().removesuffix("index.html")
+        for html in sorted(site.rglob("index.html"))
+    ]
+    assert len(urls) > 1, f"only {urls} in {site}; the tests would be vacuous"
+    return urls
+
+
+def screenshot_path(url: str, width: int) -> Path:
+    name = url.strip("/").replace("/", "--") or "index"
+    return SCREENSHOTS_DIR / f"{name}-{width}.png"
+
+
+def charts_named_by_caption(page: Page) -> dict[str, int]:
+    """Per chart, how many images inside it have the caption as their accessible name, as Chromium
+    computes it for assistive technology (one is right: the drawing)."""
+    named = {}
+    for figure_id, caption in page.locator(FIGURE).evaluate_all(
+        "fs => fs.map(f => [f.id, (f.querySelector('figcaption')?.textContent || '').trim()])"
+    ):
+        images = page.locator(f"#{figure_id}").get_by_role("img", name=caption, exact=True)
+        named[figure_id] = images.count() if caption else 0
+    return named
+
+
+def visit(chromium: Browser, url: str, width: int) -> PageView:
+    context = chromium.new_context(viewport={"width": width, "height": HEIGHT}, service_workers="block")
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(url, wait_until="load")
+        if page.locator(FIGURE).count():
+            page.wait_for_function(CHARTS_RENDERED_JS)
+        page.evaluate(OPEN_DETAILS_JS)
+        page.wait_for_timeout(200)  # let a re-layout after opening the boxes settle
+        path = screenshot_path(url.split("/", 3)[3], width)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(path), full_page=True)
+        page.add_script_tag(path=str(AXE_SCRIPT))
+        return PageView(
+            url=url,
+            width=width,
+            overflowing=page.evaluate(OVERFLOW_JS),
+            scrolling_tables=page.evaluate(SCROLLING_TABLES_JS),
+            charts=page.evaluate(CHARTS_JS),
+            named_by_caption=charts_named_by_caption(page),
+            boxes=page.evaluate(BOXES_JS),
+            violations=page.evaluate(AXE_RUN_JS),
+            screenshot=path,
+        )
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def views(browser: Browser, built_site: Path, site_url: str) -> Iterator[list[PageView]]:  # noqa: F811
+    if not AXE_SCRIPT.is_file():
+        pytest.skip(f"{AXE_SCRIPT} is missing: run make setup (npm ci)")
+    yield [visit(browser, site_url + url, width) for url in page_urls(built_site) for width in WIDTHS]
+
+
+def report(found: dict[str, Any]) -> str:
+    return json.dumps(found, indent=1, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- layout
+
+
+def test_screenshots_are_written(views: list[PageView]) -> None:
+    for view in views:
+        assert view.screenshot.stat().st_size > 0, view.screenshot
+
+
+def test_nothing_is_wider_than_the_viewport(views: list[PageView]) -> None:
+    found = {f"{view.url} at {view.width} px": view.overflowing for view in views if view.overflowing}
+    assert not found, "wider than the viewport, outside a scroll wrapper:\n" + report(found)
+
+
+def test_tables_that_scroll_do_so_deliberately(views: list[PageView]) -> None:
+    """A table wider than the column even with its cells wrapped scrolls in a wrapper a keyboard can
+    reach and a screen reader names, with its first column kept in view."""
+    found = {
+        f"{view.url} at {view.width} px": table
+        for view in views
+        for table in view.scrolling_tables
+        if (table["tabindex"], table["role"], table["firstColumn"]) != ("0", "region", "sticky")
+        or not table["name"]
+    }
+    assert not found, "tables that scroll without a deliberate wrapper:\n" + report(found)
+
+
+def test_charts_keep_a_usable_plot_on_a_phone(views: list[PageView]) -> None:
+    charts = [(view.url, chart) for view in views if view.width == PHONE for chart in view.charts]
+    assert charts, "no chart on any page"
+    narrow = {
+        f"{url} {chart['id']}": round(chart["plot"]["width"]) if chart["plot"] else None
+        for url, chart in charts
+        if not chart["plot"] or chart["plot"]["width"] < MIN_PLOT_WIDTH
+    }
+    assert not narrow, f"plot areas narrower than {MIN_PLOT_WIDTH} px at {PHONE} px:\n" + report(narrow)
+
+
+def test_legends_sit_below_the_plot_on_a_phone(views: list[PageView]) -> None:
+    found = {
+        f"{view.url} {chart['id']}": "legend beside the plot"
+        for view in views
+        if view.width == PHONE
+        for chart in view.charts
+        if chart["plot"] and any(legend["top"] < chart["plot"]["bottom"] for legend in chart["legends"])
+    }
+    assert not found, report(found)
+
+
+def overlapping(labels: list[dict[str, Any]]) -> list[str]:
+    """Pairs of axis labels whose boxes intersect (a pixel of slack for anti-aliasing)."""
+    pairs = []
+    for i, a in enumerate(labels):
+        for b in labels[i + 1 :]:
+            apart = (
+                a["right"] <= b["left"] + 1
+                or b["right"] <= a["left"] + 1
+                or a["bottom"] <= b["top"] + 1
+                or b["bottom"] <= a["top"] + 1
+            )
+            if not apart:
+                pairs.append(f"{a['text']!r} / {b['text']!r}")
+    return pairs
+
+
+def test_axis_labels_do_not_collide(views: list[PageView]) -> None:
+    found = {
+        f"{view.url} at {view.width} px {chart['id']}": pairs
+        for view in views
+        for chart in view.charts
+        if (pairs := [pair for axis in chart["axes"] for pair in overlapping(axis)])
+    }
+    assert not found, "axis labels drawn over each other:\n" + report(found)
+
+
+def test_legends_speak_in_words(views: list[PageView]) -> None:
+    """A legend shows what a reader can read, never a field's raw value such as true or false."""
+    raw = {"true", "false", "null", "undefined", "NaN"}
+    found = {
+        f"{view.url} {chart['id']}": sorted(raw & set(chart["legendTexts"]))
+        for view in views
+        for chart in view.charts
+        if raw & set(chart["legendTexts"])
+    }
+    assert not found, report(found)
+
+
+# --------------------------------------------------------------------------- check-it-yourself boxes
+
+
+def test_every_box_holds_a_highlighted_script_with_a_copy_button(views: list[PageView]) -> None:
+    boxes = [(view, box) for view in views for box in view.boxes]
+    assert boxes, "no check-it-yourself box on any page"
+    broken = {
+        f"{view.url} at {view.width} px: {box['title']}": box
+        for view, box in boxes
+        if box["codes"] != 1 or box["highlighted"] == 0 or box["copyButtons"] != 1
+    }
+    assert not broken, report(broken)
+
+
+# --------------------------------------------------------------------------- accessibility
+
+
+def test_no_serious_or_critical_accessibility_violations(views: list[PageView]) -> None:
+    found = {
+        f"{view.url} at {view.width} px": failing
+        for view in views
+        if (failing := [v for v in view.violations if v["impact"] in FAILING_IMPACTS])
+    }
+    assert not found, "axe-core:\n" + report(found)
+
+
+def test_every_chart_is_named_by_its_caption(views: list[PageView]) -> None:
+    charts = [(view, chart) for view in views for chart in view.charts]
+    assert charts, "no chart on any page"
+    found = {
+        f"{view.url} at {view.width} px {chart['id']}": chart["caption"]
+        for view, chart in charts
+        if view.named_by_caption.get(chart["id"]) != 1
+    }
+    assert not found, "charts without one image named by their caption:\n" + report(found)
+
+
+# --------------------------------------------------------------------------- a change of width
+
+# True once every visible chart has its legends under its plot.
+LEGENDS_BELOW_JS = """
+() => [...document.querySelectorAll("figure.connlab-chart")]
+  .filter(f => f.offsetParent !== null)
+  .every(f => {
+    const plot = f.querySelector(".connlab-chart__view svg .role-frame.root > g > path.background");
+    const legends = [...f.querySelectorAll(".connlab-chart__view svg g.role-legend")];
+    return plot && legends.every(l => l.getBoundingClientRect().top >= plot.getBoundingClientRect().bottom);
+  })
+"""
+RESIZED_PAGE = "articles/too-many-connections/"
+
+
+def test_charts_follow_a_change_of_width(browser: Browser, site_url: str) -> None:  # noqa: F811
+    """A window narrowed from a desktop to a phone's width (or a phone turned) draws the charts again
+    with their legends under the plot, and widened again, beside it."""
+    context = browser.new_context(viewport={"width": DESKTOP, "height": HEIGHT}, service_workers="block")
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(site_url + RESIZED_PAGE, wait_until="load")
+        page.wait_for_function(CHARTS_RENDERED_JS)
+        assert page.locator(f"{FIGURE} .connlab-chart__view svg g.role-legend").count() > 0, "no legend"
+        assert not page.evaluate(LEGENDS_BELOW_JS), "legends under the plot on a desktop"
+        page.set_viewport_size({"width": PHONE, "height": HEIGHT})
+        page.wait_for_function(LEGENDS_BELOW_JS)
+        page.set_viewport_size({"width": DESKTOP, "height": HEIGHT})
+        page.wait_for_function(f"() => !({LEGENDS_BELOW_JS})()")
+    finally:
+        context.close()
