@@ -358,12 +358,27 @@ def test_compare_other_columns() -> None:
         ({"verdict": "holds", "value": 59.42}, "**holds** 59"),
         ({"verdict": "does not hold", "value": 0.123}, "**does not hold** 0.12"),
         ({"verdict": "does not hold", "value": 1500.0}, "**does not hold** 1,500"),
+        ({"verdict": "holds", "value": 0.5, "low": 0.48, "high": 0.51}, "**holds** 0.50 (0.48–0.51)"),
+        (
+            {"verdict": "inconclusive", "value": 0.53, "low": 0.451, "high": 0.641},
+            "**inconclusive** 0.53 (0.45–0.64)",
+        ),
+        ({"verdict": "holds", "value": 4.0, "low": 4.0, "high": 4.0}, "**holds** 4.0"),  # no range to show
         ({"verdict": "holds", "value": None}, "**holds**"),
-        ({"verdict": "not measured", "value": None}, "not measured"),
+        ({"verdict": "not measured", "value": None}, "–"),
+        (
+            {"verdict": "cannot be evaluated", "value": None, "reason": "5 client counts; a fit needs 6"},
+            "cannot be evaluated: 5 client counts; a fit needs 6",
+        ),
     ],
 )
 def test_verdict_cell(verdict: dict[str, Any], expected: str) -> None:
     assert verdict_cell(verdict) == expected
+
+
+def test_an_indicative_verdict_is_italic_not_bold() -> None:
+    cell = verdict_cell({"verdict": "holds", "value": 4.0, "low": 2.0, "high": 4.0}, indicative=True)
+    assert cell == "_holds_ 4.0 (2.0–4.0)"
 
 
 # -- the Machines page ------------------------------------------------------------------------------------

@@ -121,3 +121,51 @@ SELECT c.machine, c.published, c.workload, c.clients, c.clients_per_core,
        c.tps / k.peak_tps AS tps_share, c.latency_avg_ms / k.peak_latency_ms AS latency_factor
 FROM curves c JOIN curve_peaks k USING (machine, workload)
 WHERE c.clients = k.max_clients AND k.max_clients > k.peak_clients;
+
+-- Each pass's own peak, over the same eligible points as the medians' peak: the range of the passes for
+-- where the peak sits (a claim about the peak is judged on the medians and on every pass).
+CREATE OR REPLACE TABLE pass_peaks AS
+SELECT w.machine, w.workload, w.pass_no,
+       arg_max(w.clients, w.tps) AS peak_clients,
+       arg_max(w.clients / w.server_cpu_budget, w.tps) AS peak_clients_per_core
+FROM windows w
+JOIN points p ON p.machine = w.machine AND p.workload = w.workload AND p.clients = w.clients
+WHERE w.ok AND p.windows_client_saturated = 0
+GROUP BY w.machine, w.workload, w.pass_no;
+
+-- Every curve's peak with the range of its passes' peaks; a published curve has one figure, no range.
+CREATE OR REPLACE TABLE peak_ranges AS
+SELECT k.machine, k.published, k.workload, coalesce(mk.server_cores, m.server_cores) AS server_cores, k.points,
+       k.peak_clients, k.peak_clients_per_core,
+       coalesce(min(pp.peak_clients_per_core), any_value(k.peak_clients_per_core)) AS peak_per_core_low,
+       coalesce(max(pp.peak_clients_per_core), any_value(k.peak_clients_per_core)) AS peak_per_core_high,
+       coalesce(min(pp.peak_clients), any_value(k.peak_clients)) AS peak_clients_low,
+       coalesce(max(pp.peak_clients), any_value(k.peak_clients)) AS peak_clients_high
+FROM curve_peaks k
+JOIN main.machines m ON m.id = k.machine
+LEFT JOIN peaks mk ON mk.machine = k.machine AND mk.workload = k.workload
+LEFT JOIN pass_peaks pp ON pp.machine = k.machine AND pp.workload = k.workload
+GROUP BY k.machine, k.published, k.workload, mk.server_cores, m.server_cores, k.points, k.peak_clients, k.peak_clients_per_core;
+
+-- Every point past the peak with its share of the peak and its latency multiple, each with the range of
+-- the passes (against the peak's median). A published curve has no range; where its article printed the
+-- headline figure itself (share of the peak, latency at the peak), that figure is used.
+CREATE OR REPLACE TABLE oversubscription AS
+SELECT r.machine, false AS published, r.workload, r.clients, r.clients_per_core,
+       r.tps_share, r.tps_share_min, r.tps_share_max,
+       r.latency_factor, r.latency_factor_min, r.latency_factor_max
+FROM relative_to_peak r JOIN peaks k USING (machine, workload)
+WHERE r.clients > k.peak_clients
+UNION ALL
+SELECT c.machine, true, c.workload, c.clients, c.clients_per_core,
+       coalesce(s.value, c.tps / k.peak_tps), NULL, NULL,
+       coalesce(l.value / a.value, c.latency_avg_ms / k.peak_latency_ms), NULL, NULL
+FROM curves c
+JOIN curve_peaks k USING (machine, workload)
+LEFT JOIN main.published s ON s.machine = c.machine AND s.workload = c.workload AND s.clients = c.clients
+     AND s.experiment = 'clients-sweep' AND s.metric = 'tps_share_of_peak'
+LEFT JOIN main.published l ON l.machine = c.machine AND l.workload = c.workload AND l.clients = c.clients
+     AND l.experiment = 'clients-sweep' AND l.metric = 'latency_avg_ms_far'
+LEFT JOIN main.published a ON a.machine = c.machine AND a.workload = c.workload
+     AND a.experiment = 'clients-sweep' AND a.metric = 'latency_avg_ms_at_peak'
+WHERE c.published AND c.clients > k.peak_clients;
