@@ -300,3 +300,23 @@ def test_the_articles_claims_files_load() -> None:
         assert len(ids) == len(set(ids)), f"{path}: claim ids repeat"
         for c in claims_file.claims:
             assert c.claim.startswith("Project's reading") == (c.reading == "project"), f"{path}: {c.id}"
+
+
+def test_a_claim_across_machines_gives_one_verdict(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    query = (
+        "SELECT max(value) / min(value) AS value, 1.0 AS low, 2.5 AS high, "
+        "'largest against smallest' AS note FROM t WHERE low IS NOT NULL"
+    )
+    path = write_claims(tmp_path, claim("across", query, {"op": "<=", "value": 2}, scope="across"))
+    [result] = evaluated(con, path, tmp_path)
+    assert result["verdicts"] == []
+    assert result["across"]["verdict"] == INCONCLUSIVE  # 2.0 meets "at most 2"; a pass at 2.5 does not
+    assert result["across"]["value"] == pytest.approx(2.0)
+    assert result["across"]["note"] == "largest against smallest"
+    assert result["summary"] == INCONCLUSIVE
+
+
+def test_a_claim_across_machines_returns_one_row(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    path = write_claims(tmp_path, claim("many", "SELECT value FROM t", scope="across"))
+    with pytest.raises(LabError, match="claim many: a claim across machines returns one row, got 5"):
+        evaluate_claims(con, path, MACHINES, tmp_path / "claims")

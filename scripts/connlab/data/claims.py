@@ -95,6 +95,10 @@ class Claim(BaseModel):
     )
     value_label: str = Field(description="what the value column means, e.g. 'clients per core at the peak'")
     threshold: Threshold
+    scope: Literal["machine", "across"] = Field(
+        default="machine",
+        description="machine: a verdict per machine; across: one verdict over the measured machines together",
+    )
     query: str
 
 
@@ -122,14 +126,22 @@ def _verdict(claim: Claim, row: dict | None, where: str) -> dict:
     low = _number(row.get("low"), f"{where}: column low")
     high = _number(row.get("high"), f"{where}: column high")
     reason = row.get("reason")
+    note = {"note": str(row["note"])} if row.get("note") else {}
     if reason:
-        return {"verdict": CANNOT_EVALUATE, "value": None, "low": None, "high": None, "reason": str(reason)}
+        return {
+            "verdict": CANNOT_EVALUATE,
+            "value": None,
+            "low": None,
+            "high": None,
+            "reason": str(reason),
+            **note,
+        }
     if value is None:
         raise LabError(f"{where}: no value and no reason; say in words why the claim cannot be evaluated")
     if low is not None and high is not None and low > high:
         raise LabError(f"{where}: low {low} is above high {high}")
     verdict = judge(claim.threshold, value, low, high)
-    return {"verdict": verdict, "value": value, "low": low, "high": high, "reason": None}
+    return {"verdict": verdict, "value": value, "low": low, "high": high, "reason": None, **note}
 
 
 def summarise(verdicts: list[dict], measured: list[str]) -> str:
@@ -144,6 +156,27 @@ def summarise(verdicts: list[dict], measured: list[str]) -> str:
     return ", ".join(parts)
 
 
+def _check_across(claim: Claim, rows: list[dict], names: list[str], path: Path) -> dict:
+    """A claim over the measured machines together: one row, one verdict."""
+    where = f"{path}: claim {claim.id}"
+    if "value" not in names:
+        raise LabError(f"{where}: query must return a column value")
+    if len(rows) > 1:
+        raise LabError(f"{where}: a claim across machines returns one row, got {len(rows)}")
+    across = (
+        _verdict(claim, rows[0], where)
+        if rows
+        else {"verdict": NOT_MEASURED, "value": None, "low": None, "high": None, "reason": None}
+    )
+    return {
+        **claim.model_dump(exclude={"query", "threshold"}),
+        "threshold": claim.threshold.text(),
+        "verdicts": [],
+        "across": across,
+        "summary": across["verdict"],
+    }
+
+
 def check_claim(
     con: duckdb.DuckDBPyConnection, claim: Claim, path: Path, machines: list[str], measured: list[str]
 ) -> dict:
@@ -153,6 +186,8 @@ def check_claim(
         rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     except duckdb.Error as error:
         raise LabError(f"{path}: claim {claim.id}: query failed: {str(error).splitlines()[0]}") from error
+    if claim.scope == "across":
+        return _check_across(claim, rows, names, path)
     missing = {"machine", "value"} - set(names)
     if missing:
         raise LabError(

@@ -32,12 +32,14 @@ from connlab.paths import (
     PAGES_SRC_DIR,
     PARTIALS_DIR,
 )
-from connlab.site import charts, snippets
+from connlab.site import charts, scaling_chart, snippets
 from connlab.site.chart_html import chart_block, write_svg_fallback
 from connlab.site.vendor import copy_vendored_js
 from connlab.site.verdicts import VerdictTable, build_table
 
 CHARTS_SUBDIR = "charts"
+# Chart kinds kept in modules of their own, looked up before connlab.site.charts.
+EXTRA_CHARTS = {"peaks_by_cores": scaling_chart.peaks_by_cores}
 DOWNLOADS = (("data (CSV)", ".csv"), ("Vega-Lite spec", ".vl.json"), ("SVG", ".svg"))
 
 
@@ -231,7 +233,7 @@ class PageRenderer:
 
         def chart(chart_id: str, kind: str, records: list[dict], caption: str, alt: str) -> str:
             """A chart built by connlab.site.charts.<kind>, with its SVG, spec and data as downloads."""
-            spec = getattr(charts, kind)(records)
+            spec = (EXTRA_CHARTS.get(kind) or getattr(charts, kind))(records)
             folder = self.docs_dir / CHARTS_SUBDIR
             self.chart_files.update(folder / f"{chart_id}{suffix}" for _, suffix in DOWNLOADS)
             write_svg_fallback(spec, folder / f"{chart_id}.svg")

@@ -53,6 +53,8 @@ def build_table(claims_file: dict, machine_columns: list[dict], published: list[
     table = VerdictTable(columns=columns, source=source)
     others = [m for m in published if m != source]
     for claim in claims_file.get("claims", []):
+        if claim.get("scope") == "across":
+            continue  # one verdict over all machines: shown with its chart, not as a row of this table
         by_machine = {v["machine"]: v for v in claim["verdicts"]}
         cells = [by_machine[c.machine] for c in columns]
         for column, cell in zip(columns, cells, strict=True):
