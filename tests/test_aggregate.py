@@ -530,3 +530,30 @@ def test_an_aggregate_sql_error_names_the_file(tmp_path: Path, monkeypatch: pyte
     assert message.startswith(f"{sql}: ")
     assert "no_such_column" in message
     assert len(message.splitlines()) == 1
+
+
+def test_littles_law_leaves_out_windows_still_connecting(tmp_path: Path, write_run: RunWriter) -> None:
+    """A window that spent 10% or more of its length connecting is not in a steady state: fewer clients were
+    in flight than its client count, so it is counted but kept out of the ratio."""
+    results = tmp_path / "results"
+    ramped = {"initial_connection_ms": {1: 6000.0, 2: 1000.0, 3: 6000.0}}  # 40%, 7%, 40% of 15 s
+    rows = [
+        *passes("mixed", 4, [4000, 4100, 4200]),
+        *passes("mixed", 400, [2000, 2000, 2000], **ramped),
+    ]
+    for row in rows[3:]:
+        row["latency_avg_ms"] = 0.6 * 400 * 1000 / row["tps"]  # what a ramped window reports
+    rows[4]["latency_avg_ms"] = 0.98 * 400 * 1000 / rows[4]["tps"]  # the one steady window
+    write_run(results, "gamma", rows, profile="full")
+    database = aggregate_all(results_dir=results, out_dir=tmp_path / "data")
+    by_clients = {
+        r["clients"]: r
+        for r in db_records(database, "SELECT * FROM clients_sweep.littles_law WHERE machine = 'gamma'")
+    }
+    assert by_clients[4]["steady_windows"] == 3
+    assert by_clients[4]["ratio"] == pytest.approx(1.0)
+    far = by_clients[400]
+    assert (far["windows"], far["steady_windows"]) == (3, 1)
+    assert far["ratio"] == pytest.approx(0.98)  # the steady window alone
+    assert far["ratio_all_windows"] == pytest.approx(0.6)  # what the ramp did to the others
+    assert far["connect_share_max"] == pytest.approx(0.4)

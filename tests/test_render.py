@@ -365,6 +365,10 @@ def test_compare_other_columns() -> None:
         ),
         ({"verdict": "holds", "value": 4.0, "low": 4.0, "high": 4.0}, "**holds** 4.0"),  # no range to show
         ({"verdict": "holds", "value": None}, "**holds**"),
+        (
+            {"verdict": "holds", "value": 0.97, "note": "windows at 400 clients left out"},
+            "**holds** 0.97<br><small>windows at 400 clients left out</small>",
+        ),
         ({"verdict": "not measured", "value": None}, "–"),
         (
             {"verdict": "cannot be evaluated", "value": None, "reason": "5 client counts; a fit needs 6"},

@@ -142,7 +142,8 @@ def verdict_cell(verdict: dict, indicative: bool = False) -> str:
         return f"{mark}: {plain_text(verdict.get('reason') or '')}"
     if verdict["value"] is None:
         return mark
-    return f"{mark} {value_with_range(verdict)}"
+    note = f"<br><small>{plain_text(verdict['note'])}</small>" if verdict.get("note") else ""
+    return f"{mark} {value_with_range(verdict)}{note}"
 
 
 def compare(a: dict, b: dict, median: str = "tps_median", low: str = "tps_min", high: str = "tps_max") -> str:
