@@ -483,3 +483,27 @@ def test_pool_sizing_quotes_the_fit_of_each_machine(aggregated: Path, tmp_path: 
     for _machine, r_squared in fits:
         assert f"R² = {significant(r_squared, 3)}" in page
     assert 'id="chart-pool-sim-' in page
+
+
+def test_the_machines_page_compares_measured_machines(tmp_path: Path, write_run: RunWriter) -> None:
+    """Per measured machine: its peak absolute and per core, a sentence against the others computed from
+    the data, and once, what it did not run."""
+    results = tmp_path / "results"
+    for machine, scale in (("big-box", 2.0), ("small-box", 1.0)):
+        rows = [
+            *passes("mixed", 1, [5000 * scale, 5100 * scale, 5200 * scale]),
+            *passes("mixed", 2, [9000 * scale, 9100 * scale, 9200 * scale]),
+            *passes("mixed", 4, [8000 * scale, 8100 * scale, 8200 * scale]),
+        ]
+        write_run(results, machine, rows, profile="full")
+    assert validate_results(results) == []
+    data = tmp_path / "data"
+    aggregate_all(results_dir=results, out_dir=data)
+    page = PageRenderer(data, tmp_path / "docs").render("machines.md.j2", "machines.md", "machines")
+    assert "{{" not in page and "{%" not in page
+    big = next(line for line in page.splitlines() if line.startswith("| big\\-box | "))
+    assert "| 9,100 (9,000–9,200) |" not in big  # the big box's peak is twice the small one's
+    assert "| 18,200 (18,000–18,400) |" in big
+    # Its peak per core is twice the other machine's, computed, not typed.
+    assert "its peak per server core is\n  2.0 times the median of the other\n  1 measured machine(s)" in page
+    assert page.count("It did not run client\\-bound") == 2  # once per machine, nowhere else

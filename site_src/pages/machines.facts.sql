@@ -8,7 +8,7 @@ FROM main.measured ORDER BY machine, experiment;
 
 -- name: columns
 -- One record per measured machine: the verdict tables' column headers, and what it did not run.
-WITH experiments AS (SELECT DISTINCT experiment FROM main.measured)
+WITH experiments AS (SELECT experiment FROM main.experiments)
 SELECT m.id AS machine, m.cores,
        coalesce(max(d.server_cores) FILTER (WHERE d.experiment = 'clients-sweep'), max(d.server_cores))
            AS server_cores,
@@ -25,3 +25,31 @@ FROM main.machines m LEFT JOIN main.measured d ON d.machine = m.id
 WHERE NOT m.published
 GROUP BY m.id, m.cores, m.profile
 ORDER BY m.id;
+
+-- name: comparison
+-- Each measured machine against the others: its mixed-workload peak (absolute and per server core), its
+-- calibration, and the same figures' medians over the other measured machines, for the page's sentence.
+WITH cores AS (
+    SELECT machine, coalesce(max(server_cores) FILTER (WHERE experiment = 'clients-sweep'), max(server_cores))
+               AS server_cores,
+           CASE WHEN bool_or(profile = 'quick') THEN 'quick' WHEN bool_or(profile = 'tiny') THEN 'tiny'
+                ELSE any_value(profile) END AS profile,
+           count(DISTINCT experiment) AS experiments
+    FROM main.measured GROUP BY machine
+), m AS (
+    SELECT x.id AS machine, c.server_cores, c.profile, c.experiments, x.calibration_tps,
+           k.peak_tps, k.peak_tps_min, k.peak_tps_max, k.peak_clients, k.peak_clients_per_core,
+           k.peak_tps / k.server_cores AS peak_tps_per_core
+    FROM main.machines x
+    LEFT JOIN cores c ON c.machine = x.id
+    LEFT JOIN clients_sweep.peaks k ON k.machine = x.id AND k.workload = 'mixed'
+    WHERE NOT x.published
+)
+SELECT m.*,
+       (SELECT count(*) FROM main.machines x WHERE NOT x.published) - 1 AS others,
+       (SELECT median(o.peak_tps_per_core) FROM m o WHERE o.machine <> m.machine) AS others_tps_per_core,
+       (SELECT median(o.peak_clients_per_core) FROM m o WHERE o.machine <> m.machine)
+           AS others_clients_per_core,
+       (SELECT median(o.calibration_tps) FROM m o WHERE o.machine <> m.machine) AS others_calibration_tps,
+       (SELECT count(*) FROM main.experiments) AS all_experiments
+FROM m ORDER BY machine;

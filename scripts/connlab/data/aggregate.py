@@ -218,6 +218,10 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
         )
     )
     con.execute(f"CREATE OR REPLACE TABLE main.measured AS {union}")
+    # Every experiment of the project, measured anywhere or not: what a machine did not run is named
+    # against this list.
+    con.execute("CREATE OR REPLACE TABLE main.experiments (experiment VARCHAR)")
+    con.executemany("INSERT INTO main.experiments VALUES (?)", [[name] for name in experiment_names()])
 
 
 def register_pooler_settings(con: duckdb.DuckDBPyConnection) -> None:
