@@ -42,14 +42,15 @@ WHERE p.windows_ok > 0
 ORDER BY p.machine, p.workload, p.clients;
 
 -- name: folk_formula
--- (cores x 2) + effective spindles, with 0 spindles (the data fits in memory), against the measured
--- optimum and the fitted N*, per machine and workload.
-SELECT k.machine, k.workload, k.server_cores, k.server_cores * 2 AS formula_connections,
-       k.peak_clients AS measured_peak_clients, k.peak_tps, f.n_star,
-       k.peak_clients / (k.server_cores * 2) AS measured_over_formula
-FROM clients_sweep.peaks k
+-- (cores x 2) + effective spindles, with one spindle as the seed counted it, against the measured optimum
+-- and the fitted N*, per machine and workload.
+SELECT k.machine, k.workload, k.server_cores, k.formula_connections,
+       k.peak_clients AS measured_peak_clients, p.peak_tps, f.n_star, k.measured_over_formula
+FROM clients_sweep.folk_formula k
+JOIN clients_sweep.peaks p USING (machine, workload)
 LEFT JOIN main.usl_fits f ON f.machine = k.machine AND f.workload = k.workload
     AND f.experiment = 'clients-sweep' AND f.basis = 'medians' AND NOT f.anchored
+WHERE NOT k.published
 ORDER BY k.machine, k.workload;
 
 -- name: littles_law
