@@ -78,7 +78,14 @@ FROM clients_sweep.littles_law
 GROUP BY machine ORDER BY machine;
 
 -- name: sync_summary
-SELECT * FROM sync_commit.summary ORDER BY machine;
+-- With the clients-sweep's tpcb-like peak beside it: the sync-on sweep measures the same curve again.
+SELECT s.*, k.peak_clients AS sweep_peak_clients, k.peak_clients_low AS sweep_peak_clients_low,
+       k.peak_clients_high AS sweep_peak_clients_high,
+       k.peak_clients IS NOT NULL AND k.peak_clients NOT BETWEEN s.on_plateau_min AND s.on_plateau_max
+           AND s.on_peak_clients NOT BETWEEN k.peak_clients_low AND k.peak_clients_high AS sweeps_disagree
+FROM sync_commit.summary s
+LEFT JOIN clients_sweep.peak_ranges k ON k.machine = s.machine AND k.workload = 'tpcb-like'
+ORDER BY machine;
 
 -- name: sync_off_vs_on
 SELECT * FROM sync_commit.off_vs_on ORDER BY machine, clients;
