@@ -103,7 +103,7 @@ validate: $(VENV_STAMP)
 ## aggregate: DuckDB aggregates of results/ into build/data
 aggregate: $(DATA_STAMP)
 
-$(DATA_STAMP): $(RESULT_FILES) $(EXPERIMENT_SRC) $(wildcard site_src/articles/*.sql site_src/articles/*.claims.yaml) $(DATA_CODE) | $(VENV_STAMP)
+$(DATA_STAMP): $(RESULT_FILES) $(EXPERIMENT_SRC) $(wildcard site_src/articles/*.sql site_src/articles/*.claims.yaml site_src/pages/*.facts.sql) $(DATA_CODE) | $(VENV_STAMP)
 	$(CONNLAB) validate
 	$(CONNLAB) aggregate
 	@touch $@

@@ -1,5 +1,7 @@
-"""An article's claims, checked per machine: a verdict per machine (holds, does not hold, not measured), and a
-claim that cannot be checked stops the build with a message naming the file and the claim."""
+"""An article's claims, checked per machine: three-valued verdicts computed on the median and on the range of
+the passes (holds, does not hold, inconclusive), "cannot be evaluated" with its reason in words, "not
+measured" where a machine has no data, and a build that stops, naming the file and the claim, when a claim
+cannot be checked."""
 
 from __future__ import annotations
 
@@ -11,85 +13,218 @@ import duckdb
 import pytest
 import yaml
 
-from connlab.data.claims import ClaimsFile, evaluate_claims
+from connlab.data.claims import (
+    CANNOT_EVALUATE,
+    DOES_NOT_HOLD,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_MEASURED,
+    ClaimsFile,
+    Threshold,
+    evaluate_claims,
+    judge,
+    summarise,
+)
 from connlab.data.yaml_models import load_yaml_model
 from connlab.errors import LabError
 from connlab.paths import ARTICLES_SRC_DIR
 
-MACHINES = ["holds-box", "fails-box", "null-box", "nan-box", "absent-box"]
+MACHINES = ["holds-box", "fails-box", "straddles-box", "reason-box", "nan-box", "absent-box"]
+AT_LEAST_HALF = {"op": ">=", "value": 0.5}
 
 
 @pytest.fixture
 def con() -> duckdb.DuckDBPyConnection:
     connection = duckdb.connect()
-    connection.execute("CREATE TABLE t (machine VARCHAR, value DOUBLE, holds BOOLEAN)")
     connection.execute(
-        "INSERT INTO t VALUES ('holds-box', 4.0, true), ('fails-box', 8.5, false), "
-        "('null-box', NULL, NULL), ('nan-box', 'NaN'::DOUBLE, true)"
+        "CREATE TABLE t (machine VARCHAR, value DOUBLE, low DOUBLE, high DOUBLE, reason VARCHAR)"
+    )
+    connection.execute(
+        "INSERT INTO t VALUES ('holds-box', 0.6, 0.55, 0.7, NULL), ('fails-box', 0.3, 0.2, 0.4, NULL), "
+        "('straddles-box', 0.53, 0.45, 0.64, NULL), "
+        "('reason-box', NULL, NULL, NULL, '5 client counts; a fit needs 6'), "
+        "('nan-box', 'NaN'::DOUBLE, NULL, NULL, 'no figure printed')"
     )
     return connection
 
 
-def claim(claim_id: str, query: str, **extra: Any) -> dict[str, Any]:
+def claim(claim_id: str, query: str, threshold: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     return {
         "id": claim_id,
         "claim": f"The claim {claim_id}.",
         "seed": "What the source measured.",
+        "reading": "seed",
         "value_label": "a value",
+        "threshold": threshold or AT_LEAST_HALF,
         "query": query,
         **extra,
     }
 
 
-def write_claims(tmp_path: Path, *claims: dict[str, Any]) -> Path:
+def write_claims(tmp_path: Path, *claims: dict[str, Any], source: str = "holds-box") -> Path:
     path = tmp_path / "demo.claims.yaml"
-    path.write_text(yaml.safe_dump({"claims": list(claims)}, sort_keys=False))
+    path.write_text(yaml.safe_dump({"source": source, "claims": list(claims)}, sort_keys=False))
     return path
 
 
-def verdicts(result: dict[str, Any]) -> dict[str, tuple[str, float | None]]:
-    return {v["machine"]: (v["verdict"], v["value"]) for v in result["verdicts"]}
+def evaluated(
+    con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path, **kwargs: Any
+) -> list[dict[str, Any]]:
+    out = evaluate_claims(con, path, MACHINES, tmp_path / "claims", **kwargs)
+    assert out == tmp_path / "claims" / "demo.json"
+    data = json.loads(out.read_text())
+    assert data["source"] == "holds-box"
+    return data["claims"]
 
 
-def test_a_verdict_per_machine(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+def by_machine(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {v["machine"]: v for v in result["verdicts"]}
+
+
+# -- the rule ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("threshold", "value", "low", "high", "expected"),
+    [
+        (AT_LEAST_HALF, 0.6, 0.55, 0.7, HOLDS),
+        (AT_LEAST_HALF, 0.3, 0.2, 0.4, DOES_NOT_HOLD),
+        (AT_LEAST_HALF, 0.53, 0.45, 0.64, INCONCLUSIVE),  # the median holds, a pass does not
+        (AT_LEAST_HALF, 0.48, 0.45, 0.51, INCONCLUSIVE),  # the median fails, a pass holds
+        (AT_LEAST_HALF, 0.5, None, None, HOLDS),  # a published figure: no range, the value decides
+        (AT_LEAST_HALF, 0.6, 0.65, 0.7, HOLDS),  # a range that leaves out the value is widened to it
+        ({"op": "<", "value": 1}, 0.9, 0.8, 1.0, INCONCLUSIVE),  # touching a strict bound counts against
+        ({"op": "<=", "value": 1}, 0.9, 0.8, 1.0, HOLDS),
+        ({"op": ">", "value": 1}, 1.2, 1.0, 1.3, INCONCLUSIVE),
+        ({"op": "between", "value": [2, 6]}, 4, 2, 6, HOLDS),  # both ends included
+        ({"op": "between", "value": [2.83, 5.66]}, 4, 2, 4, INCONCLUSIVE),  # one pass peaked at 2
+        ({"op": "between", "value": [2.83, 5.66]}, 8, 8, 16, DOES_NOT_HOLD),
+        ({"op": "between", "value": [2.83, 5.66]}, 1, 1, 2, DOES_NOT_HOLD),
+        ({"op": "between", "value": [2.83, 5.66]}, 4, 1, 16, INCONCLUSIVE),  # range wider than the band
+    ],
+)
+def test_judge(
+    threshold: dict[str, Any], value: float, low: float | None, high: float | None, expected: str
+) -> None:
+    assert judge(Threshold(**threshold), value, low, high) == expected
+
+
+@pytest.mark.parametrize(
+    ("threshold", "text"),
+    [
+        ({"op": ">=", "value": 0.48}, "at least 0.48"),
+        ({"op": ">", "value": 0.5}, "above 0.5"),
+        ({"op": "<=", "value": 1.3}, "at most 1.3"),
+        ({"op": "<", "value": 2}, "below 2"),
+        ({"op": "between", "value": [0.71, 1.41]}, "between 0.71 and 1.41"),
+    ],
+)
+def test_threshold_in_words(threshold: dict[str, Any], text: str) -> None:
+    assert Threshold(**threshold).text() == text
+
+
+@pytest.mark.parametrize(
+    "threshold",
+    [
+        {"op": "between", "value": 3},
+        {"op": ">=", "value": [1, 2]},
+        {"op": "between", "value": [6, 2]},
+        {"op": "~", "value": 1},
+    ],
+)
+def test_a_malformed_threshold_is_refused(threshold: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        Threshold(**threshold)
+
+
+def test_summarise_counts_measured_machines_only() -> None:
+    verdicts = [
+        {"machine": "a", "verdict": HOLDS},
+        {"machine": "b", "verdict": HOLDS},
+        {"machine": "c", "verdict": INCONCLUSIVE},
+        {"machine": "d", "verdict": NOT_MEASURED},
+        {"machine": "published-x", "verdict": DOES_NOT_HOLD},
+    ]
+    assert summarise(verdicts, ["a", "b", "c", "d"]) == "holds on 2 of 3 machines, inconclusive on 1"
+    assert summarise(verdicts, ["c"]) == "inconclusive on 1 of 1 machine"
+    assert summarise(verdicts, ["d"]) == "no measured machine has the data"
+
+
+# -- evaluating a claims file -----------------------------------------------------------------------------
+def test_a_verdict_per_machine_with_its_range(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    path = write_claims(tmp_path, claim("from-table", "SELECT machine, value, low, high, reason FROM t"))
+    [result] = evaluated(con, path, tmp_path, measured=MACHINES[:4])
+    verdicts = by_machine(result)
+    assert {m: v["verdict"] for m, v in verdicts.items()} == {
+        "holds-box": HOLDS,
+        "fails-box": DOES_NOT_HOLD,
+        "straddles-box": INCONCLUSIVE,
+        "reason-box": CANNOT_EVALUATE,
+        "nan-box": CANNOT_EVALUATE,
+        "absent-box": NOT_MEASURED,  # not returned by the query at all
+    }
+    assert verdicts["straddles-box"] == {
+        "machine": "straddles-box", "verdict": INCONCLUSIVE, "value": 0.53, "low": 0.45, "high": 0.64,
+        "reason": None,
+    }  # fmt: skip
+    # A claim that cannot be evaluated says why in words, and shows no value beside it.
+    assert verdicts["reason-box"]["reason"] == "5 client counts; a fit needs 6"
+    assert verdicts["reason-box"]["value"] is None
+    assert [v["machine"] for v in result["verdicts"]] == MACHINES  # in the order of the machines
+    assert result["threshold"] == "at least 0.5"
+    assert result["reading"] == "seed"
+    assert result["summary"] == (
+        "holds on 1 of 4 machines, does not hold on 1, inconclusive on 1, cannot be evaluated on 1"
+    )
+    assert "query" not in result
+
+
+def test_low_and_high_are_optional(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    path = write_claims(
+        tmp_path, claim("bare", "SELECT machine, value FROM t WHERE value IS NOT NULL AND NOT isnan(value)")
+    )
+    [result] = evaluated(con, path, tmp_path)
+    verdicts = by_machine(result)
+    assert verdicts["straddles-box"]["verdict"] == HOLDS  # 0.53 alone meets the threshold
+    assert verdicts["straddles-box"]["low"] is None
+
+
+def test_a_value_without_a_reason_stops_the_build(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    """A row with no value must say why: a silent gap would read as 'not measured' on a measured machine."""
+    path = write_claims(tmp_path, claim("silent", "SELECT machine, NULL::DOUBLE AS value FROM t"))
+    with pytest.raises(LabError, match="claim silent: holds-box: no value and no reason"):
+        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+    assert not (tmp_path / "claims" / "demo.json").exists()
+
+
+def test_a_range_upside_down_stops_the_build(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     path = write_claims(
         tmp_path,
-        claim("from-table", "SELECT machine, value, holds FROM t"),
-        claim("holds-nowhere", "SELECT machine, value, false AS holds FROM t WHERE machine = 'holds-box'"),
+        claim("upside", "SELECT machine, value, high AS low, low AS high FROM t WHERE low IS NOT NULL"),
     )
-    out = evaluate_claims(con, path, MACHINES, tmp_path / "claims")
-    assert out == tmp_path / "claims" / "demo.json"
-    first, second = json.loads(out.read_text())
-    assert verdicts(first) == {
-        "holds-box": ("holds", 4.0),
-        "fails-box": ("does not hold", 8.5),
-        "null-box": ("not measured", None),  # holds is null: the machine lacks the data
-        "nan-box": ("holds", None),  # NaN is no number in JSON
-        "absent-box": ("not measured", None),  # not returned by the query at all
-    }
-    assert [v["machine"] for v in first["verdicts"]] == MACHINES  # in the order of the machines
-    assert {key: first[key] for key in ("id", "claim", "seed", "value_label")} == {
-        "id": "from-table",
-        "claim": "The claim from-table.",
-        "seed": "What the source measured.",
-        "value_label": "a value",
-    }
-    assert "query" not in first
-    assert verdicts(second)["holds-box"] == ("does not hold", 4.0)
-    assert {verdict for verdict, _ in verdicts(second).values()} == {"does not hold", "not measured"}
+    with pytest.raises(LabError, match=r"claim upside: holds-box: low 0\.7 is above high 0\.55"):
+        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+
+
+def test_two_rows_for_one_machine_stop_the_build(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    path = write_claims(
+        tmp_path, claim("twice", "SELECT machine, value FROM t UNION ALL SELECT machine, value FROM t")
+    )
+    with pytest.raises(LabError, match="claim twice: more than one row for machine holds-box"):
+        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
 
 
 def test_no_machines_gives_empty_verdicts(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
-    path = write_claims(tmp_path, claim("any", "SELECT machine, value, holds FROM t"))
-    [result] = json.loads(evaluate_claims(con, path, [], tmp_path / "claims").read_text())
+    path = write_claims(tmp_path, claim("any", "SELECT machine, value FROM t"))
+    out = evaluate_claims(con, path, [], tmp_path / "claims")
+    [result] = json.loads(out.read_text())["claims"]
     assert result["verdicts"] == []
+    assert result["summary"] == "no measured machine has the data"
 
 
 def test_a_failing_query_names_the_file_and_the_claim(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     path = write_claims(
         tmp_path,
-        claim("fine", "SELECT machine, value, holds FROM t"),
-        claim("broken-claim", "SELECT machine, value, holds FROM no_such_table"),
+        claim("fine", "SELECT machine, value, reason FROM t"),
+        claim("broken-claim", "SELECT machine, value FROM no_such_table"),
     )
     with pytest.raises(LabError) as caught:
         evaluate_claims(con, path, MACHINES, tmp_path / "claims")
@@ -100,20 +235,20 @@ def test_a_failing_query_names_the_file_and_the_claim(con: duckdb.DuckDBPyConnec
     assert not (tmp_path / "claims" / "demo.json").exists()  # nothing half-checked is published
 
 
-def test_a_query_without_the_holds_column(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
-    path = write_claims(tmp_path, claim("no-holds", "SELECT machine, value FROM t"))
+def test_a_query_without_the_value_column(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    path = write_claims(tmp_path, claim("no-value", "SELECT machine, low FROM t"))
     with pytest.raises(LabError) as caught:
         evaluate_claims(con, path, MACHINES, tmp_path / "claims")
     assert str(caught.value) == (
-        f"{path}: claim no-holds: query must return columns machine, value, holds (missing: holds)"
+        f"{path}: claim no-value: query must return columns machine and value (missing: value)"
     )
 
 
 def test_a_claims_file_with_an_unknown_key(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     path = write_claims(
         tmp_path,
-        claim("first", "SELECT machine, value, holds FROM t"),
-        claim("second", "SELECT machine, value, holds FROM t", colour="blue"),
+        claim("first", "SELECT machine, value FROM t"),
+        claim("second", "SELECT machine, value FROM t", colour="blue"),
     )
     line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "colour:" in text)
     with pytest.raises(LabError) as caught:
@@ -123,16 +258,24 @@ def test_a_claims_file_with_an_unknown_key(con: duckdb.DuckDBPyConnection, tmp_p
     assert len(message.splitlines()) == 1
 
 
+def test_a_claim_needs_a_reading(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    unnamed = claim("unnamed", "SELECT machine, value FROM t")
+    del unnamed["reading"]
+    path = write_claims(tmp_path, unnamed)
+    with pytest.raises(LabError, match=r"claims\.0\.reading"):
+        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+
+
 def test_a_claims_file_that_is_not_yaml(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     path = tmp_path / "demo.claims.yaml"
-    path.write_text("claims:\n  - id: x\n    claim: a: b\n")
+    path.write_text("source: x\nclaims:\n  - id: x\n    claim: a: b\n")
     with pytest.raises(LabError) as caught:
         evaluate_claims(con, path, MACHINES, tmp_path / "claims")
-    assert str(caught.value).startswith(f"{path}:3: (yaml): ")
+    assert str(caught.value).startswith(f"{path}:4: (yaml): ")
 
 
 def test_a_claim_id_must_be_a_slug(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
-    path = write_claims(tmp_path, claim("Not A Slug", "SELECT machine, value, holds FROM t"))
+    path = write_claims(tmp_path, claim("Not A Slug", "SELECT machine, value FROM t"))
     with pytest.raises(LabError, match=r"claims\.0\.id: String should match pattern"):
         evaluate_claims(con, path, MACHINES, tmp_path / "claims")
 
@@ -140,28 +283,40 @@ def test_a_claim_id_must_be_a_slug(con: duckdb.DuckDBPyConnection, tmp_path: Pat
 def test_a_value_that_is_not_a_number_names_the_claim(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     """A claim whose value column is text cannot be published as a figure; the build must stop with the
     file and the claim named, as for a failing query, not with a ValueError traceback."""
-    path = write_claims(tmp_path, claim("text-value", "SELECT machine, 'lots' AS value, holds FROM t"))
+    path = write_claims(tmp_path, claim("text-value", "SELECT machine, 'lots' AS value FROM t"))
     with pytest.raises(LabError, match="claim text-value"):
         evaluate_claims(con, path, MACHINES, tmp_path / "claims")
 
 
-def test_a_text_holds_column_is_not_truthy(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
-    """holds must be a boolean: the string 'false' is not a claim that holds."""
-    query = "SELECT machine, value, CASE WHEN holds THEN 'true' ELSE 'false' END AS holds FROM t"
-    path = write_claims(tmp_path, claim("text-holds", query))
-    try:
-        out = evaluate_claims(con, path, MACHINES, tmp_path / "claims")
-    except LabError as error:  # refusing a non-boolean holds column is fine too
-        assert "text-holds" in str(error)
-        return
-    [result] = json.loads(out.read_text())
-    assert verdicts(result)["fails-box"][0] == "does not hold"
-
-
 def test_the_articles_claims_files_load() -> None:
+    """Every article's claims: unique ids, and a project's reading says so in its sentence, so a reader
+    never takes it for the seed's statement."""
     files = sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml"))
     assert files
     for path in files:
-        claims = load_yaml_model(path, ClaimsFile).claims
-        ids = [c.id for c in claims]
+        claims_file = load_yaml_model(path, ClaimsFile)
+        assert claims_file.source.startswith("published-")
+        ids = [c.id for c in claims_file.claims]
         assert len(ids) == len(set(ids)), f"{path}: claim ids repeat"
+        for c in claims_file.claims:
+            assert c.claim.startswith("Project's reading") == (c.reading == "project"), f"{path}: {c.id}"
+
+
+def test_a_claim_across_machines_gives_one_verdict(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    query = (
+        "SELECT max(value) / min(value) AS value, 1.0 AS low, 2.5 AS high, "
+        "'largest against smallest' AS note FROM t WHERE low IS NOT NULL"
+    )
+    path = write_claims(tmp_path, claim("across", query, {"op": "<=", "value": 2}, scope="across"))
+    [result] = evaluated(con, path, tmp_path)
+    assert result["verdicts"] == []
+    assert result["across"]["verdict"] == INCONCLUSIVE  # 2.0 meets "at most 2"; a pass at 2.5 does not
+    assert result["across"]["value"] == pytest.approx(2.0)
+    assert result["across"]["note"] == "largest against smallest"
+    assert result["summary"] == INCONCLUSIVE
+
+
+def test_a_claim_across_machines_returns_one_row(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    path = write_claims(tmp_path, claim("many", "SELECT value FROM t", scope="across"))
+    with pytest.raises(LabError, match="claim many: a claim across machines returns one row, got 5"):
+        evaluate_claims(con, path, MACHINES, tmp_path / "claims")

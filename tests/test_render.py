@@ -358,12 +358,31 @@ def test_compare_other_columns() -> None:
         ({"verdict": "holds", "value": 59.42}, "**holds** 59"),
         ({"verdict": "does not hold", "value": 0.123}, "**does not hold** 0.12"),
         ({"verdict": "does not hold", "value": 1500.0}, "**does not hold** 1,500"),
+        ({"verdict": "holds", "value": 0.5, "low": 0.48, "high": 0.51}, "**holds** 0.50 (0.48–0.51)"),
+        (
+            {"verdict": "inconclusive", "value": 0.53, "low": 0.451, "high": 0.641},
+            "**inconclusive** 0.53 (0.45–0.64)",
+        ),
+        ({"verdict": "holds", "value": 4.0, "low": 4.0, "high": 4.0}, "**holds** 4.0"),  # no range to show
         ({"verdict": "holds", "value": None}, "**holds**"),
-        ({"verdict": "not measured", "value": None}, "not measured"),
+        (
+            {"verdict": "holds", "value": 0.97, "note": "windows at 400 clients left out"},
+            "**holds** 0.97<br><small>windows at 400 clients left out</small>",
+        ),
+        ({"verdict": "not measured", "value": None}, "–"),
+        (
+            {"verdict": "cannot be evaluated", "value": None, "reason": "5 client counts; a fit needs 6"},
+            "cannot be evaluated: 5 client counts; a fit needs 6",
+        ),
     ],
 )
 def test_verdict_cell(verdict: dict[str, Any], expected: str) -> None:
     assert verdict_cell(verdict) == expected
+
+
+def test_an_indicative_verdict_is_italic_not_bold() -> None:
+    cell = verdict_cell({"verdict": "holds", "value": 4.0, "low": 2.0, "high": 4.0}, indicative=True)
+    assert cell == "_holds_ 4.0 (2.0–4.0)"
 
 
 # -- the Machines page ------------------------------------------------------------------------------------
@@ -464,3 +483,27 @@ def test_pool_sizing_quotes_the_fit_of_each_machine(aggregated: Path, tmp_path: 
     for _machine, r_squared in fits:
         assert f"R² = {significant(r_squared, 3)}" in page
     assert 'id="chart-pool-sim-' in page
+
+
+def test_the_machines_page_compares_measured_machines(tmp_path: Path, write_run: RunWriter) -> None:
+    """Per measured machine: its peak absolute and per core, a sentence against the others computed from
+    the data, and once, what it did not run."""
+    results = tmp_path / "results"
+    for machine, scale in (("big-box", 2.0), ("small-box", 1.0)):
+        rows = [
+            *passes("mixed", 1, [5000 * scale, 5100 * scale, 5200 * scale]),
+            *passes("mixed", 2, [9000 * scale, 9100 * scale, 9200 * scale]),
+            *passes("mixed", 4, [8000 * scale, 8100 * scale, 8200 * scale]),
+        ]
+        write_run(results, machine, rows, profile="full")
+    assert validate_results(results) == []
+    data = tmp_path / "data"
+    aggregate_all(results_dir=results, out_dir=data)
+    page = PageRenderer(data, tmp_path / "docs").render("machines.md.j2", "machines.md", "machines")
+    assert "{{" not in page and "{%" not in page
+    big = next(line for line in page.splitlines() if line.startswith("| big\\-box | "))
+    assert "| 9,100 (9,000–9,200) |" not in big  # the big box's peak is twice the small one's
+    assert "| 18,200 (18,000–18,400) |" in big
+    # Its peak per core is twice the other machine's, computed, not typed.
+    assert "its peak per server core is\n  2.0 times the median of the other\n  1 measured machine(s)" in page
+    assert page.count("It did not run client\\-bound") == 2  # once per machine, nowhere else

@@ -34,9 +34,14 @@ SELECT
     t.connection_ms_median                          AS trust_connection_ms,
     s.connection_ms_median                          AS scram_connection_ms,
     s.ms_per_tx_median / h.ms_per_tx_median         AS scram_over_held,
+    s.ms_per_tx_min / h.ms_per_tx_max               AS scram_over_held_low,
+    s.ms_per_tx_max / h.ms_per_tx_min               AS scram_over_held_high,
     t.ms_per_tx_median / h.ms_per_tx_median         AS trust_over_held,
     h.tps_median / s.tps_median                     AS held_tps_over_scram_tps,
-    (s.connection_ms_median - t.connection_ms_median) / s.connection_ms_median AS auth_share_of_handshake
+    (s.connection_ms_median - t.connection_ms_median) / s.connection_ms_median AS auth_share_of_handshake,
+    -- 1 - trust/SCRAM over the passes' extremes: the range the passes allow.
+    1 - t.connection_ms_max / s.connection_ms_min  AS auth_share_low,
+    1 - t.connection_ms_min / s.connection_ms_max  AS auth_share_high
 FROM points h
 JOIN points t ON t.machine = h.machine AND t.clients = h.clients AND t.workload = 'new-trust-' || h.transport
 JOIN points s ON s.machine = h.machine AND s.clients = h.clients AND s.workload = 'new-scram-' || h.transport

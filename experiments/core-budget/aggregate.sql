@@ -42,3 +42,26 @@ FROM peaks s JOIN peaks l USING (machine, workload)
 WHERE s.budget = (SELECT min(budget) FROM peaks p WHERE p.machine = s.machine AND p.workload = s.workload)
   AND l.budget = (SELECT max(budget) FROM peaks p WHERE p.machine = l.machine AND p.workload = l.workload)
   AND s.budget < l.budget;
+
+-- Each pass's own peak per budget, and the range of the per-core ratio the passes allow (a claim about
+-- the peak's multiple is judged on the medians and on every pass).
+CREATE OR REPLACE TABLE pass_peaks AS
+SELECT w.machine, w.workload, w.server_cpu_budget AS budget, w.pass_no,
+       arg_max(w.clients / w.server_cpu_budget, w.tps) AS peak_clients_per_core
+FROM windows w
+JOIN points p ON p.machine = w.machine AND p.workload = w.workload AND p.budget = w.server_cpu_budget
+     AND p.clients = w.clients
+WHERE w.ok AND p.windows_client_saturated = 0
+GROUP BY ALL;
+
+CREATE OR REPLACE TABLE scaling_ranges AS
+SELECT s.machine, s.workload, s.small_budget, s.large_budget, s.per_core_ratio,
+       (SELECT min(peak_clients_per_core) FROM pass_peaks q WHERE q.machine = s.machine
+          AND q.workload = s.workload AND q.budget = s.large_budget)
+     / (SELECT max(peak_clients_per_core) FROM pass_peaks q WHERE q.machine = s.machine
+          AND q.workload = s.workload AND q.budget = s.small_budget) AS per_core_ratio_low,
+       (SELECT max(peak_clients_per_core) FROM pass_peaks q WHERE q.machine = s.machine
+          AND q.workload = s.workload AND q.budget = s.large_budget)
+     / (SELECT min(peak_clients_per_core) FROM pass_peaks q WHERE q.machine = s.machine
+          AND q.workload = s.workload AND q.budget = s.small_budget) AS per_core_ratio_high
+FROM scaling s;

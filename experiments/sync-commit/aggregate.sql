@@ -56,10 +56,14 @@ SELECT n.machine,
        n.peak_clients AS on_peak_clients, f.peak_clients AS off_peak_clients,
        n.peak_tps AS on_peak_tps, f.peak_tps AS off_peak_tps,
        f.peak_tps / n.peak_tps AS ceiling_ratio,
+       f.peak_tps_min / n.peak_tps_max AS ceiling_ratio_low,
+       f.peak_tps_max / n.peak_tps_min AS ceiling_ratio_high,
        n.plateau_min_clients AS on_plateau_min, n.plateau_max_clients AS on_plateau_max,
        f.plateau_min_clients AS off_plateau_min, f.plateau_max_clients AS off_plateau_max,
-       -- The peak moved measurably only if the off peak's client count lies outside the on plateau.
-       f.peak_clients NOT BETWEEN n.plateau_min_clients AND n.plateau_max_clients AS peak_moved,
+       -- The peak moved measurably only if either peak lies outside the other setting's plateau: the
+       -- comparison runs both ways.
+       f.peak_clients NOT BETWEEN n.plateau_min_clients AND n.plateau_max_clients
+           OR n.peak_clients NOT BETWEEN f.plateau_min_clients AND f.plateau_max_clients AS peak_moved,
        (SELECT median(off_over_on) FROM off_vs_on o WHERE o.machine = n.machine) AS median_off_over_on,
        (SELECT min(off_over_on) FROM off_vs_on o WHERE o.machine = n.machine) AS min_off_over_on,
        (SELECT max(off_over_on) FROM off_vs_on o WHERE o.machine = n.machine) AS max_off_over_on,

@@ -42,38 +42,50 @@ WHERE p.windows_ok > 0
 ORDER BY p.machine, p.workload, p.clients;
 
 -- name: folk_formula
--- (cores x 2) + effective spindles, with 0 spindles (the data fits in memory), against the measured
--- optimum and the fitted N*, per machine and workload.
-SELECT k.machine, k.workload, k.server_cores, k.server_cores * 2 AS formula_connections,
-       k.peak_clients AS measured_peak_clients, k.peak_tps, f.n_star,
-       k.peak_clients / (k.server_cores * 2) AS measured_over_formula
-FROM clients_sweep.peaks k
+-- (cores x 2) + effective spindles, with one spindle as the seed counted it, against the measured optimum
+-- and the fitted N*, per machine and workload.
+SELECT k.machine, k.workload, k.server_cores, k.formula_connections,
+       k.peak_clients AS measured_peak_clients, p.peak_tps, f.n_star, k.measured_over_formula
+FROM clients_sweep.folk_formula k
+JOIN clients_sweep.peaks p USING (machine, workload)
 LEFT JOIN main.usl_fits f ON f.machine = k.machine AND f.workload = k.workload
     AND f.experiment = 'clients-sweep' AND f.basis = 'medians' AND NOT f.anchored
+WHERE NOT k.published
 ORDER BY k.machine, k.workload;
 
 -- name: littles_law
 -- Clients ÷ throughput is the mean time a client waits per transaction (Little's law, with no think
--- time); pgbench's own mean latency should match it.
-SELECT machine, workload, clients, tps_median, latency_avg_median,
-       1000.0 * clients / tps_median AS littles_law_ms,
-       latency_avg_median / (1000.0 * clients / tps_median) AS measured_over_predicted
-FROM clients_sweep.points
-WHERE windows_ok > 0
+-- time); pgbench's own mean latency should match it. Windows still connecting for 10% or more of their
+-- length are left out of the ratio (clients_sweep.littles_law says why).
+SELECT l.machine, l.workload, l.clients, p.tps_median, p.latency_avg_median,
+       1000.0 * l.clients / p.tps_median AS littles_law_ms,
+       l.ratio AS measured_over_predicted, l.ratio_all_windows, l.windows, l.steady_windows,
+       l.connect_share_max, l.duration_s
+FROM clients_sweep.littles_law l JOIN clients_sweep.points p USING (machine, workload, clients)
 ORDER BY machine, workload, clients;
 
 -- name: littles_law_summary
 -- tolerance: how far measured ÷ predicted may stray from 1 (the claims file checks the same band).
-SELECT machine, count(*) AS points, 0.1 AS tolerance,
-       bool_and(abs(latency_avg_median / (1000.0 * clients / tps_median) - 1) <= 0.1) AS within_tolerance,
-       min(latency_avg_median / (1000.0 * clients / tps_median)) AS ratio_min,
-       max(latency_avg_median / (1000.0 * clients / tps_median)) AS ratio_max,
-       median(latency_avg_median / (1000.0 * clients / tps_median)) AS ratio_median
-FROM clients_sweep.points WHERE windows_ok > 0
+SELECT machine, any_value(profile) AS profile, count(*) FILTER (WHERE steady_windows > 0) AS points,
+       0.1 AS tolerance,
+       bool_and(abs(ratio - 1) <= 0.1) FILTER (WHERE steady_windows > 0) AS within_tolerance,
+       min(ratio) AS ratio_min, max(ratio) AS ratio_max, median(ratio) AS ratio_median,
+       count(*) FILTER (WHERE steady_windows < windows) AS ramped_points,
+       min(ratio_all_windows) AS ramped_ratio_min,
+       max(connect_share_max) AS connect_share_max,
+       any_value(duration_s) AS duration_s
+FROM clients_sweep.littles_law
 GROUP BY machine ORDER BY machine;
 
 -- name: sync_summary
-SELECT * FROM sync_commit.summary ORDER BY machine;
+-- With the clients-sweep's tpcb-like peak beside it: the sync-on sweep measures the same curve again.
+SELECT s.*, k.peak_clients AS sweep_peak_clients, k.peak_clients_low AS sweep_peak_clients_low,
+       k.peak_clients_high AS sweep_peak_clients_high,
+       k.peak_clients IS NOT NULL AND k.peak_clients NOT BETWEEN s.on_plateau_min AND s.on_plateau_max
+           AND s.on_peak_clients NOT BETWEEN k.peak_clients_low AND k.peak_clients_high AS sweeps_disagree
+FROM sync_commit.summary s
+LEFT JOIN clients_sweep.peak_ranges k ON k.machine = s.machine AND k.workload = 'tpcb-like'
+ORDER BY machine;
 
 -- name: sync_off_vs_on
 SELECT * FROM sync_commit.off_vs_on ORDER BY machine, clients;

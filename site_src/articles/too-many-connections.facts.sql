@@ -112,3 +112,18 @@ SELECT * FROM idle_memory.points ORDER BY machine, clients;
 
 -- name: memory_measures
 SELECT * FROM idle_memory.measures ORDER BY machine, measure, clients;
+
+-- name: peaks_by_cores
+-- The mixed workload's peak against the server's cores, for every machine and CPU budget, with the range
+-- of the passes' own peaks: the clients-sweep of each machine (and each published curve), and every
+-- budget of the core-budget experiment.
+SELECT machine, published, 'clients-sweep' AS experiment, server_cores, peak_clients,
+       peak_clients_low, peak_clients_high, peak_clients_per_core
+FROM clients_sweep.peak_ranges WHERE workload = 'mixed' AND points >= 3
+UNION ALL
+SELECT p.machine, false, 'core-budget', p.budget, p.peak_clients,
+       min(q.peak_clients_per_core) * p.budget, max(q.peak_clients_per_core) * p.budget, p.peak_clients_per_core
+FROM core_budget.peaks p JOIN core_budget.pass_peaks q USING (machine, workload, budget)
+WHERE p.workload = 'mixed'
+GROUP BY p.machine, p.budget, p.peak_clients, p.peak_clients_per_core
+ORDER BY machine, experiment, server_cores;

@@ -62,6 +62,25 @@ def _row(key: tuple[str, str, str], basis: str, fit: UslFit, curve: Curve, singl
     )  # fmt: skip
 
 
+# Published curves are fitted too (one point per client count, as printed), under this experiment name so that
+# they never pass for a measured sweep; an article that printed its own fit is judged by that fit instead.
+PUBLISHED_EXPERIMENT = "published-curve"
+
+
+def _published_curves(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Curve]:
+    rows = con.execute(
+        "SELECT machine, workload, clients, tps FROM clients_sweep.curves "
+        "WHERE published AND tps > 0 AND machine NOT IN "
+        "(SELECT machine FROM main.published WHERE experiment = 'usl-fit') "
+        "ORDER BY machine, workload, clients"
+    ).fetchall()
+    curves: dict[tuple[str, str], Curve] = defaultdict(lambda: Curve([], []))
+    for machine, workload, clients, tps in rows:
+        curves[(machine, workload)].clients.append(float(clients))
+        curves[(machine, workload)].tps.append(float(tps))
+    return dict(curves)
+
+
 def fit_all(con: duckdb.DuckDBPyConnection) -> int:
     """Create main.usl_fits; return the number of fits made."""
     con.execute(USL_FITS_TABLE)
@@ -84,6 +103,15 @@ def fit_all(con: duckdb.DuckDBPyConnection) -> int:
                 if single is not None:
                     anchored = fit_usl(curve.clients, curve.tps, anchor_lambda=single)
                     rows.append(_row(key, basis, anchored, curve, single))
+    has_curves = con.execute(
+        "SELECT count(*) FROM information_schema.tables "
+        "WHERE table_schema = 'clients_sweep' AND table_name = 'curves'"
+    ).fetchone()
+    if has_curves and has_curves[0]:
+        for (machine, workload), curve in _published_curves(con).items():
+            if len(curve.clients) >= MIN_POINTS:
+                key = (machine, PUBLISHED_EXPERIMENT, workload)
+                rows.append(_row(key, "medians", fit_usl(curve.clients, curve.tps), curve, None))
     if rows:
         con.executemany("INSERT INTO main.usl_fits VALUES (" + ", ".join("?" * 15) + ")", rows)
     return len(rows)

@@ -19,7 +19,7 @@ from connlab.analysis.fits import fit_all
 from connlab.data.claims import CLAIMS_SUBDIR, evaluate_claims
 from connlab.data.columns import COLUMN_TYPES, PUBLISHED_FILE_NAME, PUBLISHED_TYPES
 from connlab.errors import LabError
-from connlab.experiment import experiment_names
+from connlab.experiment import experiment_names, load_experiment
 from connlab.paths import (
     AGGREGATE_SQL_NAME,
     ARTICLES_SRC_DIR,
@@ -27,6 +27,7 @@ from connlab.paths import (
     EXPERIMENTS_DIR,
     FACTS_DIR,
     MACHINE_FILE_NAME,
+    PAGES_SRC_DIR,
     RESULTS_DIR,
 )
 
@@ -196,6 +197,43 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
         )  # fmt: skip
 
 
+def register_measured(con: duckdb.DuckDBPyConnection) -> None:
+    """main.measured: which experiments each machine measured, in which profile, and when (first and last
+    window): what the site says once where a machine lacks an experiment."""
+    selects = [
+        f"SELECT machine, experiment, any_value(profile) AS profile, count(*) AS windows, "
+        f"max(server_cpu_budget) AS server_cores, "
+        f"min(started_at) AS first_window, max(started_at) AS last_window "
+        f"FROM {name.replace('-', '_')}.windows GROUP BY machine, experiment"
+        for name in experiment_names()
+        if (EXPERIMENTS_DIR / name / AGGREGATE_SQL_NAME).exists()
+    ]
+    union = (
+        " UNION ALL ".join(selects)
+        if selects
+        else (
+            "SELECT NULL::VARCHAR AS machine, NULL::VARCHAR AS experiment, NULL::VARCHAR AS profile, "
+            "0 AS windows, NULL::DOUBLE AS server_cores, NULL::VARCHAR AS first_window, "
+            "NULL::VARCHAR AS last_window WHERE false"
+        )
+    )
+    con.execute(f"CREATE OR REPLACE TABLE main.measured AS {union}")
+    # Every experiment of the project, measured anywhere or not: what a machine did not run is named
+    # against this list.
+    con.execute("CREATE OR REPLACE TABLE main.experiments (experiment VARCHAR)")
+    con.executemany("INSERT INTO main.experiments VALUES (?)", [[name] for name in experiment_names()])
+
+
+def register_pooler_settings(con: duckdb.DuckDBPyConnection) -> None:
+    """main.pooler_settings: each experiment's pooler pool size, which its rows do not repeat (a claim about
+    admission control compares the backends the server saw with the pool it was given)."""
+    con.execute("CREATE OR REPLACE TABLE main.pooler_settings (experiment VARCHAR, pool_size INTEGER)")
+    for name in experiment_names():
+        pooler = load_experiment(name).pooler
+        if pooler is not None:
+            con.execute("INSERT INTO main.pooler_settings VALUES (?, ?)", [name, pooler.pool_size])
+
+
 def register_published(con: duckdb.DuckDBPyConnection, results_dir: Path) -> None:
     """main.published: every published figure, in long form, with its folder as the machine."""
     files = sorted(results_dir.glob(f"{PUBLISHED_PREFIX}*/{PUBLISHED_FILE_NAME}"))
@@ -225,13 +263,22 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
     with duckdb.connect(str(database)) as con:
         register_machines(con, machines)
         register_published(con, results_dir)
+        register_pooler_settings(con)
         for experiment in experiment_names():
             if (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists():
                 aggregate_experiment(con, experiment, out_dir, results_dir)
+        register_measured(con)
         fit_all(con)
         _write_if_changed(out_dir / "machines.json", json.dumps(machines, indent=1, sort_keys=True))
-        for facts_sql in sorted(ARTICLES_SRC_DIR.glob("*.facts.sql")):
+        # Articles and pages alike may name the figures they quote (the Machines page compares machines).
+        for facts_sql in sorted([*ARTICLES_SRC_DIR.glob("*.facts.sql"), *PAGES_SRC_DIR.glob("*.facts.sql")]):
             export_facts(con, facts_sql, out_dir / FACTS_DIR.relative_to(DATA_DIR))
         for claims_file in sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml")):
-            evaluate_claims(con, claims_file, [str(m["id"]) for m in machines], out_dir / CLAIMS_SUBDIR)
+            evaluate_claims(
+                con,
+                claims_file,
+                [str(m["id"]) for m in machines],
+                out_dir / CLAIMS_SUBDIR,
+                measured=[str(m["id"]) for m in machines if not m["published"]],
+            )
     return database

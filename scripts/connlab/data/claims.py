@@ -1,10 +1,17 @@
-"""An article's claims, checked on every machine.
+"""An article's claims, checked on every machine, with three-valued verdicts that carry their range.
 
-site_src/articles/<slug>.claims.yaml lists claims: an id, a sentence with placeholders, and a DuckDB query
-over the aggregated tables returning one row per machine: `machine`, `value` and `holds` (true, false, or
-null when the machine lacks the data). A machine the query does not return is "not measured". A query that
-fails stops the build with a message naming the file and the claim: a claim that cannot be checked must not
-be published as if it had been.
+site_src/articles/<slug>.claims.yaml names the article's published source and lists claims: an id, a
+sentence, what the seed measured, whether the claim is the seed's own statement or a reading of the project's,
+a threshold, and a DuckDB query over the aggregated tables returning one row per machine:
+
+- `machine`, `value` (the figure on the medians), optionally `low` and `high` (the range the passes allow);
+- optionally `reason`: why the claim cannot be evaluated there, in words ("5 client counts; a fit needs 6").
+
+The verdict is computed here, never in the query, so every claim is judged by the same rule: it *holds* when
+the value and the whole range of the passes meet the threshold, *does not hold* when none of them does, and is
+*inconclusive* when the range straddles the threshold. A machine the query does not return has no data for
+the claim ("not measured"); a row with no value must say why, or the build stops: a claim that cannot be
+checked must not be published as if it had been.
 """
 
 from __future__ import annotations
@@ -12,39 +19,94 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Literal
 
 import duckdb
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from connlab.data.yaml_models import load_yaml_model
 from connlab.errors import LabError
 
 CLAIMS_SUBDIR = "claims"
-HOLDS, DOES_NOT_HOLD, NOT_MEASURED = "holds", "does not hold", "not measured"
+HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+CANNOT_EVALUATE, NOT_MEASURED = "cannot be evaluated", "not measured"
+VERDICTS = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, CANNOT_EVALUATE, NOT_MEASURED)
+
+Operator = Literal[">=", ">", "<=", "<", "between"]
+
+
+class Threshold(BaseModel):
+    """What the value must satisfy: `>= 0.48`, or `between [0.71, 1.41]` (both ends included)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    op: Operator
+    value: float | tuple[float, float]
+
+    @model_validator(mode="after")
+    def _shape(self) -> Threshold:
+        if (self.op == "between") != isinstance(self.value, tuple):
+            raise ValueError("`between` takes [low, high]; the other operators take one number")
+        if isinstance(self.value, tuple) and self.value[0] > self.value[1]:
+            raise ValueError("between [low, high] needs low <= high")
+        return self
+
+    def met(self, x: float) -> bool:
+        if isinstance(self.value, tuple):
+            return self.value[0] <= x <= self.value[1]
+        t = self.value
+        return {">=": x >= t, ">": x > t, "<=": x <= t, "<": x < t}[self.op]
+
+    def text(self) -> str:
+        """In words, for the page: 'at least 0.48', 'between 2 and 6'."""
+        if isinstance(self.value, tuple):
+            return f"between {self.value[0]:g} and {self.value[1]:g}"
+        words = {">=": "at least", ">": "above", "<=": "at most", "<": "below"}[self.op]
+        return f"{words} {self.value:g}"
+
+
+def judge(threshold: Threshold, value: float, low: float | None, high: float | None) -> str:
+    """Holds / does not hold / inconclusive: the median's verdict, unless the passes' range disagrees."""
+    low = value if low is None else min(low, value)
+    high = value if high is None else max(high, value)
+    if isinstance(threshold.value, tuple):
+        lo, hi = threshold.value
+        everywhere = lo <= low and high <= hi
+        nowhere = high < lo or low > hi
+    else:
+        # One-sided thresholds are monotone: the range's two ends decide for everything between them.
+        everywhere = threshold.met(low) and threshold.met(high)
+        nowhere = not threshold.met(low) and not threshold.met(high)
+    if everywhere:
+        return HOLDS
+    if nowhere:
+        return DOES_NOT_HOLD
+    return INCONCLUSIVE
 
 
 class Claim(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    claim: str = Field(description="the sentence, as the article's source put it")
-    seed: str = Field(description="what the source article measured")
+    claim: str = Field(description="the sentence, with its operating point and threshold in words")
+    seed: str = Field(description="what the source article measured, with its figure")
+    reading: Literal["seed", "project"] = Field(
+        description="seed: the source's own statement and figure; project: a looser reading of our own"
+    )
     value_label: str = Field(description="what the value column means, e.g. 'clients per core at the peak'")
+    threshold: Threshold
+    scope: Literal["machine", "across"] = Field(
+        default="machine",
+        description="machine: a verdict per machine; across: one verdict over the measured machines together",
+    )
     query: str
 
 
 class ClaimsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    source: str = Field(description="the results folder of the article's own published source")
     claims: list[Claim] = Field(min_length=1)
-
-
-def _verdict(holds: object, where: str) -> str:
-    if holds is None:
-        return NOT_MEASURED
-    if not isinstance(holds, bool):
-        raise LabError(f"{where}: column holds must be a boolean or null, got {holds!r}")
-    return HOLDS if holds else DOES_NOT_HOLD
 
 
 def _number(value: object, where: str) -> float | None:
@@ -53,44 +115,120 @@ def _number(value: object, where: str) -> float | None:
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError) as error:
-        raise LabError(f"{where}: column value must be a number or null, got {value!r}") from error
+        raise LabError(f"{where}: must be a number or null, got {value!r}") from error
     return None if math.isnan(number) else number
 
 
-def check_claim(con: duckdb.DuckDBPyConnection, claim: Claim, path: Path, machines: list[str]) -> dict:
+def _verdict(claim: Claim, row: dict | None, where: str) -> dict:
+    if row is None:
+        return {"verdict": NOT_MEASURED, "value": None, "low": None, "high": None, "reason": None}
+    value = _number(row.get("value"), f"{where}: column value")
+    low = _number(row.get("low"), f"{where}: column low")
+    high = _number(row.get("high"), f"{where}: column high")
+    reason = row.get("reason")
+    note = {"note": str(row["note"])} if row.get("note") else {}
+    if reason:
+        return {
+            "verdict": CANNOT_EVALUATE,
+            "value": None,
+            "low": None,
+            "high": None,
+            "reason": str(reason),
+            **note,
+        }
+    if value is None:
+        raise LabError(f"{where}: no value and no reason; say in words why the claim cannot be evaluated")
+    if low is not None and high is not None and low > high:
+        raise LabError(f"{where}: low {low} is above high {high}")
+    verdict = judge(claim.threshold, value, low, high)
+    return {"verdict": verdict, "value": value, "low": low, "high": high, "reason": None, **note}
+
+
+def summarise(verdicts: list[dict], measured: list[str]) -> str:
+    """'holds on 2 of 3 machines, inconclusive on 1', over the measured machines that have the data."""
+    counted = [v["verdict"] for v in verdicts if v["machine"] in measured and v["verdict"] != NOT_MEASURED]
+    if not counted:
+        return "no measured machine has the data"
+    counts = {verdict: counted.count(verdict) for verdict in VERDICTS if verdict in counted}
+    noun = "machine" if len(counted) == 1 else "machines"
+    parts = [f"{verdict} on {n}" for verdict, n in counts.items()]
+    parts[0] += f" of {len(counted)} {noun}"
+    return ", ".join(parts)
+
+
+def _check_across(claim: Claim, rows: list[dict], names: list[str], path: Path) -> dict:
+    """A claim over the measured machines together: one row, one verdict."""
+    where = f"{path}: claim {claim.id}"
+    if "value" not in names:
+        raise LabError(f"{where}: query must return a column value")
+    if len(rows) > 1:
+        raise LabError(f"{where}: a claim across machines returns one row, got {len(rows)}")
+    across = (
+        _verdict(claim, rows[0], where)
+        if rows
+        else {"verdict": NOT_MEASURED, "value": None, "low": None, "high": None, "reason": None}
+    )
+    return {
+        **claim.model_dump(exclude={"query", "threshold"}),
+        "threshold": claim.threshold.text(),
+        "verdicts": [],
+        "across": across,
+        "summary": across["verdict"],
+    }
+
+
+def check_claim(
+    con: duckdb.DuckDBPyConnection, claim: Claim, path: Path, machines: list[str], measured: list[str]
+) -> dict:
     try:
         cursor = con.execute(claim.query)
         names = [column[0] for column in cursor.description]
         rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     except duckdb.Error as error:
         raise LabError(f"{path}: claim {claim.id}: query failed: {str(error).splitlines()[0]}") from error
-    missing = {"machine", "value", "holds"} - set(names)
+    if claim.scope == "across":
+        return _check_across(claim, rows, names, path)
+    missing = {"machine", "value"} - set(names)
     if missing:
         raise LabError(
-            f"{path}: claim {claim.id}: query must return columns machine, value, holds "
+            f"{path}: claim {claim.id}: query must return columns machine and value "
             f"(missing: {', '.join(sorted(missing))})"
         )
-    by_machine = {str(row["machine"]): row for row in rows}
-    where = f"{path}: claim {claim.id}"
-    verdicts = []
-    for machine in machines:
-        row = by_machine.get(machine)
-        verdicts.append(
-            {
-                "machine": machine,
-                "verdict": _verdict(row["holds"], where) if row else NOT_MEASURED,
-                "value": _number(row["value"], where) if row else None,
-            }
-        )
-    return {**claim.model_dump(exclude={"query"}), "verdicts": verdicts}
+    by_machine: dict[str, dict] = {}
+    for row in rows:
+        machine = str(row["machine"])
+        if machine in by_machine:
+            raise LabError(f"{path}: claim {claim.id}: more than one row for machine {machine}")
+        by_machine[machine] = row
+    verdicts = [
+        {
+            "machine": machine,
+            **_verdict(claim, by_machine.get(machine), f"{path}: claim {claim.id}: {machine}"),
+        }
+        for machine in machines
+    ]
+    return {
+        **claim.model_dump(exclude={"query", "threshold"}),
+        "threshold": claim.threshold.text(),
+        "verdicts": verdicts,
+        "summary": summarise(verdicts, measured),
+    }
 
 
-def evaluate_claims(con: duckdb.DuckDBPyConnection, path: Path, machines: list[str], out_dir: Path) -> Path:
+def evaluate_claims(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    machines: list[str],
+    out_dir: Path,
+    measured: list[str] | None = None,
+) -> Path:
+    """Write build/data/claims/<slug>.json: the source's id and every claim with a verdict per machine."""
     claims = load_yaml_model(path, ClaimsFile)
-    results = [check_claim(con, claim, path, machines) for claim in claims.claims]
+    measured = measured if measured is not None else machines
+    results = [check_claim(con, claim, path, machines, measured) for claim in claims.claims]
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / path.name.replace(".claims.yaml", ".json")
-    text = json.dumps(results, indent=1, sort_keys=True)
+    text = json.dumps({"source": claims.source, "claims": results}, indent=1, sort_keys=True)
     if not target.exists() or target.read_text() != text:
         target.write_text(text)
     return target

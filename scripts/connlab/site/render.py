@@ -32,11 +32,14 @@ from connlab.paths import (
     PAGES_SRC_DIR,
     PARTIALS_DIR,
 )
-from connlab.site import charts, snippets
+from connlab.site import charts, scaling_chart, snippets
 from connlab.site.chart_html import chart_block, write_svg_fallback
 from connlab.site.vendor import copy_vendored_js
+from connlab.site.verdicts import VerdictTable, build_table
 
 CHARTS_SUBDIR = "charts"
+# Chart kinds kept in modules of their own, looked up before connlab.site.charts.
+EXTRA_CHARTS = {"peaks_by_cores": scaling_chart.peaks_by_cores}
 DOWNLOADS = (("data (CSV)", ".csv"), ("Vega-Lite spec", ".vl.json"), ("SVG", ".svg"))
 
 
@@ -108,14 +111,39 @@ def pick(records: list[dict], **where: object) -> dict:
 
 
 # Words, not emoji: the site must read the same without an emoji font.
-VERDICT_MARKS = {"holds": "**holds**", "does not hold": "**does not hold**", "not measured": "not measured"}
+VERDICT_MARKS = {
+    "holds": "**holds**",
+    "does not hold": "**does not hold**",
+    "inconclusive": "**inconclusive**",
+    "cannot be evaluated": "cannot be evaluated",
+    "not measured": "–",
+}
 
 
-def verdict_cell(verdict: dict) -> str:
+def value_with_range(verdict: dict) -> str:
+    """'0.50 (0.48–0.51)': the value on the medians and the range the passes allow, when they differ."""
+    value, low, high = verdict["value"], verdict.get("low"), verdict.get("high")
+    text = significant(value, 2)
+    if _missing(low) or _missing(high):
+        return text
+    low_text, high_text = significant(low, 2), significant(high, 2)
+    if low_text == high_text == text:
+        return text
+    return f"{text} ({low_text}–{high_text})"
+
+
+def verdict_cell(verdict: dict, indicative: bool = False) -> str:
+    """One cell of a verdict table: the verdict with its value and range, or in words why there is none.
+    An indicative verdict (a quick profile) is set in italics instead of bold."""
     mark = VERDICT_MARKS[verdict["verdict"]]
+    if indicative:
+        mark = mark.replace("**", "_")
+    if verdict["verdict"] == "cannot be evaluated":
+        return f"{mark}: {plain_text(verdict.get('reason') or '')}"
     if verdict["value"] is None:
         return mark
-    return f"{mark} {significant(verdict['value'], 2)}"
+    note = f"<br><small>{plain_text(verdict['note'])}</small>" if verdict.get("note") else ""
+    return f"{mark} {value_with_range(verdict)}{note}"
 
 
 def compare(a: dict, b: dict, median: str = "tps_median", low: str = "tps_min", high: str = "tps_max") -> str:
@@ -171,19 +199,30 @@ class PageRenderer:
         self.machines = json.loads(machines_file.read_text()) if machines_file.exists() else []
 
     def claims(self, slug: str) -> list[dict]:
+        return self.claims_file(slug).get("claims", [])
+
+    def claims_file(self, slug: str) -> dict:
+        """{"source": the article's published source, "claims": [...]}; empty when the article has none."""
         path = self.claims_dir / f"{slug}.json"
-        return json.loads(path.read_text()) if path.exists() else []
+        return json.loads(path.read_text()) if path.exists() else {}
 
     def claim_tally(self, machine_id: str) -> dict[str, int]:
         """How many claims of all articles hold on a machine, of those measured there."""
         tally = {"holds": 0, "measured": 0}
         for path in sorted(self.claims_dir.glob("*.json")):
-            for claim in json.loads(path.read_text()):
+            for claim in json.loads(path.read_text())["claims"]:
                 for verdict in claim["verdicts"]:
-                    if verdict["machine"] == machine_id and verdict["verdict"] != "not measured":
+                    if verdict["machine"] == machine_id and verdict["verdict"] not in (
+                        "not measured",
+                        "cannot be evaluated",
+                    ):
                         tally["measured"] += 1
                         tally["holds"] += verdict["verdict"] == "holds"
         return tally
+
+    def verdict_table(self, slug: str) -> VerdictTable:
+        published = [str(m["id"]) for m in self.machines if m.get("published")]
+        return build_table(self.claims_file(slug), self.facts("machines").get("columns", []), published)
 
     def facts(self, slug: str) -> dict:
         path = self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json"
@@ -195,7 +234,7 @@ class PageRenderer:
 
         def chart(chart_id: str, kind: str, records: list[dict], caption: str, alt: str) -> str:
             """A chart built by connlab.site.charts.<kind>, with its SVG, spec and data as downloads."""
-            spec = getattr(charts, kind)(records)
+            spec = (EXTRA_CHARTS.get(kind) or getattr(charts, kind))(records)
             folder = self.docs_dir / CHARTS_SUBDIR
             self.chart_files.update(folder / f"{chart_id}{suffix}" for _, suffix in DOWNLOADS)
             write_svg_fallback(spec, folder / f"{chart_id}.svg")
@@ -210,6 +249,7 @@ class PageRenderer:
         template = self.env.get_template(template_name)
         return template.render(
             claims=self.claims(slug),
+            verdicts=self.verdict_table(slug),
             facts=self.facts(slug),
             machines=self.machines,
             chart=self._chart_function(page),
@@ -226,7 +266,7 @@ def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Pa
         if write_if_changed(docs_dir / page, renderer.render(template.name, page, slug)):
             written.append(docs_dir / page)
     for source in sorted(PAGES_SRC_DIR.rglob("*")):
-        if source.is_dir():
+        if source.is_dir() or source.name.endswith(".facts.sql"):  # data for the page, not a page
             continue
         relative = source.relative_to(PAGES_SRC_DIR)
         if source.name.endswith(".md.j2"):

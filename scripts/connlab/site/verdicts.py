@@ -1,0 +1,77 @@
+"""The verdict table of an article, read across machines: one row per claim, one column per measured machine,
+one for the article's own published source, and a summary per claim.
+
+The other published sets that a claim has data for are judged too; they are listed apart, so that the table
+compares measured machines with the one article the claims come from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Column:
+    machine: str
+    heading: str  # "1 server core · full · 2026-11-30"
+    indicative: bool  # a quick profile: its verdicts are a first look, not a publication
+
+
+@dataclass
+class VerdictTable:
+    columns: list[Column]
+    source: str | None
+    rows: list[dict] = field(default_factory=list)  # {claim, cells: [verdict...], source_cell, summary}
+    others: list[str] = field(default_factory=list)  # other published sets with at least one verdict
+    other_rows: list[dict] = field(default_factory=list)  # {claim, cells: [verdict...]}
+    missing: dict[str, int] = field(default_factory=dict)  # machine -> claims it has no data for
+
+
+def _cores(value: object) -> str:
+    if value is None:
+        return "server cores unknown"
+    cores = float(value)  # type: ignore[arg-type]
+    text = f"{cores:g}"
+    return f"{text} server core" + ("" if cores == 1 else "s")
+
+
+def columns_of(machine_columns: list[dict]) -> list[Column]:
+    """Headers from the machines facts: server cores, profile (indicative unless full) and date."""
+    columns = []
+    for record in machine_columns:
+        profile = str(record.get("profile") or "unknown profile")
+        indicative = bool(record.get("indicative"))
+        label = f"{profile} profile, indicative" if indicative else f"{profile} profile"
+        heading = f"{_cores(record.get('server_cores'))} · {label} · {record.get('date') or 'undated'}"
+        columns.append(Column(str(record["machine"]), heading, indicative))
+    return columns
+
+
+def build_table(claims_file: dict, machine_columns: list[dict], published: list[str]) -> VerdictTable:
+    source = claims_file.get("source")
+    columns = columns_of(machine_columns)
+    table = VerdictTable(columns=columns, source=source)
+    others = [m for m in published if m != source]
+    for claim in claims_file.get("claims", []):
+        if claim.get("scope") == "across":
+            continue  # one verdict over all machines: shown with its chart, not as a row of this table
+        by_machine = {v["machine"]: v for v in claim["verdicts"]}
+        cells = [by_machine[c.machine] for c in columns]
+        for column, cell in zip(columns, cells, strict=True):
+            if cell["verdict"] == "not measured":
+                table.missing[column.machine] = table.missing.get(column.machine, 0) + 1
+        table.rows.append(
+            {
+                "claim": claim,
+                "cells": cells,
+                "source_cell": by_machine.get(source) if source else None,
+                "summary": claim["summary"],
+            }
+        )
+        judged = {m: by_machine[m] for m in others if by_machine[m]["verdict"] != "not measured"}
+        if judged:
+            table.other_rows.append({"claim": claim, "cells": judged})
+    table.others = [m for m in others if any(m in row["cells"] for row in table.other_rows)]
+    if not any(row["source_cell"] for row in table.rows):
+        table.source = None  # the source's folder is not among the results: no column for it
+    return table

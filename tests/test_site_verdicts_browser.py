@@ -1,0 +1,131 @@
+"""Drive Chromium against the built site's verdict tables: at 1280 px the claim text is readable (a claim
+column of real width, every cell inside the table) and the table needs no horizontal scrolling.
+
+Needs a built site (build/site, or CONNLAB_SITE_DIR) and Chromium at /usr/bin/chromium; otherwise skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+ARTICLES = ("too-many-connections", "pool-sizing")
+WIDTH = 1280
+# A claim column narrower than this wraps a sentence every two or three words: not readable.
+MIN_CLAIM_COLUMN_PX = 200
+
+MEASURE_JS = """
+() => {
+  const table = document.querySelector(".verdict-table table");
+  if (!table) return null;
+  const scroller = table.closest(".md-typeset__scrollwrap") || table.parentElement;
+  const box = table.getBoundingClientRect();
+  const rows = [...table.querySelectorAll("tbody tr")];
+  const outside = rows.flatMap(r => [...r.cells])
+    .filter(c => {
+      const b = c.getBoundingClientRect();
+      return b.left < box.left - 1 || b.right > box.right + 1;
+    })
+    .length;
+  return {
+    scrollWidth: scroller.scrollWidth, clientWidth: scroller.clientWidth,
+    claimColumn: rows.length ? rows[0].cells[0].getBoundingClientRect().width : 0,
+    claims: rows.map(r => r.cells[0].innerText.split("\\n")[0].trim()),
+    headers: [...table.querySelectorAll("thead th")].map(th => th.innerText.replace(/\\s+/g, " ").trim()),
+    outside,
+  };
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def built_site() -> Path:
+    site = Path(os.environ.get("CONNLAB_SITE_DIR", REPO_ROOT / "build" / "site"))
+    if not (site / "index.html").is_file():
+        pytest.skip(f"no built site at {site}: build the site first (make site)")
+    return site
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(built_site: Path) -> Iterator[str]:
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+def measure_in_chromium(url: str) -> dict | None:
+    """Open the page at 1280 px and measure its verdict table. Runs in a thread of its own: Playwright's sync
+    API refuses to start where another sync session (test_site_browser's) holds the thread's event loop."""
+    result: dict[str, dict | None] = {}
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with sync_api.sync_playwright() as playwright:
+                browser = playwright.chromium.launch(
+                    executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
+                )
+                with contextlib.closing(browser):
+                    page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+                    page.goto(url)
+                    result["measured"] = page.evaluate(MEASURE_JS)
+        except BaseException as error:  # re-raised in the test's thread
+            errors.append(error)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return result["measured"]
+
+
+def built_claims(built_site: Path, slug: str) -> list[str]:
+    """The claim sentences the build judged, from build/data next to the site (when it is there)."""
+    path = built_site.parent / "data" / "claims" / f"{slug}.json"
+    if not path.is_file():
+        pytest.skip(f"no {path}: the claims data sits next to the built site")
+    claims = json.loads(path.read_text())["claims"]
+    # A claim judged across machines has one verdict, shown beside its chart rather than as a row.
+    return [claim["claim"] for claim in claims if claim.get("scope") != "across"]
+
+
+@pytest.mark.parametrize("slug", ARTICLES)
+def test_verdict_table_reads_at_1280_px(site_url: str, built_site: Path, slug: str) -> None:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not installed")
+    measured = measure_in_chromium(f"{site_url}articles/{slug}/")
+    assert measured is not None, "the article has no verdict table"
+    assert measured["scrollWidth"] <= measured["clientWidth"], "the verdict table scrolls horizontally"
+    assert measured["claimColumn"] >= MIN_CLAIM_COLUMN_PX
+    assert measured["outside"] == 0, "cells spill outside the table"
+    # Every claim is a row, its sentence readable as written.
+    assert measured["claims"] == built_claims(built_site, slug)
+    # A column per measured machine, headed by its server cores, then the source and the summary.
+    machine_headers = [h for h in measured["headers"][1:-1] if "server core" in h]
+    assert machine_headers, "no measured machine column"
+    assert measured["headers"][-1] == "across machines"

@@ -1,0 +1,85 @@
+"""The verdict table read across machines: a column per measured machine with its cores, profile and date,
+one for the article's own source, other published sets apart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connlab.site.verdicts import build_table, columns_of
+
+COLUMNS = [
+    {
+        "machine": "full-box",
+        "server_cores": 1.0,
+        "profile": "full",
+        "indicative": False,
+        "date": "2026-11-30",
+    },
+    {
+        "machine": "quick-box",
+        "server_cores": 8.0,
+        "profile": "quick",
+        "indicative": True,
+        "date": "2026-12-01",
+    },
+]
+
+
+def verdict(machine: str, name: str, value: float | None = None) -> dict[str, Any]:
+    return {"machine": machine, "verdict": name, "value": value, "low": None, "high": None, "reason": None}
+
+
+def claims_file(source: str = "published-own") -> dict[str, Any]:
+    return {
+        "source": source,
+        "claims": [
+            {
+                "id": "peak",
+                "claim": "The peak.",
+                "summary": "holds on 1 of 1 machine",
+                "verdicts": [
+                    verdict("full-box", "holds", 4.0),
+                    verdict("quick-box", "not measured"),
+                    verdict("published-own", "holds", 4.0),
+                    verdict("published-other", "does not hold", 8.0),
+                ],
+            },
+            {
+                "id": "memory",
+                "claim": "The memory.",
+                "summary": "holds on 2 of 2 machines",
+                "verdicts": [
+                    verdict("full-box", "holds", 1.5),
+                    verdict("quick-box", "holds", 1.6),
+                    verdict("published-own", "holds", 1.9),
+                    verdict("published-other", "not measured"),
+                ],
+            },
+        ],
+    }
+
+
+def test_headers_name_cores_profile_and_date() -> None:
+    full, quick = columns_of(COLUMNS)
+    assert full.heading == "1 server core · full profile · 2026-11-30"
+    assert not full.indicative
+    assert quick.heading == "8 server cores · quick profile, indicative · 2026-12-01"
+    assert quick.indicative
+
+
+def test_one_column_for_the_source_other_published_sets_apart() -> None:
+    table = build_table(claims_file(), COLUMNS, ["published-own", "published-other"])
+    assert [c.machine for c in table.columns] == ["full-box", "quick-box"]
+    assert table.source == "published-own"
+    assert [row["source_cell"]["value"] for row in table.rows] == [4.0, 1.9]
+    # The other published set has a verdict for the first claim only, and is listed apart.
+    assert table.others == ["published-other"]
+    assert [row["claim"]["id"] for row in table.other_rows] == ["peak"]
+    assert table.other_rows[0]["cells"]["published-other"]["verdict"] == "does not hold"
+    assert table.missing == {"quick-box": 1}
+
+
+def test_a_source_without_results_gets_no_column() -> None:
+    table = build_table(claims_file(source="published-absent"), COLUMNS, ["published-other"])
+    assert table.source is None
+    assert table.others == ["published-other"]
