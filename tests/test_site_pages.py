@@ -380,3 +380,10 @@ def test_charts_follow_a_change_of_width(browser: Browser, site_url: str) -> Non
         page.wait_for_function(f"() => !({LEGENDS_BELOW_JS})()")
     finally:
         context.close()
+
+
+def test_the_machines_tables_fit_a_desktop_column(views: list[PageView]) -> None:
+    """The Machines page is read on a desktop to compare machines: none of its tables scrolls at 1280 px."""
+    machines = [view for view in views if view.url.endswith("machines/") and view.width == DESKTOP]
+    assert machines, "the Machines page was not visited"
+    assert [table for view in machines for table in view.scrolling_tables] == []
