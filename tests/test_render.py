@@ -404,12 +404,17 @@ def with_published(tmp_path: Path, write_run: RunWriter) -> Path:
 def test_the_machines_page_lists_measured_and_published(with_published: Path, tmp_path: Path) -> None:
     page = PageRenderer(with_published, tmp_path / "docs").render("machines.md.j2", "machines.md", "machines")
     assert "{{" not in page and "{%" not in page
-    rows = {line.split(" | ")[0]: line.split(" | ") for line in page.splitlines() if line.startswith("| ")}
-    measured = rows["| alpha\\-box"]
-    published = rows["| published\\-too\\-many\\-connections"]
+    # Two tables list every machine: the hardware first, then the software and the run.
+    rows: dict[str, list[list[str]]] = {}
+    for line in page.splitlines():
+        if line.startswith("| "):
+            rows.setdefault(line.split(" | ")[0], []).append(line.split(" | "))
+    (measured, measured_software) = rows["| alpha\\-box"][-2:]
+    (published, published_software) = rows["| published\\-too\\-many\\-connections"]
     assert measured[1] == "measured"
     assert published[1] == "published"
     assert published[2] == "Apple M3"
+    assert measured_software[5] == "full" and published_software[5] == "published"  # the profile column
     html_out = markdown.markdown(page, extensions=MARKDOWN_EXTENSIONS)
     assert "<td>published</td>" in html_out
     assert "<td>measured</td>" in html_out
