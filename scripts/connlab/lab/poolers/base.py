@@ -1,0 +1,237 @@
+"""The contract every pooler adapter keeps, so that adding a pooler is one file and one registry line.
+
+Inputs. An adapter is built from a `PoolerSetup` (below): where the server listens, the databases to expose,
+the pool size and mode, the users with their server-side SCRAM verifiers (and, for poolers that must log in
+with a password of their own, the run's generated password, kept in memory only), pg_hba-style lines per
+role, a port and a folder of its own, and the CPU budget it runs on (the server's, like a sidecar).
+
+Outputs.
+- `config_files()` is pure: file name -> text. The harness writes exactly these files, and the site's
+  "check it yourself" snippet prints the same text, so the two cannot drift apart.
+- Started (`with adapter:`), it runs as the postgres user in the foreground (its process is ours to watch)
+  and `__enter__` returns only once it accepts a connection, within `START_TIMEOUT_S`.
+- `client_args()` are pgbench/psql connection flags; `processes()` is its whole process tree (RSS, PSS and
+  CPU are measured over it); `counters()` its own statistics where it has any (empty dict where not);
+  `support(feature)` says "ok" or why not ("not supported by this version", with the version).
+- `version()` is what the binary prints of itself, read without starting it.
+
+Errors. A missing binary raises `PoolerUnavailable` whose message reads "<name>: not available on this
+machine; ..." (the row is then reported as such, never faked). A pooler that exits or does not accept in
+time raises `LabError` with the tail of its log. Stopping never raises and always leaves no process behind,
+on error and on Ctrl-C alike.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Self
+
+import psutil
+import psycopg
+
+from connlab.errors import LabError
+from connlab.lab.cluster import SERVER_USER, as_server_user, chown_to_server_user, hold_signals
+from connlab.lab.cpu_budget import CpuBudget
+
+START_TIMEOUT_S = 15
+STOP_WAIT_S = 5
+SUPPORTED = "ok"
+
+
+class PoolerUnavailable(LabError):
+    """The pooler's binary is not on this machine: reported as a result, not a crash."""
+
+
+@dataclass(frozen=True)
+class PoolerUser:
+    name: str
+    verifier: str = ""  # the server's stored SCRAM verifier; empty for a trust role
+    password: str | None = None  # this run's generated password, for poolers that need it (memory only)
+
+
+@dataclass
+class PoolerSetup:
+    """What the harness asks of any pooler; each adapter maps it onto its own settings."""
+
+    root: Path  # the adapter's own folder: config, logs, pid file, sockets
+    port: int
+    server_host: str  # the server's socket folder or 127.0.0.1
+    server_port: int
+    databases: list[str]
+    pool_size: int = 20
+    pool_mode: str = "transaction"
+    max_client_conn: int = 2000
+    users: list[PoolerUser] = field(default_factory=lambda: [PoolerUser(SERVER_USER)])
+    hba_lines: list[str] = field(default_factory=list)  # pg_hba-style, per role (trust or scram-sha-256)
+    settings: dict[str, object] = field(default_factory=dict)  # adapter-specific, from experiment.yaml
+    budget: CpuBudget | None = None
+
+
+def find_binary(name: str, env_var: str, *fallbacks: str) -> str:
+    """The binary named by `env_var`, else on PATH, else at a known path; PoolerUnavailable otherwise."""
+    named = os.environ.get(env_var)
+    if named:
+        if Path(named).is_file() and os.access(named, os.X_OK):
+            return named
+        raise PoolerUnavailable(f"{name}: {env_var}={named} is not an executable file")
+    found = shutil.which(name) or next((path for path in fallbacks if Path(path).is_file()), None)
+    if found is None:
+        raise PoolerUnavailable(
+            f"{name}: not available on this machine; install it or set {env_var} to its binary"
+        )
+    return found
+
+
+class PoolerProcess:
+    """Shared start/stop/watch for poolers that run as one foreground process (which may fork).
+
+    A subclass sets `name`, `label`, `env_var`, implements `binary()`, `config_files()`, `command()` and
+    `version()`, and may override `stop_signal`, `extra_environment()`, `reset_server_connections()`,
+    `counters()` and `support()`.
+    """
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    log_file: ClassVar[str] = "pooler.log"
+    stop_signal: ClassVar[signal.Signals] = signal.SIGINT
+
+    def __init__(self, setup: PoolerSetup) -> None:
+        self.setup = setup
+        self.process: subprocess.Popen[bytes] | None = None
+
+    # --- what each adapter provides ---------------------------------------------------------------
+    @classmethod
+    def binary(cls) -> str:
+        raise NotImplementedError
+
+    def config_files(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def command(self, binary: str) -> list[str]:
+        raise NotImplementedError
+
+    @classmethod
+    def version(cls) -> str:
+        raise NotImplementedError
+
+    def extra_environment(self) -> dict[str, str]:
+        return {}
+
+    def prepare(self) -> None:
+        """Anything beyond writing config files (e.g. encrypting passwords); runs before start."""
+
+    def reset_server_connections(self) -> None:
+        """Close the pooler's idle server connections so each window starts from an empty pool."""
+
+    def counters(self) -> dict[str, float]:
+        return {}
+
+    def support(self, feature: str) -> str:
+        return SUPPORTED
+
+    # --- shared behaviour -------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return self.setup.port
+
+    def client_args(self, transport: str = "tcp", user: str = SERVER_USER) -> list[str]:
+        host = "127.0.0.1" if transport == "tcp" else str(self.setup.root)
+        return ["-h", host, "-p", str(self.port), "-U", user]
+
+    def conninfo(self, dbname: str = "bench", user: str = SERVER_USER) -> str:
+        return f"host=127.0.0.1 port={self.port} user={user} dbname={dbname}"
+
+    def write_config(self) -> None:
+        self.setup.root.mkdir(parents=True, exist_ok=True)
+        chown_to_server_user(self.setup.root)
+        for file_name, text in self.config_files().items():
+            path = self.setup.root / file_name
+            path.write_text(text)
+            path.chmod(0o600)
+            chown_to_server_user(path)
+
+    def __enter__(self) -> Self:
+        binary = self.binary()
+        self.write_config()
+        self.prepare()
+        budget = self.setup.budget
+        self.process = subprocess.Popen(
+            as_server_user(self.command(binary)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, preexec_fn=budget.enter if budget else None,
+            env={**os.environ, **self.extra_environment()},
+        )  # fmt: skip
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self.stop()
+                raise LabError(f"{self.name} exited at start: {self.log_tail()}")
+            if self.accepts():
+                return self
+            time.sleep(0.1)
+        self.stop()
+        raise LabError(
+            f"{self.name} did not accept connections within {START_TIMEOUT_S} s: {self.log_tail()}"
+        )
+
+    def accepts(self) -> bool:
+        """Whether the pooler completes a login (the server's own user, trust) right now."""
+        with contextlib.suppress(psycopg.Error):
+            conninfo = self.conninfo(self.setup.databases[0])
+            psycopg.connect(conninfo, autocommit=True, connect_timeout=2).close()
+            return True
+        return False
+
+    def __exit__(self, *exc: object) -> None:
+        with hold_signals():
+            self.stop()
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        for sig in (self.stop_signal, signal.SIGKILL):
+            for process in self.processes():
+                with contextlib.suppress(psutil.Error, ProcessLookupError):
+                    process.send_signal(sig)
+            try:
+                self.process.wait(STOP_WAIT_S)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        for process in self.processes():  # forked children that outlived their parent
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def processes(self) -> list[psutil.Process]:
+        """runuser, the pooler it started and every process the pooler forked."""
+        if self.process is None:
+            return []
+        try:
+            parent = psutil.Process(self.process.pid)
+            return [*parent.children(recursive=True), parent]
+        except psutil.Error:
+            return []
+
+    def cpu_seconds(self) -> float:
+        total = 0.0
+        for process in self.processes():
+            with contextlib.suppress(psutil.Error):
+                times = process.cpu_times()
+                total += times.user + times.system
+        return total
+
+    def log_tail(self) -> str:
+        try:
+            lines = (self.setup.root / self.log_file).read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return "(no log)"
+        return " | ".join(lines[-2:]) or "(empty log)"
