@@ -92,7 +92,6 @@ class PgCat(PoolerProcess):
             "enable_prometheus_exporter": False,
             "worker_threads": 1,
             "connect_timeout": 5000,
-            "idle_timeout": 0,
             "server_lifetime": 86_400_000,
             "shutdown_timeout": 1000,
             "log_client_connections": False,
