@@ -69,6 +69,12 @@ def test_pgpool_holds_the_same_number_of_server_connections_as_the_pool() -> Non
     assert settings["pool_passwd"] == "/tmp/connlab-golden/pgpool/pool_passwd"
 
 
+def test_pgpool_has_nothing_to_turn_on_for_prepared_statements() -> None:
+    plain = PgPool(golden_setup("pgpool", [TRUST, BENCH])).config_files()
+    prepared = PgPool(golden_setup("pgpool", [TRUST, BENCH], prepared_statements=True)).config_files()
+    assert plain == prepared
+
+
 def test_pgpool_scram_needs_the_password_not_the_verifier() -> None:
     adapter = PgPool(golden_setup("pgpool", [PoolerUser("bench", verifier=VERIFIER)]))
     with pytest.raises(LabError, match="needs the password itself"):

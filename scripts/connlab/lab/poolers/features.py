@@ -24,6 +24,11 @@ TRANSACTION_POOLING = "transaction pooling"
 SERVER_CONNECTION_RESET = "closing idle server connections on request"
 FEATURES = (PREPARED_IN_TRANSACTION_MODE, SCRAM_CLIENT_AUTH, TRANSACTION_POOLING, SERVER_CONNECTION_RESET)
 
+# The one setting every adapter reads from `PoolerSetup.settings` and maps to its own key: turn the
+# pooler's prepared-statement support on (PgBouncer max_prepared_statements, Odyssey
+# pool_reserve_prepared_statement, pgcat prepared_statements_cache_size; PgPool-II needs nothing).
+PREPARED_STATEMENTS_SETTING = "prepared_statements"
+
 PGBOUNCER_PREPARED_SINCE = (1, 21)
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 

@@ -78,11 +78,12 @@ class Odyssey(PoolerProcess):
 
     # --- configuration (pure) --------------------------------------------------------------------
     def prepared_statements(self) -> bool:
-        return bool(self.setup.settings.get("prepared_statements", False))
+        return bool(self.setup.settings.get(features.PREPARED_STATEMENTS_SETTING, False))
 
     def global_settings(self) -> dict[str, object]:
         root = self.setup.root
-        extra = {key: value for key, value in self.setup.settings.items() if key != "prepared_statements"}
+        own = features.PREPARED_STATEMENTS_SETTING
+        extra = {key: value for key, value in self.setup.settings.items() if key != own}
         return {
             "daemonize": False,  # foreground: the process is ours to watch and to stop
             "pid_file": str(root / "odyssey.pid"),

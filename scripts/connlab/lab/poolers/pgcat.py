@@ -82,7 +82,7 @@ class PgCat(PoolerProcess):
 
     # --- configuration (pure) --------------------------------------------------------------------
     def general(self) -> dict[str, object]:
-        own = ("prepared_statements", "admin_password")
+        own = (features.PREPARED_STATEMENTS_SETTING, "admin_password")
         extra = {key: value for key, value in self.setup.settings.items() if key not in own}
         return {
             "host": "127.0.0.1",
@@ -101,7 +101,7 @@ class PgCat(PoolerProcess):
 
     def pool_tables(self, database: str) -> list[str]:
         setup = self.setup
-        cache = PREPARED_CACHE_SIZE if setup.settings.get("prepared_statements") else 0
+        cache = PREPARED_CACHE_SIZE if setup.settings.get(features.PREPARED_STATEMENTS_SETTING) else 0
         pool = {
             "pool_mode": setup.pool_mode,
             "default_role": "primary",

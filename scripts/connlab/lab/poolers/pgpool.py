@@ -46,6 +46,7 @@ PAIRS_FILE = "pg_enc.pairs"
 PG_ENC_TIMEOUT_S = 30
 VERSION_TIMEOUT_S = 10
 ADMIN_TIMEOUT_S = 2
+PREPARED = features.PREPARED_STATEMENTS_SETTING  # nothing to turn on: each client keeps its backend
 FREE_CHILD_TITLE = "wait for connection request"
 CHILD_PREFIX = "pgpool: "
 # The parent and its helpers (pcp, health check, worker, logger) are not children that serve clients.
@@ -112,7 +113,11 @@ class PgPool(PoolerProcess):
             "log_destination": "stderr",
             "logging_collector": False,
             "log_min_messages": "warning",
-            **setup.settings,
+            **{
+                key: value
+                for key, value in setup.settings.items()
+                if key != features.PREPARED_STATEMENTS_SETTING
+            },
         }
 
     def hba_lines(self) -> list[str]:
