@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
 import subprocess
 import threading
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from connlab.errors import LabError
 from connlab.lab import cluster as cluster_module
 from connlab.lab.cluster import Cluster, find_program, free_port
 from connlab.lab.interrupts import kill_group
@@ -154,3 +156,19 @@ def test_pgpool_serves_scram_clients_up_to_its_children_and_then_ends_bounded(
         assert len(pids) >= CHILDREN + 2
     assert not pooler.running()
     assert [pid for pid in pids if psutil.pid_exists(pid)] == []
+
+
+def test_pgpool_on_a_taken_port_is_one_line_naming_it_and_leaves_nothing(
+    scram_cluster: tuple[Cluster, str],
+) -> None:
+    cluster, password = scram_cluster
+    pooler = pgpool_for(cluster, password)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
+        holder.bind(("127.0.0.1", pooler.port))
+        holder.listen()
+        with pytest.raises(LabError) as caught, pooler:
+            pass
+    message = str(caught.value)
+    assert message.startswith("pgpool exited at start: ") and "\n" not in message
+    assert "(no log)" not in message and "(empty log)" not in message
+    assert not pooler.running() and pooler.processes() == []
