@@ -107,6 +107,13 @@ def test_pgcat_refuses_a_user_without_a_password() -> None:
         PgCat(golden_setup("pgcat", [TRUST])).config_files()
 
 
+def test_pgcat_listens_on_tcp_only() -> None:
+    adapter = ADAPTERS["pgcat"]
+    assert adapter.client_args("tcp", "bench") == ["-h", "127.0.0.1", "-p", "6500", "-U", "bench"]
+    with pytest.raises(LabError, match="TCP only"):
+        adapter.client_args("unix", "bench")
+
+
 def test_pgcat_admin_password_is_generated_per_adapter() -> None:
     first, second = (PgCat(golden_setup("pgcat", [BENCH])) for _ in range(2))
     assert first.admin_password != second.admin_password and len(first.admin_password) >= 24

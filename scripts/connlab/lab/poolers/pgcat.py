@@ -15,7 +15,8 @@ SCRAM and its traps:
   seed's "scram-sha-256 on both sides" held for pgcat's server side only.
 - MD5 needs a password for every user: a user without one (the server's trust user) is refused when the
   config is written. The start check therefore logs in to the admin console instead.
-- pgcat logs to the terminal only; the shell sends that to pooler.log.
+- pgcat logs to the terminal only; the shell sends that to pooler.log. It has no unix socket: a
+  unix-transport window through it is refused in one line.
 - SIGINT starts a graceful shutdown that waits `shutdown_timeout` (60 s by default) for clients: 1 s here.
 - `prepared_statements_cache_size` (setting `prepared_statements: true` -> 500, the seed's value) is a
   per-pool key; 0 leaves the cache off. The seed's pgcat aborted with it on; that is a result to record.
@@ -31,6 +32,7 @@ import subprocess
 from typing import ClassVar
 
 from connlab.errors import LabError
+from connlab.lab.cluster import SERVER_USER
 from connlab.lab.poolers import admin, features
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, find_binary, logging_to
 from connlab.lab.poolers.odyssey import server_tcp_host
@@ -133,6 +135,11 @@ class PgCat(PoolerProcess):
         return logging_to(root / self.log_file, [binary, str(root / self.config_name)])
 
     # --- while it runs ----------------------------------------------------------------------------
+    def client_args(self, transport: str = "tcp", user: str = SERVER_USER) -> list[str]:
+        if transport != "tcp":
+            raise LabError("pgcat: listens on TCP only; a unix-socket window cannot run through it")
+        return super().client_args(transport, user)
+
     def admin_conninfo(self) -> str:
         return (
             f"host=127.0.0.1 port={self.port} user={ADMIN_USER} dbname={ADMIN_DB} "
