@@ -172,3 +172,18 @@ def test_pgpool_on_a_taken_port_is_one_line_naming_it_and_leaves_nothing(
     assert message.startswith("pgpool exited at start: ") and "\n" not in message
     assert "(no log)" not in message and "(empty log)" not in message
     assert not pooler.running() and pooler.processes() == []
+
+
+def test_pgpool_without_its_key_fails_the_start_in_one_line(
+    scram_cluster: tuple[Cluster, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seed's trap: pgpool starts without the key in its environment, then refuses SCRAM logins."""
+    cluster, password = scram_cluster
+    pooler = pgpool_for(cluster, password)
+    monkeypatch.setattr(pooler, "extra_environment", lambda: {"PGPOOLKEYFILE": "/nonexistent/.pgpoolkey"})
+    with pytest.raises(LabError) as caught, pooler:
+        pass
+    message = str(caught.value)
+    assert message.startswith("pgpool: SCRAM login of bench failed at start: ") and "\n" not in message
+    assert "(log: " in message and "(no log)" not in message  # 4.3.5: "unable to decrypt password ..."
+    assert not pooler.running() and pooler.processes() == []

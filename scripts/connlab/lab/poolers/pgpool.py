@@ -12,7 +12,8 @@ SCRAM, as the seed runs it, with its traps:
   unlike PgBouncer, needs each SCRAM user's password (`PoolerUser.password`, this run's, memory only).
 - The key lives in a file of its own (mode 600, owned by postgres, written by `prepare()`, a fresh random
   key per run) and reaches pgpool only through PGPOOLKEYFILE in its environment; without it pgpool starts
-  and then refuses every SCRAM login.
+  and then refuses every SCRAM login ("unable to decrypt password from pool_passwd"). The start check
+  therefore logs in as the first SCRAM user too, and a refusal fails the start in one line with the log.
 - `pg_enc -p` refuses a non-terminal stdin and a password argument would show in the process list, so the
   pairs go through `pg_enc -i` from a 600 file that is removed at once. `pg_enc -m` creates pool_passwd
   and replaces a user's line when run again.
@@ -46,6 +47,7 @@ PAIRS_FILE = "pg_enc.pairs"
 PG_ENC_TIMEOUT_S = 30
 VERSION_TIMEOUT_S = 10
 ADMIN_TIMEOUT_S = 2
+START_LOGIN_S = 5
 PREPARED = features.PREPARED_STATEMENTS_SETTING  # nothing to turn on: each client keeps its backend
 FREE_CHILD_TITLE = "wait for connection request"
 CHILD_PREFIX = "pgpool: "
@@ -195,6 +197,26 @@ class PgPool(PoolerProcess):
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip().splitlines()
             raise LabError(f"pgpool: pg_enc failed: {detail[-1] if detail else result.returncode}")
+
+    def accepts(self) -> bool:
+        """The start check: the trust user gets in, and so does the first SCRAM user. A key PgPool-II
+        cannot read lets it start and then refuse every SCRAM login; that must fail the start, in one line
+        with the log, not the first window."""
+        if not super().accepts():
+            return False
+        pairs = self.password_users()
+        if not pairs:
+            return True
+        name, password = pairs[0]
+        conninfo = self.conninfo(self.setup.databases[0], name)
+        try:
+            psycopg.connect(conninfo, password=password, connect_timeout=START_LOGIN_S).close()
+        except psycopg.OperationalError as error:
+            log = self.log_tail()  # before stopping: the shutdown lines would push the cause out
+            self.stop()  # the base start loop does not stop a pooler whose check raised
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise LabError(f"pgpool: SCRAM login of {name} failed at start: {first} (log: {log})") from error
+        return True
 
     # --- while it runs ----------------------------------------------------------------------------
     def child_titles(self) -> list[str]:
