@@ -125,7 +125,7 @@ def test_absent_pooler_is_not_available_on_this_machine(
 ) -> None:
     monkeypatch.delenv(env_var, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr("connlab.lab.poolers.base.Path.is_file", lambda self: False)
+    monkeypatch.setattr(adapter, "known_paths", (str(tmp_path / "nowhere" / adapter.name),))
     with pytest.raises(PoolerUnavailable, match=f"^{adapter.name}: not available on this machine"):
         adapter.binary()
     with pytest.raises(PoolerUnavailable):

@@ -63,11 +63,15 @@ class Odyssey(PoolerProcess):
     name: ClassVar[str] = "odyssey"
     label: ClassVar[str] = "Odyssey"
     env_var: ClassVar[str] = "ODYSSEY_BIN"
+    known_paths: ClassVar[tuple[str, ...]] = (
+        "/usr/local/bin/odyssey",
+        "/usr/bin/odyssey",
+    )
     config_name: ClassVar[str] = "odyssey.conf"
 
     @classmethod
     def binary(cls) -> str:
-        return find_binary("odyssey", cls.env_var, "/usr/local/bin/odyssey", "/usr/bin/odyssey")
+        return find_binary("odyssey", cls.env_var, *cls.known_paths)
 
     @classmethod
     def version(cls) -> str:

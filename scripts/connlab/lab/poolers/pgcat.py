@@ -64,6 +64,10 @@ class PgCat(PoolerProcess):
     name: ClassVar[str] = "pgcat"
     label: ClassVar[str] = "pgcat"
     env_var: ClassVar[str] = "PGCAT_BIN"
+    known_paths: ClassVar[tuple[str, ...]] = (
+        "/usr/local/bin/pgcat",
+        "/usr/bin/pgcat",
+    )
     config_name: ClassVar[str] = "pgcat.toml"
 
     def __init__(self, setup: PoolerSetup) -> None:
@@ -73,7 +77,7 @@ class PgCat(PoolerProcess):
 
     @classmethod
     def binary(cls) -> str:
-        return find_binary("pgcat", cls.env_var, "/usr/local/bin/pgcat", "/usr/bin/pgcat")
+        return find_binary("pgcat", cls.env_var, *cls.known_paths)
 
     @classmethod
     def version(cls) -> str:

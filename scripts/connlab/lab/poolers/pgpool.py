@@ -67,10 +67,11 @@ class PgPool(PoolerProcess):
     name: ClassVar[str] = "pgpool"
     label: ClassVar[str] = "PgPool-II"
     env_var: ClassVar[str] = "PGPOOL_BIN"
+    known_paths: ClassVar[tuple[str, ...]] = ("/usr/sbin/pgpool",)
 
     @classmethod
     def binary(cls) -> str:
-        return find_binary("pgpool", cls.env_var, "/usr/sbin/pgpool")
+        return find_binary("pgpool", cls.env_var, *cls.known_paths)
 
     @classmethod
     def pg_enc(cls) -> str:
