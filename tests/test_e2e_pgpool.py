@@ -26,7 +26,7 @@ from connlab.lab.interrupts import kill_group
 from connlab.lab.pgbench import parse_report
 from connlab.lab.pooler_memory import PoolerMemorySampler
 from connlab.lab.poolers.base import PoolerSetup, PoolerUser
-from connlab.lab.poolers.pgpool import PgPool
+from connlab.lab.poolers.pgpool import PgPool, children_counts
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]
 
@@ -97,8 +97,8 @@ class ServedSampler:
 
     def _run(self) -> None:
         while not self._stop.wait(0.1):
-            titles = self.pooler.child_titles()
-            self.most = max(self.most, sum("wait for connection request" not in title for title in titles))
+            served = children_counts(self.pooler.child_titles())["clients_served"]
+            self.most = max(self.most, int(served))
 
     def __enter__(self) -> ServedSampler:
         self._thread.start()

@@ -18,7 +18,7 @@ from connlab.lab.poolers import features
 from connlab.lab.poolers.base import PoolerProcess, PoolerSetup, PoolerUnavailable, PoolerUser
 from connlab.lab.poolers.odyssey import Odyssey
 from connlab.lab.poolers.pgcat import PgCat
-from connlab.lab.poolers.pgpool import PgPool
+from connlab.lab.poolers.pgpool import PgPool, children_counts
 
 VERIFIER = "SCRAM-SHA-256$4096:Z29sZGVuLXNhbHQ=$c3RvcmVkLWtleQ==:c2VydmVyLWtleQ=="
 PASSWORD = "golden-password-not-a-secret"
@@ -52,7 +52,7 @@ def test_config_files_match_golden(golden_dir: Path, case: str) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
             (folder / name).write_text(text)
-    assert sorted(files) == sorted(path.name for path in folder.iterdir())
+    assert sorted(files) == sorted(path.name for path in folder.iterdir())  # no stale golden file
     for name, text in files.items():
         assert text == (folder / name).read_text(), f"{case}/{name} differs from its golden file"
 
@@ -158,3 +158,10 @@ def test_pgpool_support_answers() -> None:
 
 def test_pgcat_says_its_clients_do_not_use_scram() -> None:
     assert "MD5" in ADAPTERS["pgcat"].support(features.SCRAM_CLIENT_AUTH)
+
+
+def test_pgpool_children_counts_from_real_titles(golden_dir: Path) -> None:
+    """Titles of PgPool-II 4.3.5 with four children, one serving a client (the parent, PCP, worker and
+    health check are not children that serve clients)."""
+    titles = (golden_dir / "poolers" / "pgpool-titles" / "titles.txt").read_text().splitlines()
+    assert children_counts(titles) == {"children": 4, "children_free": 3, "clients_served": 1}

@@ -63,6 +63,14 @@ def _quote(value: object) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+def children_counts(titles: list[str]) -> dict[str, float]:
+    """From the tree's process titles: the children that serve clients (not the parent, runuser or the
+    helpers), how many wait for a client, and how many serve one now."""
+    children = [t for t in titles if t.startswith(CHILD_PREFIX) and not t.startswith(HELPER_TITLES)]
+    free = sum(FREE_CHILD_TITLE in title for title in children)
+    return {"children": len(children), "children_free": free, "clients_served": len(children) - free}
+
+
 class PgPool(PoolerProcess):
     name: ClassVar[str] = "pgpool"
     label: ClassVar[str] = "PgPool-II"
@@ -221,26 +229,15 @@ class PgPool(PoolerProcess):
 
     # --- while it runs ----------------------------------------------------------------------------
     def child_titles(self) -> list[str]:
-        """The process titles of the children that serve clients (not the parent or its helpers)."""
+        """The process titles of the whole tree (pgpool rewrites argv[0] in place, padding the rest)."""
         titles = []
         for process in self.processes():
             with contextlib.suppress(psutil.Error):
-                # pgpool rewrites argv[0] in place and pads the rest with empty strings.
-                title = (process.cmdline() or [""])[0].strip()
-                if title.startswith(CHILD_PREFIX) and not title.startswith(HELPER_TITLES):
-                    titles.append(title)
+                titles.append((process.cmdline() or [""])[0].strip())
         return titles
 
     def counters(self) -> dict[str, float]:
-        titles = self.child_titles()
-        free = sum(FREE_CHILD_TITLE in title for title in titles)
-        figures: dict[str, float] = {
-            "children": len(titles),
-            "children_free": free,
-            "clients_served": len(titles) - free,
-        }
-        figures.update(self.node_counters())
-        return figures
+        return {**children_counts(self.child_titles()), **self.node_counters()}
 
     def node_counters(self) -> dict[str, float]:
         """SHOW POOL_NODES through PgPool-II itself: only when a child is free to answer."""
