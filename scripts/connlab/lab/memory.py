@@ -27,7 +27,8 @@ class ProcessMemory:
     anon_rss_bytes: int
 
 
-def _kib_field(text: str, name: str) -> int:
+def kib_field(text: str, name: str) -> int:
+    """A "Name:   123 kB" field of /proc/PID/smaps_rollup or status, in bytes; 0 when absent."""
     for line in text.splitlines():
         if line.startswith(f"{name}:"):
             return int(line.split()[1]) * KIB
@@ -41,7 +42,7 @@ def process_memory(pid: int) -> ProcessMemory | None:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return None
-    return ProcessMemory(_kib_field(rollup, "Rss"), _kib_field(rollup, "Pss"), _kib_field(status, "RssAnon"))
+    return ProcessMemory(kib_field(rollup, "Rss"), kib_field(rollup, "Pss"), kib_field(status, "RssAnon"))
 
 
 def sum_memory(pids: list[int]) -> ProcessMemory:

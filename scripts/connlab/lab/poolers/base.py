@@ -89,6 +89,13 @@ def find_binary(name: str, env_var: str, *fallbacks: str) -> str:
     return found
 
 
+def logging_to(log_path: Path, command: list[str]) -> list[str]:
+    """The command with its stdout and stderr appended to `log_path`, for poolers that log only to the
+    terminal (pgcat) or do so most simply (PgPool-II with log_destination 'stderr'); `exec` keeps the
+    pooler in the place of the shell, so the process tree is the same."""
+    return ["sh", "-c", 'exec "$@" >>"$0" 2>&1', str(log_path), *command]
+
+
 class PoolerProcess:
     """Shared start/stop/watch for poolers that run as one foreground process (which may fork).
 

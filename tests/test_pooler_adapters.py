@@ -1,0 +1,167 @@
+"""The PgPool-II, Odyssey and pgcat adapters without starting them: the configs each writes from one fixed
+PoolerSetup (golden files under tests/golden/poolers/<name>/), their refusals, and "not available on this
+machine" when a binary is absent.
+
+Regenerate the golden files after a deliberate change with CONNLAB_UPDATE_GOLDEN=1, then read the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from connlab.errors import LabError
+from connlab.lab.poolers import features
+from connlab.lab.poolers.base import PoolerProcess, PoolerSetup, PoolerUnavailable, PoolerUser
+from connlab.lab.poolers.odyssey import Odyssey
+from connlab.lab.poolers.pgcat import PgCat
+from connlab.lab.poolers.pgpool import PgPool, children_counts
+
+VERIFIER = "SCRAM-SHA-256$4096:Z29sZGVuLXNhbHQ=$c3RvcmVkLWtleQ==:c2VydmVyLWtleQ=="
+PASSWORD = "golden-password-not-a-secret"
+BENCH = PoolerUser("bench", verifier=VERIFIER, password=PASSWORD)
+TRUST = PoolerUser("postgres")
+
+
+def golden_setup(name: str, users: list[PoolerUser], **settings: object) -> PoolerSetup:
+    return PoolerSetup(
+        root=Path(f"/tmp/connlab-golden/{name}"), port=6500, server_host="/tmp/connlab-golden/sock",
+        server_port=5500, databases=["bench", "postgres"], pool_size=8, users=users, settings=dict(settings),
+    )  # fmt: skip
+
+
+ADAPTERS: dict[str, PoolerProcess] = {
+    "pgpool": PgPool(golden_setup("pgpool", [TRUST, BENCH])),
+    "odyssey": Odyssey(golden_setup("odyssey", [TRUST, BENCH])),
+    "odyssey-prepared": Odyssey(golden_setup("odyssey", [TRUST, BENCH], prepared_statements=True)),
+    "pgcat": PgCat(golden_setup("pgcat", [BENCH], admin_password="golden-admin-password")),
+    "pgcat-prepared": PgCat(
+        golden_setup("pgcat", [BENCH], admin_password="golden-admin-password", prepared_statements=True)
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ADAPTERS))
+def test_config_files_match_golden(golden_dir: Path, case: str) -> None:
+    folder = golden_dir / "poolers" / case
+    files = ADAPTERS[case].config_files()
+    if os.environ.get("CONNLAB_UPDATE_GOLDEN"):
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (folder / name).write_text(text)
+    assert sorted(files) == sorted(path.name for path in folder.iterdir())  # no stale golden file
+    for name, text in files.items():
+        assert text == (folder / name).read_text(), f"{case}/{name} differs from its golden file"
+
+
+def test_config_files_are_pure() -> None:
+    for adapter in ADAPTERS.values():
+        assert adapter.config_files() == adapter.config_files()
+
+
+def test_pgpool_holds_the_same_number_of_server_connections_as_the_pool() -> None:
+    settings = ADAPTERS["pgpool"].settings()  # type: ignore[attr-defined]
+    assert (settings["num_init_children"], settings["max_pool"]) == (8, 1)
+    # Absolute: pg_enc would resolve a relative path against its own working folder.
+    assert settings["pool_passwd"] == "/tmp/connlab-golden/pgpool/pool_passwd"
+
+
+def test_pgpool_has_nothing_to_turn_on_for_prepared_statements() -> None:
+    plain = PgPool(golden_setup("pgpool", [TRUST, BENCH])).config_files()
+    prepared = PgPool(golden_setup("pgpool", [TRUST, BENCH], prepared_statements=True)).config_files()
+    assert plain == prepared
+
+
+def test_pgpool_scram_needs_the_password_not_the_verifier() -> None:
+    adapter = PgPool(golden_setup("pgpool", [PoolerUser("bench", verifier=VERIFIER)]))
+    with pytest.raises(LabError, match="needs the password itself"):
+        adapter.password_users()
+
+
+def test_pgpool_hba_defaults_to_scram_for_password_users() -> None:
+    lines = ADAPTERS["pgpool"].config_files()["pool_hba.conf"].splitlines()
+    assert "host all bench 127.0.0.1/32 scram-sha-256" in lines
+    assert "host all postgres 127.0.0.1/32 trust" in lines
+
+
+def test_odyssey_checks_clients_with_the_verifier_and_logs_in_with_the_password() -> None:
+    text = ADAPTERS["odyssey"].config_files()["odyssey.conf"]
+    assert f'password "{VERIFIER}"' in text and f'storage_password "{PASSWORD}"' in text
+    assert f'\t\tpassword "{PASSWORD}"' not in text  # the client check uses the verifier
+    assert "pool_reserve_prepared_statement no" in text
+    prepared = ADAPTERS["odyssey-prepared"].config_files()["odyssey.conf"]
+    assert "pool_reserve_prepared_statement yes" in prepared
+
+
+def test_odyssey_refuses_a_quote_in_a_value() -> None:
+    user = PoolerUser("bench", verifier=VERIFIER, password='pass"word')
+    with pytest.raises(LabError, match="quote"):
+        Odyssey(golden_setup("odyssey", [user])).config_files()
+
+
+def test_pgcat_refuses_a_user_without_a_password() -> None:
+    with pytest.raises(LabError, match="MD5"):
+        PgCat(golden_setup("pgcat", [TRUST])).config_files()
+
+
+def test_pgcat_listens_on_tcp_only() -> None:
+    adapter = ADAPTERS["pgcat"]
+    assert adapter.client_args("tcp", "bench") == ["-h", "127.0.0.1", "-p", "6500", "-U", "bench"]
+    with pytest.raises(LabError, match="TCP only"):
+        adapter.client_args("unix", "bench")
+
+
+def test_pgcat_admin_password_is_generated_per_adapter() -> None:
+    first, second = (PgCat(golden_setup("pgcat", [BENCH])) for _ in range(2))
+    assert first.admin_password != second.admin_password and len(first.admin_password) >= 24
+
+
+@pytest.mark.parametrize(("adapter", "env_var"), [(Odyssey, "ODYSSEY_BIN"), (PgCat, "PGCAT_BIN")])
+def test_absent_pooler_is_not_available_on_this_machine(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, adapter: type[PoolerProcess], env_var: str
+) -> None:
+    monkeypatch.delenv(env_var, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(adapter, "known_paths", (str(tmp_path / "nowhere" / adapter.name),))
+    with pytest.raises(PoolerUnavailable, match=f"^{adapter.name}: not available on this machine"):
+        adapter.binary()
+    with pytest.raises(PoolerUnavailable):
+        adapter(golden_setup(adapter.name, [BENCH])).__enter__()
+
+
+@pytest.mark.parametrize(("adapter", "env_var"), [(Odyssey, "ODYSSEY_BIN"), (PgCat, "PGCAT_BIN")])
+def test_env_var_names_the_binary(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, adapter: type[PoolerProcess], env_var: str
+) -> None:
+    binary = tmp_path / adapter.name
+    binary.write_text("#!/bin/sh\necho 'pooler 9.9.9'\n")
+    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv(env_var, str(binary))
+    assert adapter.binary() == str(binary)
+    assert adapter.version() == "pooler 9.9.9"
+    assert adapter(golden_setup(adapter.name, [BENCH])).support(features.PREPARED_IN_TRANSACTION_MODE) == "ok"
+    monkeypatch.setenv(env_var, str(tmp_path / "missing"))
+    with pytest.raises(PoolerUnavailable, match="is not an executable file"):
+        adapter.binary()
+
+
+def test_pgpool_support_answers() -> None:
+    adapter = ADAPTERS["pgpool"]
+    assert adapter.support(features.PREPARED_IN_TRANSACTION_MODE) == "ok"
+    assert adapter.support(features.TRANSACTION_POOLING).startswith("not supported")
+    assert adapter.support(features.SERVER_CONNECTION_RESET).startswith("not supported")
+    assert adapter.support("time travel").startswith("unknown feature")
+
+
+def test_pgcat_says_its_clients_do_not_use_scram() -> None:
+    assert "MD5" in ADAPTERS["pgcat"].support(features.SCRAM_CLIENT_AUTH)
+
+
+def test_pgpool_children_counts_from_real_titles(golden_dir: Path) -> None:
+    """Titles of PgPool-II 4.3.5 with four children, one serving a client (the parent, PCP, worker and
+    health check are not children that serve clients)."""
+    titles = (golden_dir / "poolers" / "pgpool-titles" / "titles.txt").read_text().splitlines()
+    assert children_counts(titles) == {"children": 4, "children_free": 3, "clients_served": 1}

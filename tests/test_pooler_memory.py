@@ -1,0 +1,69 @@
+"""The pooler-memory sampler: the smaps_rollup parser on a real rollup (golden), the tree sum, and the
+sampler's peaks over real processes (this test's own and a child it starts; no server needed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+from connlab.lab.pooler_memory import (
+    POOLER_MEMORY_COLUMNS,
+    PoolerMemorySampler,
+    TreeMemory,
+    parse_rollup,
+    snapshot,
+)
+
+KIB = 1024
+
+
+def test_parse_rollup_golden(golden_dir: Path) -> None:
+    text = (golden_dir / "pooler_memory" / "smaps_rollup.txt").read_text()
+    assert parse_rollup(text) == (1744 * KIB, 364 * KIB)
+
+
+def test_parse_rollup_without_the_fields() -> None:
+    assert parse_rollup("") == (0, 0)
+
+
+def test_snapshot_sums_the_tree_and_skips_processes_gone(golden_dir: Path) -> None:
+    text = (golden_dir / "pooler_memory" / "smaps_rollup.txt").read_text()
+    alive, gone = psutil.Process(), psutil.Process()
+    readings = iter([text, None])
+    reading = snapshot([alive, gone], read=lambda pid: next(readings))
+    assert reading == TreeMemory(1744 * KIB, 364 * KIB, 1)
+
+
+def test_sampler_peaks_over_a_growing_tree() -> None:
+    """A child that fills 64 MiB after a moment: the peak must see it, and count two processes."""
+    grow = "import time; time.sleep(0.6); block = bytes(range(256)) * (1 << 18); time.sleep(1.5)"
+    child = subprocess.Popen([sys.executable, "-c", grow])
+    me = psutil.Process()
+    try:
+        with PoolerMemorySampler(lambda: [me, *me.children()], interval_s=0.1) as sampler:
+            first = snapshot([me, *me.children()])
+            time.sleep(1.4)
+    finally:
+        child.kill()
+        child.wait()
+    figures = sampler.figures()
+    assert set(figures) == set(POOLER_MEMORY_COLUMNS)
+    assert figures["pooler_processes_peak"] == 2
+    assert figures["pooler_rss_peak_bytes"] >= first.rss_bytes + (60 << 20)
+    assert first.pss_bytes <= figures["pooler_pss_peak_bytes"] <= figures["pooler_rss_peak_bytes"]
+    assert figures["pooler_memory_samples"] >= 5
+    times = [seconds for seconds, _ in sampler.samples]
+    assert times == sorted(times)
+
+
+def test_sampler_without_processes_has_no_figures() -> None:
+    with PoolerMemorySampler(lambda: [], interval_s=0.05) as sampler:
+        time.sleep(0.12)
+    assert sampler.figures() == {
+        "pooler_rss_peak_bytes": None, "pooler_pss_peak_bytes": None, "pooler_processes_peak": None,
+        "pooler_memory_samples": 0,
+    }  # fmt: skip
