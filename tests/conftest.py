@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from connlab.data.columns import COLUMN_NAMES
+from connlab.contract.columns import COLUMN_NAMES
 from connlab.lab.results_file import ResultsFile
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from connlab.experiment import make_plan
+from connlab.contract.experiment import make_plan
 from connlab.lab.probes import decode_wait_events
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]

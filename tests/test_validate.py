@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from conftest import machine_facts
+from connlab.contract.columns import COLUMN_NAMES, PUBLISHED_FILE_NAME
 from connlab.data import validate
-from connlab.data.columns import COLUMN_NAMES, PUBLISHED_FILE_NAME
 from connlab.data.validate import validate_csv, validate_machine_folder, validate_results
 from connlab.paths import MACHINE_FILE_NAME
 

@@ -4,18 +4,10 @@
 
 CREATE OR REPLACE TABLE points AS
 SELECT
-    machine, profile, workload, server_cpu_budget AS budget, clients,
-    clients / server_cpu_budget AS clients_per_core,
-    count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
-    count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
-    median(tps) FILTER (WHERE ok) AS tps_median,
-    min(tps) FILTER (WHERE ok) AS tps_min,
-    max(tps) FILTER (WHERE ok) AS tps_max,
-    median(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_median,
-    median(server_cpu_cores) AS server_cpu_median,
-    median(client_cpu_cores) AS client_cpu_median
-FROM windows
-GROUP BY machine, profile, workload, server_cpu_budget, clients;
+    machine, profile, workload, server_cores AS budget, clients, clients_per_core,
+    windows, windows_ok, windows_client_saturated, tps_median, tps_min, tps_max,
+    latency_avg_median, server_cpu_median, client_cpu_median
+FROM point_stats;
 
 -- Each budget's peak, among points where pgbench never saturated its cores.
 CREATE OR REPLACE TABLE peaks AS

@@ -15,7 +15,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from connlab.experiment import Window, make_plan, window_options
+from connlab.contract.experiment import Window, make_plan, window_options
 from connlab.lab.sweep import measure_window, open_bench, settle
 
 

@@ -50,7 +50,7 @@ def run(
     ] = None,
 ) -> None:
     """Run (or resume) an experiment on this machine and write results/<machine>/<experiment>/."""
-    from connlab.experiment import make_plan
+    from connlab.contract.experiment import make_plan
     from connlab.lab.machine import default_machine_id
     from connlab.lab.sweep import run_sweep
 
@@ -102,8 +102,8 @@ def contribute(
     ] = None,
 ) -> None:
     """Run every experiment on this machine, validate the results and say what to commit."""
+    from connlab.contract.experiment import experiment_names, make_plan
     from connlab.data.validate import validate_machine_folder
-    from connlab.experiment import experiment_names, make_plan
     from connlab.lab.machine import default_machine_id
     from connlab.lab.sweep import run_sweep
     from connlab.paths import machine_results_dir
@@ -164,7 +164,7 @@ def postgres() -> None:
 @one_line_errors
 def experiments() -> None:
     """List the experiments."""
-    from connlab.experiment import experiment_names
+    from connlab.contract.experiment import experiment_names
 
     print("\n".join(experiment_names()))
 

@@ -24,7 +24,7 @@ from typing import Literal
 import duckdb
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from connlab.data.yaml_models import load_yaml_model
+from connlab.contract.yaml_models import load_yaml_model
 from connlab.errors import LabError
 
 CLAIMS_SUBDIR = "claims"

@@ -21,13 +21,13 @@ from pathlib import Path
 import psutil
 import psycopg
 
+from connlab.contract.names import SERVER_USER
 from connlab.errors import LabError
 from connlab.lab import pg_dist
 from connlab.lab.cpu_budget import CGROUP_ROOT, CpuBudget
 from connlab.lab.interrupts import run_in_group
 from connlab.paths import DEBIAN_PG_DIR, LAB_DIR
 
-SERVER_USER = "postgres"
 START_TIMEOUT_S = 120
 # initdb and pg_ctl finish in seconds; past this something is wrong and the run stops saying so.
 TOOL_TIMEOUT_S = START_TIMEOUT_S + 30

@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from connlab.contract.names import CFS_PERIOD_US
 from connlab.errors import LabError
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-CFS_PERIOD_US = 100_000
 # The server and pgbench get 8x the default CPU weight, so whatever else runs on the machine yields to
 # the measurement instead of sharing its cores evenly with it.
 MEASURED_SHARES = 8192

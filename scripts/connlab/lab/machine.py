@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import yaml
 
-from connlab.data.machine_schema import NOT_AVAILABLE
+from connlab.contract.machine_schema import NOT_AVAILABLE
 from connlab.lab import pg_dist
 from connlab.lab.cluster import find_bindir, find_program
 from connlab.lab.results_file import write_atomically

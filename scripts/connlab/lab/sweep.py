@@ -31,9 +31,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from connlab.data.machine_schema import SAFE_ID_PATTERN
+from connlab.contract.experiment import Plan, Role, Window, Workload, window_options
+from connlab.contract.machine_schema import SAFE_ID_PATTERN
+from connlab.contract.names import BENCH_DB, pool_alias, session_options
 from connlab.errors import LabError
-from connlab.experiment import Plan, Role, Window, Workload, window_options
 from connlab.lab import machine, memory, probes
 from connlab.lab.cluster import SERVER_USER, Cluster, find_program
 from connlab.lab.cpu_budget import CpuBudget, create_budget
@@ -45,11 +46,10 @@ from connlab.lab.pgbench import (
     latency_percentiles_ms,
     parse_report,
 )
-from connlab.lab.poolers.pgbouncer import PgBouncer, PoolSampler, pool_alias
+from connlab.lab.poolers.pgbouncer import PgBouncer, PoolSampler
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
 from connlab.paths import LAB_DIR, experiment_results_dir
 
-BENCH_DB = "bench"
 # pgbench gets its window twice over plus this before it is killed: a window can never hang the sweep
 # (a frozen server, a pooler that never answers), yet a slow start at hundreds of clients still fits.
 PGBENCH_GRACE_S = 20
@@ -147,11 +147,6 @@ def client_cpu_budget(bench: Bench, workload: Workload) -> float | None:
     if workload.client_cpu_share is None:
         return None
     return round(workload.client_cpu_share * bench.client_cores, 3)
-
-
-def session_options(settings: dict[str, object]) -> str:
-    """PGOPTIONS for session settings, e.g. '-c synchronous_commit=off'."""
-    return " ".join(f"-c {key}={value}" for key, value in settings.items())
 
 
 def prepare_database(cluster: Cluster, scale: int, prewarm: list[str]) -> None:

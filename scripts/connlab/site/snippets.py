@@ -8,20 +8,16 @@ from __future__ import annotations
 
 import shlex
 
-from connlab.experiment import Plan, Workload, window_options
+from connlab.contract.experiment import Plan, Workload, window_options
+from connlab.contract.names import CFS_PERIOD_US, pool_alias, session_options
 from connlab.lab.cluster import find_bindir
-from connlab.lab.poolers.pgbouncer import PoolSampler, pool_alias
+from connlab.lab.poolers.pgbouncer import PoolSampler
 from connlab.lab.probes import WaitEventSampler
-from connlab.lab.sweep import session_options
 
 SNIPPET_PORT = 54329
 # The first line of every block, after "# ".
 BLOCK_ORIGIN = "the {profile} profile of experiments/{experiment}/experiment.yaml, one pass"
 POOLER_PORT = 64329
-
-
-def _setting_flags(settings: dict[str, object]) -> str:
-    return " ".join(f"-c {key}={value}" for key, value in settings.items())
 
 
 def _connection(workload: Workload, default_transport: str) -> str:
@@ -75,7 +71,6 @@ def _pgbouncer_lines(plan: Plan) -> list[str]:
     ]
 
 
-CFS_PERIOD_US = 100_000
 # A CPU quota needs a cgroup: v2 where the cpu controller is enabled at the root, else v1's cpu hierarchy.
 QUOTA_LINES = [
     '[ "$(id -u)" = 0 ] || { echo "run this block as root: a CPU quota needs a cgroup" >&2; exit 1; }',
@@ -109,7 +104,7 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
     except Exception:  # a docs build on a machine without PostgreSQL still shows the block
         bindir = "/usr/lib/postgresql/15/bin"
     counts = client_counts or plan.client_counts
-    settings = _setting_flags(dict(spec.server.settings))
+    settings = session_options(dict(spec.server.settings))
     # Quotas as fractions of the server's one core in the block (taskset -c 0).
     quotas = [round(share * CFS_PERIOD_US) for share in spec.server.budget_shares]
     with_quota = quotas != [CFS_PERIOD_US] or any(w.client_cpu_share for w in spec.workloads)

@@ -18,6 +18,7 @@ from pathlib import Path
 import psutil
 import psycopg
 
+from connlab.contract.names import pool_alias
 from connlab.errors import LabError
 from connlab.lab.cluster import (
     SERVER_USER,
@@ -39,11 +40,6 @@ def find_pgbouncer() -> str:
     if not found:
         raise LabError("pgbouncer: not available on this machine; run `make setup` (installs pgbouncer)")
     return found
-
-
-def pool_alias(pool_size: int) -> str:
-    """The database name clients use for a pool of this size."""
-    return f"bench_pool{pool_size}"
 
 
 @dataclass

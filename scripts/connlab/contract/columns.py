@@ -1,7 +1,8 @@
 """The columns of a raw results CSV: one row per measurement window.
 
 One list serves the sweep (which writes rows), validation (which checks them) and aggregation (which
-reads them with these types), so the three cannot drift apart.
+reads them with these types), so the three cannot drift apart. A column carries its own constraints
+(`minimum`), so a new column is checked as soon as it is declared.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ class Column:
     added_later: bool = False
     # May be empty in a failed window, never in one marked ok (ok means pgbench reported it).
     required_when_ok: bool = False
+    # The least valid value (counts, times and shares are never negative); None: no lower bound.
+    minimum: float | None = None
 
 
 WINDOW_COLUMNS: tuple[Column, ...] = (
@@ -31,35 +34,60 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     Column("pass_no", "INTEGER", "pass number, from 1"),
     Column("pass_order", "VARCHAR", "asc or desc"),
     Column("workload", "VARCHAR", "workload id from the experiment"),
-    Column("clients", "INTEGER", "pgbench -c"),
-    Column("jobs", "INTEGER", "pgbench -j"),
-    Column("duration_s", "INTEGER", "pgbench -T"),
+    Column("clients", "INTEGER", "pgbench -c", minimum=0),
+    Column("jobs", "INTEGER", "pgbench -j", minimum=0),
+    Column("duration_s", "INTEGER", "pgbench -T", minimum=0),
     Column("transport", "VARCHAR", "unix or tcp"),
+    Column(
+        "target",
+        "VARCHAR",
+        "direct, or the name of the pooler the window's clients went through",
+        added_later=True,
+    ),
     Column("started_at", "VARCHAR", "UTC time the window started, ISO 8601"),
     Column("ok", "BOOLEAN", "pgbench exited 0, finished, and no transaction failed"),
     Column("exit_code", "INTEGER", "pgbench's exit status"),
     Column("error", "VARCHAR", "first distinct error pgbench printed", required=False),
-    Column("tps", "DOUBLE", "transactions per second", required=False, required_when_ok=True),
-    Column("transactions", "BIGINT", "transactions processed", required=False, required_when_ok=True),
-    Column("failed_transactions", "BIGINT", "failed transactions", required=False, required_when_ok=True),
-    Column("latency_avg_ms", "DOUBLE", "mean latency, ms", required=False, required_when_ok=True),
-    Column("latency_stddev_ms", "DOUBLE", "latency standard deviation, ms", required=False),
-    Column("latency_p50_ms", "DOUBLE", "median latency from the transaction log, ms", required=False),
-    Column("latency_p95_ms", "DOUBLE", "95th percentile latency, ms", required=False),
-    Column("latency_p99_ms", "DOUBLE", "99th percentile latency, ms", required=False),
-    Column("initial_connection_ms", "DOUBLE", "pgbench's initial connection time, ms", required=False),
-    Column("avg_connection_ms", "DOUBLE", "average connection time with -C, ms", required=False),
-    Column("server_cpu_budget", "DOUBLE", "cores the server was allowed"),
-    Column("server_cpu_cores", "DOUBLE", "cores the server used on average"),
-    Column("client_cores", "INTEGER", "cores pgbench was pinned to"),
-    Column("client_cpu_cores", "DOUBLE", "cores pgbench used on average"),
+    Column("tps", "DOUBLE", "transactions per second", required=False, required_when_ok=True, minimum=0),
+    Column(
+        "transactions", "BIGINT", "transactions processed", required=False, required_when_ok=True, minimum=0
+    ),
+    Column(
+        "failed_transactions",
+        "BIGINT",
+        "failed transactions",
+        required=False,
+        required_when_ok=True,
+        minimum=0,
+    ),
+    Column("latency_avg_ms", "DOUBLE", "mean latency, ms", required=False, required_when_ok=True, minimum=0),
+    Column("latency_stddev_ms", "DOUBLE", "latency standard deviation, ms", required=False, minimum=0),
+    Column(
+        "latency_p50_ms", "DOUBLE", "median latency from the transaction log, ms", required=False, minimum=0
+    ),
+    Column("latency_p95_ms", "DOUBLE", "95th percentile latency, ms", required=False, minimum=0),
+    Column("latency_p99_ms", "DOUBLE", "99th percentile latency, ms", required=False, minimum=0),
+    Column(
+        "initial_connection_ms", "DOUBLE", "pgbench's initial connection time, ms", required=False, minimum=0
+    ),
+    Column("avg_connection_ms", "DOUBLE", "average connection time with -C, ms", required=False, minimum=0),
+    Column("server_cpu_budget", "DOUBLE", "cores the server was allowed", minimum=0),
+    Column("server_cpu_cores", "DOUBLE", "cores the server used on average", minimum=0),
+    Column("client_cores", "INTEGER", "cores pgbench was pinned to", minimum=0),
+    Column("client_cpu_cores", "DOUBLE", "cores pgbench used on average", minimum=0),
     Column(
         "client_saturated", "BOOLEAN", "pgbench used at least 90% of its cores: the point is client-bound"
     ),
-    Column("steal_pct", "DOUBLE", "CPU steal time, % of all CPU time in the window"),
-    Column("cpu_pressure_pct", "DOUBLE", "share of the window some task waited for a CPU, %", required=False),
-    Column("checkpoints", "INTEGER", "checkpoints that fell inside the window"),
-    Column("autovacuums", "INTEGER", "autovacuum/autoanalyze runs inside the window"),
+    Column("steal_pct", "DOUBLE", "CPU steal time, % of all CPU time in the window", minimum=0),
+    Column(
+        "cpu_pressure_pct",
+        "DOUBLE",
+        "share of the window some task waited for a CPU, %",
+        required=False,
+        minimum=0,
+    ),
+    Column("checkpoints", "INTEGER", "checkpoints that fell inside the window", minimum=0),
+    Column("autovacuums", "INTEGER", "autovacuum/autoanalyze runs inside the window", minimum=0),
     Column(
         "pooler_cpu_cores", "DOUBLE", "cores the pooler used on average", required=False, added_later=True
     ),
@@ -77,6 +105,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "polls of pg_stat_activity, one every 100 ms",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "wait_events",
@@ -93,6 +122,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "client backends whose memory was measured",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_cgroup_usage_bytes",
@@ -100,6 +130,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "the server cgroup's memory.usage_in_bytes",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_cgroup_rss_bytes",
@@ -107,6 +138,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "the server cgroup's anonymous memory (memory.stat total_rss)",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_cgroup_cache_bytes",
@@ -114,6 +146,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "the server cgroup's page cache and shared memory (total_cache)",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_rss_sum_bytes",
@@ -121,6 +154,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "sum of the client backends' Rss (smaps_rollup)",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_pss_sum_bytes",
@@ -128,6 +162,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "sum of the client backends' Pss (smaps_rollup)",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_anon_rss_sum_bytes",
@@ -135,6 +170,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "sum of the client backends' RssAnon (/proc/PID/status)",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     # client-bound: a CPU quota for pgbench smaller than its cores.
     Column(
@@ -143,6 +179,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "pgbench's CPU quota in cores, if it had one",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     # queue-depth: PgBouncer's SHOW POOLS polled during the window.
     Column(
@@ -151,9 +188,15 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "PgBouncer's pool size for the window's database",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
-        "pool_samples", "INTEGER", "polls of SHOW POOLS, one every 250 ms", required=False, added_later=True
+        "pool_samples",
+        "INTEGER",
+        "polls of SHOW POOLS, one every 250 ms",
+        required=False,
+        added_later=True,
+        minimum=0,
     ),
     Column(
         "pool_cl_waiting_avg",
@@ -161,6 +204,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "clients waiting for a server connection, mean over the polls",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "pool_cl_waiting_max",
@@ -168,6 +212,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "clients waiting for a server connection, most in one poll",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "pool_maxwait_ms_max",
@@ -175,6 +220,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "longest wait of the oldest waiting client, ms",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column("cpu_budget_method", "VARCHAR", "cgroup-v1, cgroup-v2 or taskset"),
     Column("postgres_version", "VARCHAR", "server_version"),
@@ -190,9 +236,9 @@ COLUMN_TYPES: dict[str, str] = {column.name: column.type for column in WINDOW_CO
 PUBLISHED_COLUMNS: tuple[Column, ...] = (
     Column("experiment", "VARCHAR", "the experiment the figure corresponds to"),
     Column("workload", "VARCHAR", "workload id, or the pooler / variant the figure is about"),
-    Column("clients", "INTEGER", "client count, where the figure has one", required=False),
+    Column("clients", "INTEGER", "client count, where the figure has one", required=False, minimum=0),
     Column("metric", "VARCHAR", "what the value is, e.g. tps, latency_avg_ms"),
-    Column("value", "DOUBLE", "the value as printed"),
+    Column("value", "DOUBLE", "the value as printed", minimum=0),
     Column("unit", "VARCHAR", "unit of the value; empty for a pure number", required=False),
     Column("note", "VARCHAR", "where in the article, and any condition", required=False),
 )

@@ -12,9 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from connlab.data.yaml_models import load_yaml_model
+from connlab.contract.pgbench_options import PgbenchOptions
+from connlab.contract.yaml_models import load_yaml_model
 from connlab.errors import LabError
-from connlab.lab.pgbench import PgbenchOptions
 from connlab.paths import EXPERIMENT_FILE_NAME, EXPERIMENTS_DIR
 
 ProfileName = Literal["quick", "full", "tiny"]
