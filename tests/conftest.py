@@ -71,6 +71,7 @@ def _base_row() -> dict[str, Any]:
         "jobs": 1,
         "duration_s": 15,
         "transport": "unix",
+        "target": "direct",
         "started_at": "2026-01-01T00:00:00Z",
         "ok": True,
         "exit_code": 0,

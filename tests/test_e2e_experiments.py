@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from connlab.contract.experiment import make_plan
-from connlab.lab.probes import decode_wait_events
+from connlab.contract.probes import decode_wait_events
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]
 
@@ -67,7 +67,7 @@ def test_connect_cost_prices_a_new_connection(connlab_env: dict[str, str]) -> No
 
 def test_pgbouncer_pools_and_is_stopped(connlab_env: dict[str, str]) -> None:
     rows = run("pgbouncer", connlab_env)
-    pool_size = make_plan("pgbouncer", "tiny").spec.pooler.pool_size  # type: ignore[union-attr]
+    pool_size = make_plan("pgbouncer", "tiny").spec.poolers[0].pool_size
     for row in rows:
         assert row["pooler_cpu_cores"] != ""
     # The pooler works only when traffic goes through it (idle, it wakes for timers alone): every pooled

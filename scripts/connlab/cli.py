@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from connlab.errors import LabError
-from connlab.lab.interrupts import INTERRUPTED_EXIT_STATUS, install_interrupt_handlers, interrupted
+from connlab.interrupts import INTERRUPTED_EXIT_STATUS, install_interrupt_handlers, interrupted
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)

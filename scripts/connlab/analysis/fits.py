@@ -14,9 +14,13 @@ from dataclasses import dataclass
 import duckdb
 
 from connlab.analysis.usl import MIN_POINTS, UslFit, fit_usl
+from connlab.contract.experiment import experiment_names, load_experiment
 
-# The sweeps a fit is made for: schema of the experiment's aggregate tables -> its workloads column.
-FITTED_EXPERIMENTS = ("clients_sweep", "sync_commit")
+
+def fitted_schemas() -> list[str]:
+    """The schemas of the experiments whose experiment.yaml asks for a USL fit (`fit: usl`)."""
+    return [name.replace("-", "_") for name in experiment_names() if load_experiment(name).fit == "usl"]
+
 
 USL_FITS_TABLE = """
 CREATE OR REPLACE TABLE main.usl_fits (
@@ -85,7 +89,7 @@ def fit_all(con: duckdb.DuckDBPyConnection) -> int:
     """Create main.usl_fits; return the number of fits made."""
     con.execute(USL_FITS_TABLE)
     rows = []
-    for schema in FITTED_EXPERIMENTS:
+    for schema in fitted_schemas():
         exists = con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
             [schema, "windows"],

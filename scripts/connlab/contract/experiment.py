@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from connlab.contract.pgbench_options import PgbenchOptions
+from connlab.contract.probes import PROBES
 from connlab.contract.yaml_models import load_yaml_model
 from connlab.errors import LabError
 from connlab.paths import EXPERIMENT_FILE_NAME, EXPERIMENTS_DIR
@@ -71,7 +72,8 @@ class Workload(Strict):
     connect: Literal["held", "per-transaction"] = "held"
     role: str | None = None  # one of the experiment's roles; default the postgres superuser
     transport: Literal["unix", "tcp"] | None = None  # default: the experiment's transport
-    target: Literal["direct", "pgbouncer"] = "direct"
+    # "direct", or the name of one of the experiment's poolers that the clients go through.
+    target: str = "direct"
     # Only these of the grid's client counts (e.g. connection churn at one count only).
     clients: list[int] | None = None
     # Session settings for pgbench's connections (PGOPTIONS), e.g. synchronous_commit: "off".
@@ -80,7 +82,7 @@ class Workload(Strict):
     # bottleneck?
     jobs: int | None = Field(default=None, ge=1)
     client_cpu_share: float | None = Field(default=None, gt=0, le=1)
-    # Through PgBouncer: a pool of this many server connections (a database alias of its own); "Nx" is
+    # Through a pooler: a pool of this many server connections (a database alias of its own); "Nx" is
     # N times the server's cores, expanded by make_plan.
     pool_size: int | str | None = None
 
@@ -103,11 +105,16 @@ class Workload(Strict):
 
 
 class PoolerSpec(Strict):
-    """A pooler in front of the server, started once per run on the server's CPU budget."""
+    """A pooler in front of the server, started once per run on the server's CPU budget.
 
-    kind: Literal["pgbouncer"] = "pgbouncer"
+    `kind` names an adapter of the harness's pooler registry (connlab.lab.poolers.POOLERS); the harness
+    refuses a plan whose kind it does not know. Workloads name the pooler by its kind in `target`."""
+
+    kind: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
     pool_size: int = Field(default=20, ge=1)
     pool_mode: Literal["session", "transaction", "statement"] = "transaction"
+    # Adapter-specific settings, written into the pooler's own config as they are.
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
 
 def _check_client_entries(entries: list[int | str] | None) -> list[int | str] | None:
@@ -139,29 +146,38 @@ class Experiment(Strict):
     transport: Literal["unix", "tcp"] = "unix"
     protocol: Literal["simple", "extended", "prepared"] = "simple"
     roles: list[Role] = Field(default_factory=list)
-    pooler: PoolerSpec | None = None
-    # Count the server's client backends once a second during each window (admission control).
-    sample_backends: bool = False
-    # Poll pg_stat_activity every 100 ms for what active client backends are doing (wait-events).
-    sample_wait_events: bool = False
-    # Measure the server's memory once the window's connections are all connected and idle.
-    measure_memory: bool = False
-    # Poll PgBouncer's SHOW POOLS during each window: clients waiting for a server connection.
-    sample_pools: bool = False
+    # Poolers in front of the server, each started once per run; windows of workloads that target
+    # different poolers interleave like any other workloads.
+    poolers: list[PoolerSpec] = Field(default_factory=list)
+    # In-window probes (connlab.contract.probes.PROBES), e.g. [backends, wait_events].
+    probes: list[str] = Field(default_factory=list)
+    # A model fitted to the experiment's throughput curves by the aggregation (main.usl_fits).
+    fit: Literal["usl"] | None = None
     profiles: dict[ProfileName, Profile]
+
+    def pooler(self, name: str) -> PoolerSpec | None:
+        return next((pooler for pooler in self.poolers if pooler.kind == name), None)
 
     _clients = field_validator("clients")(_check_client_entries)
 
     @model_validator(mode="after")
     def _roles_exist(self) -> Experiment:
         names = {role.name for role in self.roles}
+        poolers = [pooler.kind for pooler in self.poolers]
+        if len(set(poolers)) != len(poolers):
+            raise ValueError(f"poolers: each kind at most once (got {', '.join(poolers)})")
+        unknown = [name for name in self.probes if name not in PROBES]
+        if unknown:
+            raise ValueError(f"probes: unknown {', '.join(unknown)}; known: {', '.join(PROBES)}")
         for workload in self.workloads:
-            if workload.target != "direct" and self.pooler is None:
-                raise ValueError(f"workload {workload.id} targets {workload.target}, but pooler is not set")
+            if workload.target != "direct" and workload.target not in poolers:
+                raise ValueError(
+                    f"workload {workload.id} targets {workload.target}, which is not one of the poolers"
+                )
             if workload.role is not None and workload.role not in names:
                 raise ValueError(f"workload {workload.id}: role {workload.role!r} is not in roles")
-            if workload.pool_size is not None and workload.target != "pgbouncer":
-                raise ValueError(f"workload {workload.id}: pool_size needs target: pgbouncer")
+            if workload.pool_size is not None and workload.target == "direct":
+                raise ValueError(f"workload {workload.id}: pool_size needs a pooler as its target")
         return self
 
 

@@ -10,6 +10,8 @@ SERVER_USER = "postgres"
 PUBLISHED_PREFIX = "published-"
 # build/data/<this>: every results folder's machine.yaml, for the site.
 MACHINES_JSON = "machines.json"
+# build/data/<this>/<article>.json: each claim's verdict per machine, for the site.
+CLAIMS_SUBDIR = "claims"
 # The CFS scheduler's period: a CPU quota of N cores is N times this many microseconds per period.
 CFS_PERIOD_US = 100_000
 

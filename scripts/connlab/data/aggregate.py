@@ -230,13 +230,16 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def register_pooler_settings(con: duckdb.DuckDBPyConnection) -> None:
-    """main.pooler_settings: each experiment's pooler pool size, which its rows do not repeat (a claim about
-    admission control compares the backends the server saw with the pool it was given)."""
-    con.execute("CREATE OR REPLACE TABLE main.pooler_settings (experiment VARCHAR, pool_size INTEGER)")
+    """main.pooler_settings: each experiment's poolers' pool sizes, which its rows do not repeat (a claim
+    about admission control compares the backends the server saw with the pool it was given)."""
+    con.execute(
+        "CREATE OR REPLACE TABLE main.pooler_settings (experiment VARCHAR, pool_size INTEGER, pooler VARCHAR)"
+    )
     for name in experiment_names():
-        pooler = load_experiment(name).pooler
-        if pooler is not None:
-            con.execute("INSERT INTO main.pooler_settings VALUES (?, ?)", [name, pooler.pool_size])
+        for pooler in load_experiment(name).poolers:
+            con.execute(
+                "INSERT INTO main.pooler_settings VALUES (?, ?, ?)", [name, pooler.pool_size, pooler.kind]
+            )
 
 
 def register_published(con: duckdb.DuckDBPyConnection, results_dir: Path) -> None:

@@ -23,9 +23,9 @@ import psycopg
 
 from connlab.contract.names import SERVER_USER
 from connlab.errors import LabError
+from connlab.interrupts import run_in_group
 from connlab.lab import pg_dist
 from connlab.lab.cpu_budget import CGROUP_ROOT, CpuBudget
-from connlab.lab.interrupts import run_in_group
 from connlab.paths import DEBIAN_PG_DIR, LAB_DIR
 
 START_TIMEOUT_S = 120

@@ -20,10 +20,8 @@ import jinja2
 from connlab.contract.columns import WINDOW_COLUMNS
 from connlab.contract.experiment import make_plan
 from connlab.contract.files import copy_if_changed, write_if_changed
-from connlab.contract.names import MACHINES_JSON
-from connlab.data.claims import CLAIMS_SUBDIR
-from connlab.lab.poolers.pgbouncer import PoolSampler
-from connlab.lab.probes import BackendSampler, WaitEventSampler
+from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON
+from connlab.contract.probes import PROBES
 from connlab.paths import (
     ARTICLES_SRC_DIR,
     ASSETS_SRC_DIR,
@@ -148,11 +146,7 @@ def select(records: list[dict], **where: object) -> list[dict]:
 
 
 # How often the in-window probes sample, for the pages that describe them.
-SAMPLING_MS = {
-    "backends": round(1000 * BackendSampler.INTERVAL_S),
-    "wait_events": round(1000 * WaitEventSampler.INTERVAL_S),
-    "pools": round(1000 * PoolSampler.INTERVAL_S),
-}
+SAMPLING_MS = {name: probe.interval_ms for name, probe in PROBES.items()}
 
 
 # -- rendering -------------------------------------------------------------------------------------------
