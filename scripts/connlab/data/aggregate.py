@@ -19,14 +19,15 @@ from connlab.analysis.fits import fit_all
 from connlab.contract.columns import COLUMN_TYPES, PUBLISHED_FILE_NAME, PUBLISHED_TYPES
 from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.contract.files import write_if_changed
-from connlab.contract.names import MACHINES_JSON, PUBLISHED_PREFIX
-from connlab.data.claims import CLAIMS_SUBDIR, evaluate_claims
+from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON, PUBLISHED_PREFIX
+from connlab.data.claims import evaluate_claims
 from connlab.data.views import BEST_PROFILE_VIEW, POINT_STATS_VIEW
 from connlab.errors import LabError
 from connlab.paths import (
     AGGREGATE_SQL_NAME,
     ARTICLES_SRC_DIR,
     DATA_DIR,
+    EXPERIMENT_FILE_NAME,
     EXPERIMENTS_DIR,
     FACTS_DIR,
     MACHINE_FILE_NAME,
@@ -123,14 +124,22 @@ def query_records(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, ob
     ]
 
 
+def spec_targets(experiment: str) -> dict[str, str]:
+    """Each workload's target as the experiment's spec gives it (none where the spec is missing)."""
+    if not (EXPERIMENTS_DIR / experiment / EXPERIMENT_FILE_NAME).exists():
+        return {}
+    return {
+        workload.id: workload.target for workload in load_experiment(experiment, EXPERIMENTS_DIR).workloads
+    }
+
+
 def aggregate_experiment(
     con: duckdb.DuckDBPyConnection, experiment: str, out_dir: Path, results_dir: Path = RESULTS_DIR
 ) -> list[str]:
     """Run the experiment's SQL in its own schema; export every table it made as CSV."""
     schema = experiment.replace("-", "_")
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}; SET schema = '{schema}'")
-    spec = load_experiment(experiment)
-    targets = {workload.id: workload.target for workload in spec.workloads}
+    targets = spec_targets(experiment)
     register_raw_windows(con, result_files(experiment, results_dir), targets)
     con.execute(BEST_PROFILE_VIEW)
     con.execute(POINT_STATS_VIEW)
