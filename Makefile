@@ -137,7 +137,7 @@ test: setup site
 	$(BIN)/ruff check scripts tests
 	$(BIN)/pytest -q
 
-# The code each stamp depends on, one stage a line (for tests/test_contract.py).
+## stage-code: the code each stamp depends on, one stage a line (tests/test_contract.py reads it)
 stage-code:
 	@echo "data $(DATA_CODE)"
 	@echo "site $(SITE_CODE)"
