@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from connlab.contract.probes import WAIT_EVENTS_PATTERN
+
 
 @dataclass(frozen=True)
 class Column:
@@ -22,6 +24,9 @@ class Column:
     required_when_ok: bool = False
     # The least valid value (counts, times and shares are never negative); None: no lower bound.
     minimum: float | None = None
+    # A regular expression a non-empty value must match, and how the error message describes it.
+    pattern: str | None = None
+    pattern_hint: str = ""
 
 
 WINDOW_COLUMNS: tuple[Column, ...] = (
@@ -112,6 +117,8 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "VARCHAR",
         "active client backends seen over those polls, per state: running=N;Type:Event=N;... "
         "(empty when polls ran and none saw an active backend: zero samples, not a missing figure)",
+        pattern=WAIT_EVENTS_PATTERN,
+        pattern_hint="state=count pairs separated by ';', e.g. running=12;LWLock:WALWrite=3",
         required=False,
         added_later=True,
     ),

@@ -30,10 +30,6 @@ RUN_ID = re.compile(r"^(tiny|quick|full)-[0-9]{8}T[0-9]{6}Z$")
 MAX_PLAUSIBLE_MS = 600_000
 MAX_WINDOWS = 100_000
 MAX_PASSES = 100
-# running=12;LWLock:WALWrite=3: a state (or wait event type:name) and how many times it was seen.
-WAIT_EVENTS = re.compile(
-    r"^[A-Za-z][A-Za-z0-9_]*(:[A-Za-z0-9_]+)?=[0-9]{1,12}(;[A-Za-z][A-Za-z0-9_]*(:[A-Za-z0-9_]+)?=[0-9]{1,12})*$"
-)
 
 
 def _check_value(kind: str, text: str) -> str | None:
@@ -143,8 +139,8 @@ def _cell_problem(column: Column, text: str) -> str | None:
         return f"{text} is outside 1..{upper}"
     if column.minimum is not None and float(text) < column.minimum:
         return f"negative value {text}" if column.minimum == 0 else f"{text} is below {column.minimum:g}"
-    if column.name == "wait_events" and not WAIT_EVENTS.match(text):
-        return "expected state=count pairs separated by ';', e.g. running=12;LWLock:WALWrite=3"
+    if column.pattern is not None and not re.match(column.pattern, text):
+        return f"expected {column.pattern_hint}"
     if column.name.endswith("_ms") and float(text) > MAX_PLAUSIBLE_MS:
         return f"{text} ms is more than ten minutes: latencies are in milliseconds"
     return None
