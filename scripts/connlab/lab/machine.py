@@ -18,7 +18,7 @@ import yaml
 
 from connlab.contract.machine_schema import NOT_AVAILABLE
 from connlab.lab import pg_dist
-from connlab.lab.cluster import find_bindir, find_program
+from connlab.lab.host import find_bindir, find_program
 from connlab.lab.results_file import write_atomically
 from connlab.paths import MACHINE_FILE_NAME, machine_results_dir
 

@@ -42,7 +42,8 @@ import psycopg
 from connlab.contract.names import BENCH_DB, SERVER_USER
 from connlab.contract.poolers.setup import PoolerSetup, PoolerUser
 from connlab.errors import LabError
-from connlab.lab.cluster import as_server_user, chown_to_server_user, hold_signals
+from connlab.interrupts import hold_signals
+from connlab.lab.host import as_server_user, chown_to_server_user
 
 __all__ = ["PoolerProcess", "PoolerSetup", "PoolerUnavailable", "PoolerUser", "find_binary"]
 
