@@ -17,18 +17,7 @@ FROM point_stats;
 -- The peak: the highest median among points where pgbench never saturated its own cores (a
 -- client-bound point measures the client, not the server).
 CREATE OR REPLACE TABLE peaks AS
-SELECT
-    machine, workload, server_cores,
-    arg_max(clients, tps_median)                AS peak_clients,
-    arg_max(clients_per_core, tps_median)       AS peak_clients_per_core,
-    max(tps_median)                             AS peak_tps,
-    arg_max(tps_min, tps_median)                AS peak_tps_min,
-    arg_max(tps_max, tps_median)                AS peak_tps_max,
-    arg_max(latency_avg_median, tps_median)     AS peak_latency_ms,
-    arg_max(latency_p95_median, tps_median)     AS peak_latency_p95_ms
-FROM points
-WHERE windows_ok > 0 AND windows_client_saturated = 0
-GROUP BY machine, workload, server_cores;
+SELECT * FROM peak_stats;
 
 -- Every point relative to its machine's peak: the price of oversubscription.
 CREATE OR REPLACE TABLE relative_to_peak AS

@@ -11,16 +11,9 @@ FROM point_stats;
 
 -- Each budget's peak, among points where pgbench never saturated its cores.
 CREATE OR REPLACE TABLE peaks AS
-SELECT
-    machine, workload, budget,
-    arg_max(clients, tps_median) AS peak_clients,
-    arg_max(clients_per_core, tps_median) AS peak_clients_per_core,
-    max(tps_median) AS peak_tps,
-    arg_max(tps_min, tps_median) AS peak_tps_min,
-    arg_max(tps_max, tps_median) AS peak_tps_max
-FROM points
-WHERE windows_ok > 0 AND windows_client_saturated = 0
-GROUP BY machine, workload, budget;
+SELECT machine, workload, server_cores AS budget, peak_clients, peak_clients_per_core, peak_tps, peak_tps_min,
+       peak_tps_max
+FROM peak_stats;
 
 -- Smallest against largest budget: does the peak keep its multiple of the cores?
 CREATE OR REPLACE TABLE scaling AS

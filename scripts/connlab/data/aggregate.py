@@ -21,7 +21,7 @@ from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.contract.files import write_if_changed
 from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON, PUBLISHED_PREFIX
 from connlab.data.claims import evaluate_claims
-from connlab.data.views import BEST_PROFILE_VIEW, POINT_STATS_VIEW
+from connlab.data.views import BEST_PROFILE_VIEW, PEAK_STATS_VIEW, POINT_STATS_VIEW
 from connlab.errors import LabError
 from connlab.paths import (
     AGGREGATE_SQL_NAME,
@@ -143,6 +143,7 @@ def aggregate_experiment(
     register_raw_windows(con, result_files(experiment, results_dir), targets)
     con.execute(BEST_PROFILE_VIEW)
     con.execute(POINT_STATS_VIEW)
+    con.execute(PEAK_STATS_VIEW)
     run_sql_file(con, EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME)
     tables = [
         row[0]

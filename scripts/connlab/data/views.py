@@ -3,6 +3,9 @@
 `windows`: the raw rows of one profile per machine, the most thorough it has (full > quick > tiny), so a
 quick rerun on a machine with committed full results never dilutes them.
 
+`peak_stats`: each (machine, workload, CPU budget)'s peak: the highest median throughput among points where
+pgbench never saturated its own cores (a client-bound point measures the client, not the server).
+
 `point_stats`: one row per point (machine, workload, target, transport, CPU budget, client count) with the
 medians and ranges over its passes that the articles quote. An experiment's `points` table selects the
 columns it publishes from here instead of repeating the aggregation; figures over the good windows only
@@ -69,4 +72,20 @@ SELECT
     string_agg(DISTINCT error, '; ') FILTER (WHERE NOT ok) AS errors
 FROM windows
 GROUP BY machine, profile, workload, target, transport, server_cpu_budget, clients
+"""
+
+PEAK_STATS_VIEW = """
+CREATE OR REPLACE VIEW peak_stats AS
+SELECT
+    machine, workload, server_cores,
+    arg_max(clients, tps_median) AS peak_clients,
+    arg_max(clients_per_core, tps_median) AS peak_clients_per_core,
+    max(tps_median) AS peak_tps,
+    arg_max(tps_min, tps_median) AS peak_tps_min,
+    arg_max(tps_max, tps_median) AS peak_tps_max,
+    arg_max(latency_avg_median, tps_median) AS peak_latency_ms,
+    arg_max(latency_p95_median, tps_median) AS peak_latency_p95_ms
+FROM point_stats
+WHERE windows_ok > 0 AND windows_client_saturated = 0
+GROUP BY machine, workload, server_cores
 """
