@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from connlab.contract.probes import WAIT_EVENTS_PATTERN
+from connlab.contract.probes import PROBES, WAIT_EVENTS_PATTERN
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     Column(
         "wait_samples",
         "INTEGER",
-        "polls of pg_stat_activity, one every 100 ms",
+        f"polls of pg_stat_activity, one every {PROBES['wait_events'].interval_ms} ms",
         required=False,
         added_later=True,
         minimum=0,
@@ -188,11 +188,11 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         added_later=True,
         minimum=0,
     ),
-    # queue-depth: PgBouncer's SHOW POOLS polled during the window.
+    # The pools probe: the pooler's queue polled during the window.
     Column(
         "pool_size",
         "INTEGER",
-        "PgBouncer's pool size for the window's database",
+        "the pooler's pool size for the window's database",
         required=False,
         added_later=True,
         minimum=0,
@@ -200,7 +200,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     Column(
         "pool_samples",
         "INTEGER",
-        "polls of SHOW POOLS, one every 250 ms",
+        f"polls of the pooler's SHOW POOLS, one every {PROBES['pools'].interval_ms} ms",
         required=False,
         added_later=True,
         minimum=0,
