@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden" / "pgbench"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 # Chromium as the browser tests start it: headless, and with nothing that would call another host.
