@@ -55,13 +55,14 @@ PROBES: dict[str, Probe] = {
             "memory",
             0.1,
             MEMORY_COLUMNS,
-            "the server's memory, once the window's connections are all connected and idle",
+            "the server cgroup's memory counters and each backend's smaps_rollup, once all of the window's "
+            "connections are connected and idle (polled until they are)",
         ),
         Probe(
             "pools",
             0.25,
             ("pool_samples", "pool_cl_waiting_avg", "pool_cl_waiting_max", "pool_maxwait_ms_max"),
-            "the pooler's queue: clients waiting for a server connection (PgBouncer's SHOW POOLS)",
+            "clients waiting for a server connection in the window's pool (PgBouncer's SHOW POOLS)",
             needs_pooler=True,
         ),
     )

@@ -173,6 +173,7 @@ class PageRenderer:
             make_plan=make_plan,
             columns=WINDOW_COLUMNS,
             sampling_ms=SAMPLING_MS,
+            probes=PROBES,
         )
         self.chart_files: set[Path] = set()
         machines_file = data_dir / MACHINES_JSON
