@@ -25,7 +25,8 @@ import psycopg.sql
 from connlab.contract.experiment import Plan, Role, Workload
 from connlab.contract.names import BENCH_DB, SERVER_USER, pool_alias, session_options
 from connlab.contract.pgbench_options import PgbenchOptions
-from connlab.contract.poolers import PoolerSetup, PoolerUser
+from connlab.contract.poolers import PoolerSetup
+from connlab.contract.poolers.from_plan import plan_setup
 from connlab.errors import LabError
 from connlab.interrupts import group_guard, run_in_group
 from connlab.lab import counters
@@ -181,22 +182,14 @@ def open_bench(plan: Plan, name: str) -> Iterator[Bench]:
 
 
 def pooler_setup(cluster: Cluster, plan: Plan, kind: str, verifiers: dict[str, str]) -> PoolerSetup:
-    """What a pooler is given: one pg_hba-style line per role (trust or SCRAM, as on the server) and the
-    server's SCRAM verifiers, never a password: it checks the client's proof with them and logs in to the
-    server with the keys that proof gave it."""
-    spec = plan.spec.pooler(kind)
-    assert spec is not None
-    roles = [Role(name=SERVER_USER, auth="trust"), *plan.spec.roles]
-    return PoolerSetup(
-        root=cluster.root / kind, port=free_port(), server_host=str(cluster.socket_dir),
-        server_port=cluster.port, databases=[BENCH_DB, "postgres"], pool_size=spec.pool_size,
-        pool_mode=spec.pool_mode,
-        users=[PoolerUser(role.name, verifiers.get(role.name, "")) for role in roles],
-        hba_lines=[line for role in roles for line in role.hba_lines()], settings=dict(spec.settings),
-        budget=cluster.budget,
-        pool_sizes=sorted({w.pool_size for w in plan.spec.workloads if isinstance(w.pool_size, int)
-                           and w.target == kind}),
+    """The pooler's auth file holds the server's SCRAM verifiers, never a password: it checks the client's
+    proof with them and logs in to the server with the keys that proof gave it."""
+    setup = plan_setup(
+        plan, kind, root=cluster.root / kind, port=free_port(), server_host=str(cluster.socket_dir),
+        server_port=cluster.port, secret=lambda role: verifiers.get(role.name, ""),
     )  # fmt: skip
+    setup.budget = cluster.budget
+    return setup
 
 
 def create_roles(cluster: Cluster, roles: list[Role], passwords: dict[str, str]) -> dict[str, str]:

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import jinja2
 
-from connlab.contract.experiment import Plan, Role, Workload, window_options
+from connlab.contract.experiment import Plan, Workload, window_options
 from connlab.contract.names import BENCH_DB, CFS_PERIOD_US, SERVER_USER, pool_alias, session_options
-from connlab.contract.poolers import CONFIGS, PoolerSetup, PoolerUser
+from connlab.contract.poolers import CONFIGS
+from connlab.contract.poolers.from_plan import plan_setup
 from connlab.contract.probes import IDLE_BACKENDS_SQL, PROBES, WAIT_EVENTS_SQL
 from connlab.paths import PARTIALS_DIR
 
@@ -53,19 +54,19 @@ def _shell_word(flag: str) -> str:
 def _poolers(plan: Plan) -> list[dict[str, object]]:
     """Each pooler's files as its harness adapter writes them, with shell variables for paths and ports."""
     poolers = []
-    roles = [Role(name=SERVER_USER, auth="trust"), *plan.spec.roles]
     for number, spec in enumerate(plan.spec.poolers):
         config = CONFIGS[spec.kind]
         variable = "POOLER_PORT" if number == 0 else f"POOLER_PORT_{number + 1}"
         root = f"$DIR/{spec.kind}"
-        setup = PoolerSetup(
-            root=Path(root), port=f"${variable}", server_host="$DIR", server_port="$PORT",
-            databases=[BENCH_DB, "postgres"], pool_size=spec.pool_size, pool_mode=spec.pool_mode,
-            users=[PoolerUser(r.name, "$PASSWORD" if r.needs_password else "") for r in roles],
-            hba_lines=[line for role in roles for line in role.hba_lines()], settings=dict(spec.settings),
-            pool_sizes=sorted({w.pool_size for w in plan.spec.workloads
-                               if isinstance(w.pool_size, int) and w.target == spec.kind}),
-        )  # fmt: skip
+        setup = plan_setup(
+            plan,
+            spec.kind,
+            root=Path(root),
+            port=f"${variable}",
+            server_host="$DIR",
+            server_port="$PORT",
+            secret=lambda role: "$PASSWORD" if role.needs_password else "",
+        )
         poolers.append({
             "kind": spec.kind, "port_variable": variable, "port": POOLER_PORT + number, "root": root,
             "files": sorted(config.config_files(setup).items()), "start": config.snippet_start(root),
