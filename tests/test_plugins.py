@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -42,29 +43,22 @@ def test_several_poolers_interleave_their_windows() -> None:
         {**BASE["workloads"][0], "id": "a", "target": "pgbouncer"},
         {**BASE["workloads"][0], "id": "b", "target": "other"},
     ]
-    experiment = Experiment.model_validate(
-        spec(
-            poolers=[{"kind": "pgbouncer"}, {"kind": "other", "settings": {"workers": 2}}],
-            workloads=workloads,
-        )
-    )
-    assert [p.kind for p in experiment.poolers] == ["pgbouncer", "other"]
+    poolers = [{"kind": "pgbouncer"}, {"kind": "other", "settings": {"workers": 2}}]
+    experiment = Experiment.model_validate(spec(poolers=poolers, workloads=workloads))
     assert experiment.pooler("other").settings == {"workers": 2}  # type: ignore[union-attr]
+    plan = dataclasses.replace(make_plan("queue-depth", "tiny"), spec=experiment, client_counts=[2, 4])
+    targets = [window.workload.target for window in plan.windows() if window.pass_no == 1]
+    assert targets == ["pgbouncer", "other", "pgbouncer", "other"]
 
 
-def test_the_harness_refuses_a_kind_it_has_no_adapter_for(tmp_path: Path) -> None:
+def test_the_harness_refuses_a_kind_it_has_no_adapter_for() -> None:
     from connlab.lab.bench import check_poolers
 
     plan = make_plan("queue-depth", "tiny")
-    other = plan.spec.model_copy(
-        update={"poolers": [p.model_copy(update={"kind": "nosuch"}) for p in plan.spec.poolers]}
-    )
+    poolers = [pooler.model_copy(update={"kind": "nosuch"}) for pooler in plan.spec.poolers]
+    plan = dataclasses.replace(plan, spec=plan.spec.model_copy(update={"poolers": poolers}))
     with pytest.raises(LabError, match="pooler kind 'nosuch' is not registered; known: pgbouncer"):
-        check_poolers(
-            type(plan)(
-                plan.experiment, plan.server_cores, other, plan.profile_name, plan.profile, plan.client_counts
-            )
-        )
+        check_poolers(plan)
 
 
 def test_a_missing_pooler_binary_is_reported_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,3 +88,18 @@ def test_the_harness_and_the_snippet_write_the_same_pgbouncer_files(tmp_path: Pa
 def test_every_committed_experiment_loads() -> None:
     for path in sorted(EXPERIMENTS_DIR.glob("*/experiment.yaml")):
         load_experiment(path.parent.name)
+
+
+def test_a_pooler_without_a_config_module_gets_a_block_that_says_so() -> None:
+    """The harness may run a pooler whose files only its adapter knows; the block must not pretend."""
+    from connlab.site.snippets import pgbench_block
+
+    plan = make_plan("queue-depth", "tiny")
+    poolers = [pooler.model_copy(update={"kind": "newpooler"}) for pooler in plan.spec.poolers]
+    workloads = [workload.model_copy(update={"target": "newpooler"}) for workload in plan.spec.workloads]
+    plan = dataclasses.replace(
+        plan, spec=plan.spec.model_copy(update={"poolers": poolers, "workloads": workloads})
+    )
+    block = pgbench_block(plan)
+    assert "newpooler: this block cannot start it yet" in block
+    assert "exit 1" in block

@@ -55,9 +55,13 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
     """Each pooler's files as its harness adapter writes them, with shell variables for paths and ports."""
     poolers = []
     for number, spec in enumerate(plan.spec.poolers):
-        config = CONFIGS[spec.kind]
         variable = "POOLER_PORT" if number == 0 else f"POOLER_PORT_{number + 1}"
         root = f"$DIR/{spec.kind}"
+        config = CONFIGS.get(spec.kind)
+        if config is None:  # the harness runs it, but no pure config module tells the block its files
+            poolers.append({"kind": spec.kind, "port_variable": variable, "port": POOLER_PORT + number,
+                            "root": root, "files": None})  # fmt: skip
+            continue
         setup = plan_setup(
             plan,
             spec.kind,
@@ -84,10 +88,11 @@ def _connection(workload: Workload, default_transport: str, pooler: dict[str, ob
     return f"{host} -p {port} -U {workload.role or SERVER_USER}"
 
 
-def _body(plan: Plan, workload: Workload) -> str:
-    """The partial that runs a window: the first of the experiment's probes that has one and applies."""
+def _body(plan: Plan, workload: Workload, pooler: dict[str, object] | None) -> str:
+    """The partial that runs a window: the first of the experiment's probes that has one and applies (a
+    pooler's probe only through a pooler whose admin console the block knows)."""
     for name in plan.spec.probes:
-        applies = workload.target != "direct" or not PROBES[name].needs_pooler
+        applies = not PROBES[name].needs_pooler or bool(pooler and pooler.get("admin_database"))
         if applies and (SNIPPETS_DIR / f"probe_{name}.sh.j2").exists():
             return f"probe_{name}.sh.j2"
     return "window.sh.j2"
@@ -119,7 +124,7 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
             f"{password}{session}{enter.format(cgroup='$CGC')}taskset -c 1 pgbench {connection} "
             f"{' '.join(_shell_word(flag) for flag in flags)} {database}"
         )
-        body = _body(plan, workload)
+        body = _body(plan, workload, pooler)
         probe = PROBES.get(body.removeprefix("probe_").removesuffix(".sh.j2"))
         loop = _ENV.get_template("loop.sh.j2").render(
             # A workload measured at some client counts only (churn at one count) keeps to them here.
