@@ -33,12 +33,15 @@ SITE_STAMP     := $(SITE)/.built
 RESULT_FILES   := $(shell find results -type f 2>/dev/null)
 EXPERIMENT_SRC := $(shell find experiments -type f 2>/dev/null)
 SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
-DATA_CODE      := $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py scripts/connlab/*.py)
-# The pages read intervals, flags and configs from the harness too (check-it-yourself blocks, sampling
-# intervals): a change there must rebuild them.
-SITE_CODE      := $(wildcard scripts/connlab/site/*.py scripts/connlab/lab/*.py scripts/connlab/lab/poolers/*.py)
+# Each stage's stamp depends on exactly the code that stage imports: the command line and what every
+# stage shares (the contract: spec, columns, probes, poolers' configs, names), and the stage's own
+# package. tests/test_contract.py checks these lists against the imports.
+SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py scripts/connlab/errors.py scripts/connlab/paths.py \
+                    scripts/connlab/interrupts.py scripts/connlab/contract/*.py scripts/connlab/contract/*/*.py)
+DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py)
+SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py)
 
-.PHONY: help all setup system-packages postgres run run-all contribute validate aggregate articles site serve test lint clean
+.PHONY: stage-code help all setup system-packages postgres run run-all contribute validate aggregate articles site serve test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
 
 ## help: list the targets (the default goal)
@@ -133,6 +136,11 @@ serve: site
 test: setup site
 	$(BIN)/ruff check scripts tests
 	$(BIN)/pytest -q
+
+## stage-code: the code each stamp depends on, one stage a line (tests/test_contract.py reads it)
+stage-code:
+	@echo "data $(DATA_CODE)"
+	@echo "site $(SITE_CODE)"
 
 ## lint: ruff over the Python code
 lint: $(VENV_STAMP)

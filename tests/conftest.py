@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from connlab.data.columns import COLUMN_NAMES
+from connlab.contract.columns import COLUMN_NAMES
 from connlab.lab.results_file import ResultsFile
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden" / "pgbench"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 # Chromium as the browser tests start it: headless, and with nothing that would call another host.
@@ -71,6 +71,7 @@ def _base_row() -> dict[str, Any]:
         "jobs": 1,
         "duration_s": 15,
         "transport": "unix",
+        "target": "direct",
         "started_at": "2026-01-01T00:00:00Z",
         "ok": True,
         "exit_code": 0,

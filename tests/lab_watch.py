@@ -18,8 +18,8 @@ from pathlib import Path
 
 import psutil
 
-from connlab.data.columns import COLUMN_NAMES
-from connlab.experiment import make_plan
+from connlab.contract.columns import COLUMN_NAMES
+from connlab.contract.experiment import make_plan
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MACHINE = "e2e-faults"

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from conftest import REPO_ROOT, machine_facts
+from connlab.contract.columns import COLUMN_NAMES, PUBLISHED_FILE_NAME
 from connlab.data import aggregate
 from connlab.data.aggregate import (
     aggregate_all,
@@ -25,7 +26,6 @@ from connlab.data.aggregate import (
     result_files,
     split_named_queries,
 )
-from connlab.data.columns import COLUMN_NAMES, PUBLISHED_FILE_NAME
 from connlab.data.validate import validate_results
 from connlab.errors import LabError
 from connlab.paths import MACHINE_FILE_NAME

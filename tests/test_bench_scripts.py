@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,3 +25,50 @@ def test_the_interrupt_campaign_reports_clean_rounds_and_a_resume() -> None:
     lines = result.stdout.splitlines()
     assert sum(line.startswith("round ") and ": clean: " in line for line in lines) == 2, result.stdout
     assert "2/2 clean" in lines and "resume ok" in lines, result.stdout
+
+
+@pytest.mark.e2e
+@pytest.mark.usefixtures("require_root", "require_postgres")
+def test_the_observer_effect_compares_a_pair() -> None:
+    result = subprocess.run(
+        [sys.executable, "scripts/bench/observer_effect.py", "--pairs", "1", "--clients", "1",
+         "--seconds", "1", "--profile", "tiny"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "pair 1: harness " in result.stdout and "median ratio " in result.stdout, result.stdout
+
+
+@pytest.mark.e2e
+@pytest.mark.usefixtures("require_root", "require_postgres")
+def test_the_quick_profile_timer_times_a_tiny_run() -> None:
+    if shutil.which("hyperfine") is None:
+        pytest.skip("hyperfine is not installed (make setup installs it)")
+    result = subprocess.run(
+        ["bash", "scripts/bench/quick_profile_time.sh", "connect-cost"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "PROFILE": "tiny"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Time (abs" in result.stdout, result.stdout
+
+
+@pytest.mark.e2e
+def test_the_site_build_timer_times_one_cold_and_one_warm_build() -> None:
+    """Rebuilds build/ from the committed results (make clean, then make site), leaving the site built."""
+    if shutil.which("hyperfine") is None:
+        pytest.skip("hyperfine is not installed (make setup installs it)")
+    result = subprocess.run(
+        ["bash", "scripts/bench/site_build_time.sh"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=False,
+        env={**os.environ, "RUNS": "1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("Benchmark 1: make site") == 2, result.stdout  # cold, then warm
+
+
+def test_every_bench_script_has_a_test() -> None:
+    """A script added under scripts/bench/ must be run here too."""
+    source = Path(__file__).read_text()
+    for script in sorted((REPO_ROOT / "scripts" / "bench").iterdir()):
+        assert f"scripts/bench/{script.name}" in source, script.name

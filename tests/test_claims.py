@@ -13,6 +13,7 @@ import duckdb
 import pytest
 import yaml
 
+from connlab.contract.yaml_models import load_yaml_model
 from connlab.data.claims import (
     CANNOT_EVALUATE,
     DOES_NOT_HOLD,
@@ -25,7 +26,6 @@ from connlab.data.claims import (
     judge,
     summarise,
 )
-from connlab.data.yaml_models import load_yaml_model
 from connlab.errors import LabError
 from connlab.paths import ARTICLES_SRC_DIR
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from connlab.experiment import experiment_names
+from connlab.contract.experiment import experiment_names
 
 
 def phony_targets(makefile: str) -> list[str]:

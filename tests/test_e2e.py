@@ -25,9 +25,9 @@ import psutil
 import pytest
 import yaml
 
-from connlab.data.columns import COLUMN_NAMES
+from connlab.contract.columns import COLUMN_NAMES
+from connlab.contract.experiment import make_plan, window_options
 from connlab.errors import LabError
-from connlab.experiment import make_plan, window_options
 from connlab.lab import cluster as cluster_module
 from connlab.lab.cluster import Cluster
 

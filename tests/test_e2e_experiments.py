@@ -15,8 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from connlab.experiment import make_plan
-from connlab.lab.probes import decode_wait_events
+from connlab.contract.experiment import make_plan
+from connlab.contract.probes import decode_wait_events
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]
 
@@ -67,13 +67,16 @@ def test_connect_cost_prices_a_new_connection(connlab_env: dict[str, str]) -> No
 
 def test_pgbouncer_pools_and_is_stopped(connlab_env: dict[str, str]) -> None:
     rows = run("pgbouncer", connlab_env)
-    pool_size = make_plan("pgbouncer", "tiny").spec.pooler.pool_size  # type: ignore[union-attr]
+    pool_size = make_plan("pgbouncer", "tiny").spec.poolers[0].pool_size
     for row in rows:
         assert row["pooler_cpu_cores"] != ""
     # The pooler works only when traffic goes through it (idle, it wakes for timers alone): every pooled
     # window costs it more CPU than any direct one. No absolute figure: that depends on the machine.
-    pooled_cpu = [float(r["pooler_cpu_cores"]) for r in rows if "pgbouncer" in r["workload"]]
-    direct_cpu = [float(r["pooler_cpu_cores"]) for r in rows if "pgbouncer" not in r["workload"]]
+    assert {r["workload"]: r["target"] for r in rows} == {
+        w.id: w.target for w in make_plan("pgbouncer", "tiny").spec.workloads
+    }
+    pooled_cpu = [float(r["pooler_cpu_cores"]) for r in rows if r["target"] == "pgbouncer"]
+    direct_cpu = [float(r["pooler_cpu_cores"]) for r in rows if r["target"] == "direct"]
     assert pooled_cpu and direct_cpu
     assert min(pooled_cpu) > max(direct_cpu), (pooled_cpu, direct_cpu)
     for row in rows:
@@ -88,6 +91,25 @@ def test_pgbouncer_pools_and_is_stopped(connlab_env: dict[str, str]) -> None:
     # however many had connected at that moment: more than one somewhere, not necessarily all 50.
     assert max(direct_50) > 1, direct_50
     assert no_pooler_left() == []
+
+
+def test_a_missing_pooler_leaves_its_windows_out_and_says_so(connlab_env: dict[str, str]) -> None:
+    """The direct windows are measured and kept; the pooled ones are left for a rerun; exit status 2."""
+    env = {**connlab_env, "CONNLAB_PGBOUNCER": "/nonexistent/pgbouncer"}
+    result = subprocess.run(
+        [sys.executable, "-m", "connlab.cli", "run", "pgbouncer", "--profile", "tiny", "--machine", MACHINE],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert (
+        "their pooler cannot run here: pgbouncer: CONNLAB_PGBOUNCER=/nonexistent/pgbouncer" in result.stderr
+    )
+    [path] = sorted((Path(env["CONNLAB_RESULTS_DIR"]) / MACHINE / "pgbouncer").glob("*.csv"))
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    plan = make_plan("pgbouncer", "tiny")
+    assert len(rows) == sum(window.workload.target == "direct" for window in plan.windows())
+    assert {row["target"] for row in rows} == {"direct"}
 
 
 def test_core_budget_alternates_quotas(connlab_env: dict[str, str]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from connlab.experiment import experiment_names, make_plan
+from connlab.contract.experiment import experiment_names, make_plan
 from connlab.site.snippets import pgbench_block
 from lab_watch import REPO_ROOT, lab_processes, start_run, wait_for
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from connlab.errors import LabError
-from connlab.experiment import (
+from connlab.contract.experiment import (
     ServerSpec,
     Workload,
     expand_clients,
@@ -18,6 +17,7 @@ from connlab.experiment import (
     pass_order,
     window_options,
 )
+from connlab.errors import LabError
 from connlab.paths import EXPERIMENTS_DIR
 
 REAL_SPEC = (EXPERIMENTS_DIR / "clients-sweep" / "experiment.yaml").read_text()

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import psutil
 import pytest
 
-from connlab.experiment import make_plan
+from connlab.contract.experiment import make_plan
 from connlab.lab.sweep import pgbench_deadline_s
 from lab_watch import (
     assert_complete,

@@ -1,4 +1,4 @@
-"""connlab.lab.interrupts: one KeyboardInterrupt per run, and children killed with their whole group."""
+"""connlab.interrupts: one KeyboardInterrupt per run, and children killed with their whole group."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from connlab.lab import interrupts
+from connlab import interrupts
 
 
 @pytest.fixture

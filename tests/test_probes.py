@@ -1,10 +1,11 @@
-"""connlab.lab.probes: the wait-event cell's encoding, read back."""
+"""The wait-event cell's encoding (connlab.contract.probes), read back; the checkpoint counters' view."""
 
 from __future__ import annotations
 
 import pytest
 
-from connlab.lab.probes import activity_sql, decode_wait_events, encode_wait_events
+from connlab.contract.probes import decode_wait_events, encode_wait_events
+from connlab.lab.counters import activity_sql
 
 
 def test_states_are_written_most_frequent_first_and_read_back() -> None:

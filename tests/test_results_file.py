@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from connlab.data.columns import COLUMN_NAMES
+from connlab.contract.columns import COLUMN_NAMES
 from connlab.errors import LabError
 from connlab.lab import results_file
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cgroup_v1_writable
-from connlab.experiment import Plan, make_plan, window_options
+from connlab.contract.experiment import Plan, make_plan, window_options
 from connlab.paths import SITE_DIR
 from connlab.site.snippets import BLOCK_ORIGIN, SNIPPET_PORT, pgbench_block
 

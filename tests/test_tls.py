@@ -9,10 +9,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from connlab.contract.poolers.setup import PoolerSetup
 from connlab.errors import LabError
 from connlab.lab import cluster as cluster_module
 from connlab.lab import tls
 from connlab.lab.cluster import Cluster
+from connlab.lab.host import free_port
 from connlab.lab.poolers.pgbouncer import PgBouncer
 
 SSL_OF_THIS_SESSION = "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"
@@ -59,7 +61,11 @@ def test_server_and_pgbouncer_speak_tls(shared_tmp: Path, monkeypatch: pytest.Mo
         assert cluster.port is not None
         with psycopg.connect(tls.client_conninfo(cluster.port, "postgres"), connect_timeout=10) as conn:
             assert conn.execute(SSL_OF_THIS_SESSION).fetchone() == (True,)
-        with PgBouncer(cluster, extra=tls.pgbouncer_client_tls(files)) as pooler:
+        setup = PoolerSetup(
+            root=cluster.root / "pgbouncer", port=free_port(), server_host=str(cluster.socket_dir),
+            server_port=cluster.port, databases=["postgres"], settings=tls.pgbouncer_client_tls(files),
+        )  # fmt: skip
+        with PgBouncer(setup) as pooler:
             with psycopg.connect(tls.client_conninfo(pooler.port, "postgres"), connect_timeout=10) as conn:
                 assert conn.pgconn.ssl_in_use
             plain = f"host=127.0.0.1 port={pooler.port} user=postgres dbname=postgres sslmode=disable"

@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from conftest import machine_facts
+from connlab.contract.columns import COLUMN_NAMES, PUBLISHED_FILE_NAME
 from connlab.data import validate
-from connlab.data.columns import COLUMN_NAMES, PUBLISHED_FILE_NAME
 from connlab.data.validate import validate_csv, validate_machine_folder, validate_results
 from connlab.paths import MACHINE_FILE_NAME
 
@@ -811,3 +811,20 @@ def test_a_field_over_the_csv_modules_limit_is_not_a_traceback(csv_path: Path) -
     edit_csv(csv_path, set_cell(1, "error", "x" * 200_000))
     problems = validated(csv_path.parents[2])
     assert all(PROBLEM.match(problem) for problem in problems), problems
+
+
+def test_a_file_written_before_a_column_was_added_is_valid_without_it(csv_path: Path) -> None:
+    """target came after results were committed: absent is fine, present and empty is not."""
+
+    def drop_target(rows: list[list[str]]) -> None:
+        index = rows[0].index("target")
+        for row in rows:
+            del row[index]
+
+    edit_csv(csv_path, drop_target)
+    assert list(validate_csv(csv_path, "box")) == []
+
+
+def test_an_empty_target_is_refused(csv_path: Path) -> None:
+    edit_csv(csv_path, set_cell(1, "target", ""))
+    assert only_problem(list(validate_csv(csv_path, "box")))["field"] == "target"

@@ -9,18 +9,9 @@ SELECT
     CASE WHEN workload LIKE '%-half-client' THEN 'half the client cores'
          WHEN workload LIKE '%-2-threads' THEN 'two threads per core'
          ELSE 'whole client cores' END AS variant,
-    clients,
-    any_value(jobs) AS jobs,
-    coalesce(any_value(client_cpu_budget), any_value(client_cores)) AS client_budget_cores,
-    count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
-    count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
-    median(tps) FILTER (WHERE ok) AS tps_median,
-    min(tps) FILTER (WHERE ok) AS tps_min,
-    max(tps) FILTER (WHERE ok) AS tps_max,
-    median(client_cpu_cores) AS client_cpu_median,
-    median(server_cpu_cores) AS server_cpu_median
-FROM windows
-GROUP BY machine, profile, workload, clients;
+    clients, jobs, client_budget_cores, windows, windows_ok, windows_client_saturated,
+    tps_median, tps_min, tps_max, client_cpu_median, server_cpu_median
+FROM point_stats;
 
 -- Per point of the default set-up (whole client cores): is it client-bound? Either pgbench saturated its
 -- cores, or taking half of them away lowered throughput beyond the passes' range.

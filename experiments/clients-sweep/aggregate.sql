@@ -6,49 +6,18 @@
 -- A window counts only when pgbench exited 0 with no failed transaction (column ok).
 CREATE OR REPLACE TABLE points AS
 SELECT
-    machine, profile, workload, clients,
-    any_value(server_cpu_budget)                              AS server_cores,
-    clients / any_value(server_cpu_budget)                    AS clients_per_core,
-    count(*)                                                  AS windows,
-    count(*) FILTER (WHERE ok)                                AS windows_ok,
-    count(*) FILTER (WHERE client_saturated)                  AS windows_client_saturated,
-    median(tps) FILTER (WHERE ok)                             AS tps_median,
-    min(tps) FILTER (WHERE ok)                                AS tps_min,
-    max(tps) FILTER (WHERE ok)                                AS tps_max,
-    median(latency_avg_ms) FILTER (WHERE ok)                  AS latency_avg_median,
-    min(latency_avg_ms) FILTER (WHERE ok)                     AS latency_avg_min,
-    max(latency_avg_ms) FILTER (WHERE ok)                     AS latency_avg_max,
-    median(latency_p50_ms) FILTER (WHERE ok)                  AS latency_p50_median,
-    median(latency_p95_ms) FILTER (WHERE ok)                  AS latency_p95_median,
-    min(latency_p95_ms) FILTER (WHERE ok)                     AS latency_p95_min,
-    max(latency_p95_ms) FILTER (WHERE ok)                     AS latency_p95_max,
-    median(latency_p99_ms) FILTER (WHERE ok)                  AS latency_p99_median,
-    median(latency_stddev_ms) FILTER (WHERE ok)               AS latency_stddev_median,
-    median(server_cpu_cores)                                  AS server_cpu_median,
-    median(client_cpu_cores)                                  AS client_cpu_median,
-    max(steal_pct)                                            AS steal_pct_max,
-    max(cpu_pressure_pct)                                     AS cpu_pressure_pct_max,
-    sum(checkpoints)                                          AS checkpoints,
-    sum(autovacuums)                                          AS autovacuums,
-    string_agg(DISTINCT error, '; ') FILTER (WHERE NOT ok)    AS errors
-FROM windows
-GROUP BY machine, profile, workload, clients;
+    machine, profile, workload, clients, server_cores, clients_per_core,
+    windows, windows_ok, windows_client_saturated, tps_median, tps_min, tps_max,
+    latency_avg_median, latency_avg_min, latency_avg_max, latency_p50_median,
+    latency_p95_median, latency_p95_min, latency_p95_max, latency_p99_median, latency_stddev_median,
+    server_cpu_median, client_cpu_median, steal_pct_max, cpu_pressure_pct_max, checkpoints, autovacuums,
+    errors
+FROM point_stats;
 
 -- The peak: the highest median among points where pgbench never saturated its own cores (a
 -- client-bound point measures the client, not the server).
 CREATE OR REPLACE TABLE peaks AS
-SELECT
-    machine, workload, server_cores,
-    arg_max(clients, tps_median)                AS peak_clients,
-    arg_max(clients_per_core, tps_median)       AS peak_clients_per_core,
-    max(tps_median)                             AS peak_tps,
-    arg_max(tps_min, tps_median)                AS peak_tps_min,
-    arg_max(tps_max, tps_median)                AS peak_tps_max,
-    arg_max(latency_avg_median, tps_median)     AS peak_latency_ms,
-    arg_max(latency_p95_median, tps_median)     AS peak_latency_p95_ms
-FROM points
-WHERE windows_ok > 0 AND windows_client_saturated = 0
-GROUP BY machine, workload, server_cores;
+SELECT * FROM peak_stats;
 
 -- Every point relative to its machine's peak: the price of oversubscription.
 CREATE OR REPLACE TABLE relative_to_peak AS

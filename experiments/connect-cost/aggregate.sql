@@ -6,23 +6,11 @@
 CREATE OR REPLACE TABLE points AS
 SELECT
     machine, profile, workload, transport, clients,
-    count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
-    count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
-    median(tps) FILTER (WHERE ok) AS tps_median,
-    min(tps) FILTER (WHERE ok) AS tps_min,
-    max(tps) FILTER (WHERE ok) AS tps_max,
-    median(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_median,
-    min(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_min,
-    max(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_max,
-    median(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_median,
-    median(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_median,
-    min(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_min,
-    max(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_max,
-    median(server_cpu_cores) AS server_cpu_median,
-    median(client_cpu_cores) AS client_cpu_median,
-    string_agg(DISTINCT error, '; ') FILTER (WHERE NOT ok) AS errors
-FROM windows
-GROUP BY machine, profile, workload, transport, clients;
+    windows, windows_ok, windows_client_saturated, tps_median, tps_min, tps_max,
+    ms_per_tx_median, ms_per_tx_min, ms_per_tx_max, latency_avg_median,
+    connection_ms_median, connection_ms_min, connection_ms_max,
+    server_cpu_median, client_cpu_median, errors
+FROM point_stats;
 
 -- New against held, and SCRAM against trust, per machine, transport and client count.
 CREATE OR REPLACE TABLE costs AS

@@ -4,31 +4,16 @@
 
 CREATE OR REPLACE TABLE points AS
 SELECT
-    machine, profile, workload, server_cpu_budget AS budget, clients,
-    clients / server_cpu_budget AS clients_per_core,
-    count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
-    count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
-    median(tps) FILTER (WHERE ok) AS tps_median,
-    min(tps) FILTER (WHERE ok) AS tps_min,
-    max(tps) FILTER (WHERE ok) AS tps_max,
-    median(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_median,
-    median(server_cpu_cores) AS server_cpu_median,
-    median(client_cpu_cores) AS client_cpu_median
-FROM windows
-GROUP BY machine, profile, workload, server_cpu_budget, clients;
+    machine, profile, workload, server_cores AS budget, clients, clients_per_core,
+    windows, windows_ok, windows_client_saturated, tps_median, tps_min, tps_max,
+    latency_avg_median, server_cpu_median, client_cpu_median
+FROM point_stats;
 
 -- Each budget's peak, among points where pgbench never saturated its cores.
 CREATE OR REPLACE TABLE peaks AS
-SELECT
-    machine, workload, budget,
-    arg_max(clients, tps_median) AS peak_clients,
-    arg_max(clients_per_core, tps_median) AS peak_clients_per_core,
-    max(tps_median) AS peak_tps,
-    arg_max(tps_min, tps_median) AS peak_tps_min,
-    arg_max(tps_max, tps_median) AS peak_tps_max
-FROM points
-WHERE windows_ok > 0 AND windows_client_saturated = 0
-GROUP BY machine, workload, budget;
+SELECT machine, workload, server_cores AS budget, peak_clients, peak_clients_per_core, peak_tps, peak_tps_min,
+       peak_tps_max
+FROM peak_stats;
 
 -- Smallest against largest budget: does the peak keep its multiple of the cores?
 CREATE OR REPLACE TABLE scaling AS

@@ -4,19 +4,10 @@
 
 CREATE OR REPLACE TABLE points AS
 SELECT
-    machine, profile, workload, clients,
-    clients / any_value(server_cpu_budget) AS clients_per_core,
-    count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
-    count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
-    median(tps) FILTER (WHERE ok) AS tps_median,
-    min(tps) FILTER (WHERE ok) AS tps_min,
-    max(tps) FILTER (WHERE ok) AS tps_max,
-    median(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_median,
-    min(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_min,
-    max(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_max,
-    (max(tps) FILTER (WHERE ok) - min(tps) FILTER (WHERE ok)) / median(tps) FILTER (WHERE ok) AS spread
-FROM windows
-GROUP BY machine, profile, workload, clients;
+    machine, profile, workload, clients, clients_per_core,
+    windows, windows_ok, windows_client_saturated, tps_median, tps_min, tps_max,
+    latency_avg_median, latency_avg_min, latency_avg_max, spread
+FROM point_stats;
 
 -- Each setting's peak among server-bound points, and the client counts whose range overlaps the peak's
 -- (no measurable difference from it).

@@ -4,16 +4,9 @@
 
 CREATE OR REPLACE TABLE points AS
 SELECT
-    machine, profile, workload, clients,
-    clients / any_value(server_cpu_budget) AS clients_per_core,
-    count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
-    median(tps) FILTER (WHERE ok) AS tps_median,
-    min(tps) FILTER (WHERE ok) AS tps_min,
-    max(tps) FILTER (WHERE ok) AS tps_max,
-    median(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_median,
-    sum(wait_samples) FILTER (WHERE ok) AS polls
-FROM windows
-GROUP BY machine, profile, workload, clients;
+    machine, profile, workload, clients, clients_per_core,
+    windows, windows_ok, tps_median, tps_min, tps_max, latency_avg_median, polls
+FROM point_stats;
 
 -- One row per window and state (running, or a wait event as Type:Name) with its sample count.
 CREATE OR REPLACE TABLE window_states AS

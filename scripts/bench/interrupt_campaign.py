@@ -30,8 +30,8 @@ from pathlib import Path
 
 import psutil
 
-from connlab.data.columns import COLUMN_NAMES
-from connlab.experiment import make_plan
+from connlab.contract.columns import COLUMN_NAMES
+from connlab.contract.experiment import make_plan
 from connlab.lab.cpu_budget import CGROUP_ROOT
 
 MACHINE = "interrupt-campaign"

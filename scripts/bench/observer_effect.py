@@ -5,6 +5,8 @@ the real measure_window (prewarm, checkpoint, counters before and after, transac
 bare side does the same prewarm and checkpoint, then runs pgbench alone.
 
     .venv/bin/python scripts/bench/observer_effect.py --pairs 6 --clients 4 --seconds 10
+
+The test suite runs it tiny (one pair, one client, one second, the tiny profile's scale) so it cannot rot.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from connlab.experiment import Window, make_plan, window_options
-from connlab.lab.sweep import measure_window, open_bench, settle
+from connlab.contract.experiment import Window, make_plan, window_options
+from connlab.lab.bench import open_bench, settle
+from connlab.lab.window import measure_window
 
 
 def main() -> None:
@@ -25,12 +28,13 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--workload", default="mixed")
+    parser.add_argument("--profile", default="full", help="the clients-sweep profile: its scale and settings")
     args = parser.parse_args()
 
-    plan = make_plan("clients-sweep", "full")
+    plan = make_plan("clients-sweep", args.profile)
     plan = dataclasses.replace(plan, profile=plan.profile.model_copy(update={"duration_s": args.seconds}))
     workload = next(w for w in plan.spec.workloads if w.id == args.workload)
-    window = Window(1, "asc", workload, args.clients)
+    window = Window(1, "asc", workload, args.clients, budget=plan.budgets[0])
     ratios = []
     with open_bench(plan, "observer-effect") as bench:
         options = window_options(plan, workload, args.clients, jobs=bench.client_cores)

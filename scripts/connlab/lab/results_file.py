@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from connlab.data.columns import COLUMN_NAMES
+from connlab.contract.columns import COLUMN_NAMES
 from connlab.errors import LabError
 
 

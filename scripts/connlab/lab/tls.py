@@ -24,8 +24,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from connlab.contract.names import SERVER_USER
 from connlab.errors import LabError
-from connlab.lab.cluster import SERVER_USER, chown_to_server_user
+from connlab.lab.host import chown_to_server_user
 
 CERT_NAME = "server.crt"
 KEY_NAME = "server.key"

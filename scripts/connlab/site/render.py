@@ -13,16 +13,15 @@ import io
 import json
 import math
 import re
-import shutil
 from pathlib import Path
 
 import jinja2
 
-from connlab.data.claims import CLAIMS_SUBDIR
-from connlab.data.columns import WINDOW_COLUMNS
-from connlab.experiment import make_plan
-from connlab.lab.poolers.pgbouncer import PoolSampler
-from connlab.lab.probes import BackendSampler, WaitEventSampler
+from connlab.contract.columns import WINDOW_COLUMNS
+from connlab.contract.experiment import make_plan
+from connlab.contract.files import copy_if_changed, write_if_changed
+from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON
+from connlab.contract.probes import PROBES
 from connlab.paths import (
     ARTICLES_SRC_DIR,
     ASSETS_SRC_DIR,
@@ -50,21 +49,6 @@ def records_csv(records: list[dict]) -> str:
     writer.writeheader()
     writer.writerows(records)
     return buffer.getvalue()
-
-
-def write_if_changed(path: Path, text: str) -> bool:
-    if path.exists() and path.read_text(encoding="utf-8") == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return True
-
-
-def copy_if_changed(source: Path, target: Path) -> None:
-    if target.exists() and target.read_bytes() == source.read_bytes():
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, target)
 
 
 # -- filters: how numbers look on the page ---------------------------------------------------------------
@@ -162,11 +146,7 @@ def select(records: list[dict], **where: object) -> list[dict]:
 
 
 # How often the in-window probes sample, for the pages that describe them.
-SAMPLING_MS = {
-    "backends": round(1000 * BackendSampler.INTERVAL_S),
-    "wait_events": round(1000 * WaitEventSampler.INTERVAL_S),
-    "pools": round(1000 * PoolSampler.INTERVAL_S),
-}
+SAMPLING_MS = {name: probe.interval_ms for name, probe in PROBES.items()}
 
 
 # -- rendering -------------------------------------------------------------------------------------------
@@ -193,9 +173,10 @@ class PageRenderer:
             make_plan=make_plan,
             columns=WINDOW_COLUMNS,
             sampling_ms=SAMPLING_MS,
+            probes=PROBES,
         )
         self.chart_files: set[Path] = set()
-        machines_file = data_dir / "machines.json"
+        machines_file = data_dir / MACHINES_JSON
         self.machines = json.loads(machines_file.read_text()) if machines_file.exists() else []
 
     def claims(self, slug: str) -> list[dict]:

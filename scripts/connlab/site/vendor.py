@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from connlab.contract.files import copy_if_changed
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
 NODE_MODULES = REPO_ROOT / "node_modules"
 
@@ -21,22 +23,6 @@ REQUIRED_BUILDS: tuple[tuple[str, str], ...] = (
 )
 # No separate vega-interpreter: vega-embed's browser build bundles it and evaluates expressions with it
 # when charts.js passes `ast: true`, which keeps the charts working under a CSP without 'unsafe-eval'.
-
-
-def _write_if_changed(src: Path, dest: Path) -> bool:
-    """Copy src to dest unless dest already has identical bytes.
-
-    Leaving unchanged files alone keeps their mtimes stable, so `mkdocs serve` and make
-    do not see spurious changes.
-    """
-    data = src.read_bytes()
-    if dest.is_file() and dest.read_bytes() == data:
-        return False
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(dest)  # atomic: a concurrent server never sees a half-written file
-    return True
 
 
 def _sources(node_modules: Path) -> list[Path]:
@@ -58,7 +44,7 @@ def copy_vendored_js(assets_dir: Path, node_modules: Path = NODE_MODULES) -> lis
     copied: list[Path] = []
     for src in _sources(node_modules):
         dest = vendor_dir / src.name
-        _write_if_changed(src, dest)
+        copy_if_changed(src, dest)
         copied.append(dest)
     # A build dropped from REQUIRED_BUILDS must not linger in the site.
     for stale in set(vendor_dir.iterdir()) - set(copied):

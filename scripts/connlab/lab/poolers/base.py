@@ -15,6 +15,9 @@ Outputs.
   `support(feature)` says "ok" or why not ("not supported by this version", with the version).
 - `version()` is what the binary prints of itself, read without starting it.
 
+`PoolerSetup` and `PoolerUser` live in connlab.contract.poolers (the site's snippet builds the same
+setup) and are re-exported here.
+
 Errors. A missing binary raises `PoolerUnavailable` whose message reads "<name>: not available on this
 machine; ..." (the row is then reported as such, never faked). A pooler that exits or does not accept in
 time raises `LabError` with the tail of its log. Stopping never raises and always leaves no process behind,
@@ -29,16 +32,20 @@ import shutil
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar, Self
 
 import psutil
 import psycopg
 
+from connlab.contract.names import BENCH_DB, SERVER_USER
+from connlab.contract.poolers.setup import PoolerSetup, PoolerUser
 from connlab.errors import LabError
-from connlab.lab.cluster import SERVER_USER, as_server_user, chown_to_server_user, hold_signals
-from connlab.lab.cpu_budget import CpuBudget
+from connlab.interrupts import hold_signals
+from connlab.lab.host import as_server_user, chown_to_server_user
+
+__all__ = ["PoolerProcess", "PoolerSetup", "PoolerUnavailable", "PoolerUser", "find_binary"]
 
 START_TIMEOUT_S = 15
 STOP_WAIT_S = 5
@@ -47,31 +54,6 @@ SUPPORTED = "ok"
 
 class PoolerUnavailable(LabError):
     """The pooler's binary is not on this machine: reported as a result, not a crash."""
-
-
-@dataclass(frozen=True)
-class PoolerUser:
-    name: str
-    verifier: str = ""  # the server's stored SCRAM verifier; empty for a trust role
-    password: str | None = None  # this run's generated password, for poolers that need it (memory only)
-
-
-@dataclass
-class PoolerSetup:
-    """What the harness asks of any pooler; each adapter maps it onto its own settings."""
-
-    root: Path  # the adapter's own folder: config, logs, pid file, sockets
-    port: int
-    server_host: str  # the server's socket folder or 127.0.0.1
-    server_port: int
-    databases: list[str]
-    pool_size: int = 20
-    pool_mode: str = "transaction"
-    max_client_conn: int = 2000
-    users: list[PoolerUser] = field(default_factory=lambda: [PoolerUser(SERVER_USER)])
-    hba_lines: list[str] = field(default_factory=list)  # pg_hba-style, per role (trust or scram-sha-256)
-    settings: dict[str, object] = field(default_factory=dict)  # adapter-specific, from experiment.yaml
-    budget: CpuBudget | None = None
 
 
 def find_binary(name: str, env_var: str, *fallbacks: str) -> str:
@@ -143,6 +125,13 @@ class PoolerProcess:
     def support(self, feature: str) -> str:
         return SUPPORTED
 
+    @contextlib.contextmanager
+    def pool_watch(self, database: str) -> Iterator[Callable[[], tuple[int, float]] | None]:
+        """A reader, valid inside the block, of the clients waiting for a server connection in the pool
+        of `database` and how long the oldest has waited (ms); None where the pooler does not tell (the
+        pools probe then records nothing)."""
+        yield None
+
     # --- shared behaviour -------------------------------------------------------------------------
     @property
     def port(self) -> int:
@@ -152,7 +141,7 @@ class PoolerProcess:
         host = "127.0.0.1" if transport == "tcp" else str(self.setup.root)
         return ["-h", host, "-p", str(self.port), "-U", user]
 
-    def conninfo(self, dbname: str = "bench", user: str = SERVER_USER) -> str:
+    def conninfo(self, dbname: str = BENCH_DB, user: str = SERVER_USER) -> str:
         return f"host=127.0.0.1 port={self.port} user={user} dbname={dbname}"
 
     def write_config(self) -> None:

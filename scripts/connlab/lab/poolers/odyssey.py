@@ -28,8 +28,8 @@ from __future__ import annotations
 import subprocess
 from typing import ClassVar
 
+from connlab.contract.names import SERVER_USER
 from connlab.errors import LabError
-from connlab.lab.cluster import SERVER_USER
 from connlab.lab.poolers import admin, features
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerUser, find_binary
 

@@ -31,8 +31,8 @@ import secrets
 import subprocess
 from typing import ClassVar
 
+from connlab.contract.names import SERVER_USER
 from connlab.errors import LabError
-from connlab.lab.cluster import SERVER_USER
 from connlab.lab.poolers import admin, features
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, find_binary, logging_to
 from connlab.lab.poolers.odyssey import server_tcp_host

@@ -38,7 +38,7 @@ import psutil
 import psycopg
 
 from connlab.errors import LabError
-from connlab.lab.cluster import as_server_user, chown_to_server_user
+from connlab.lab.host import as_server_user, chown_to_server_user
 from connlab.lab.poolers import features
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, find_binary, logging_to
 

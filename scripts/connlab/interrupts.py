@@ -88,3 +88,17 @@ def run_in_group(
     with group_guard(process):
         stdout, stderr = process.communicate(timeout=timeout_s)
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+@contextlib.contextmanager
+def hold_signals() -> Iterator[None]:
+    """Defer SIGINT/SIGTERM until the block ends (only possible in the main thread)."""
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -5,116 +5,28 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from connlab.data.yaml_models import load_yaml_model
+from connlab.contract.pgbench_options import PgbenchOptions
+from connlab.contract.probes import PROBES
+from connlab.contract.spec_parts import (
+    DatabaseSpec,
+    PoolerSpec,
+    Role,
+    ServerSpec,
+    Strict,
+    Workload,
+    check_client_entries,
+)
+from connlab.contract.yaml_models import load_yaml_model
 from connlab.errors import LabError
-from connlab.lab.pgbench import PgbenchOptions
 from connlab.paths import EXPERIMENT_FILE_NAME, EXPERIMENTS_DIR
 
 ProfileName = Literal["quick", "full", "tiny"]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ServerSpec(Strict):
-    # A number of cores (fractional means a CPU quota), or "half": half the machine's cores, the rest
-    # going to pgbench, so one file serves a 2-core laptop and a 64-core server alike.
-    cpu_budget: float | Literal["half"] = "half"
-    # Several budgets measured in turn, as shares of cpu_budget (the core-budget experiment).
-    budget_shares: list[float] = Field(default_factory=lambda: [1.0], min_length=1)
-
-    def cores(self, online: int | None = None) -> float:
-        if self.cpu_budget == "half":
-            return max(1, (online or len(os.sched_getaffinity(0))) // 2)
-        if self.cpu_budget <= 0:
-            raise LabError(f"server.cpu_budget must be positive, got {self.cpu_budget}")
-        return float(self.cpu_budget)
-
-    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
-
-
-class DatabaseSpec(Strict):
-    scale: int = Field(ge=1)
-    prewarm: list[str] = Field(default_factory=list)
-
-
-class Role(Strict):
-    """A login role with its own pg_hba.conf lines, so one cluster can compare authentication methods."""
-
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    auth: Literal["trust", "scram-sha-256"]
-
-    @property
-    def needs_password(self) -> bool:
-        """SCRAM roles get a password generated for each run: none is written in a spec or a result."""
-        return self.auth == "scram-sha-256"
-
-    def hba_lines(self) -> list[str]:
-        return [f"local all {self.name} {self.auth}", f"host all {self.name} 127.0.0.1/32 {self.auth}"]
-
-
-class Workload(Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    label: str
-    builtins: list[str] = Field(default_factory=list)
-    # A pgbench script instead of builtins (e.g. one small query, then idle for :window_s seconds).
-    script: str | None = None
-    # "per-transaction" is pgbench -C: a new connection (and authentication) for every transaction.
-    connect: Literal["held", "per-transaction"] = "held"
-    role: str | None = None  # one of the experiment's roles; default the postgres superuser
-    transport: Literal["unix", "tcp"] | None = None  # default: the experiment's transport
-    target: Literal["direct", "pgbouncer"] = "direct"
-    # Only these of the grid's client counts (e.g. connection churn at one count only).
-    clients: list[int] | None = None
-    # Session settings for pgbench's connections (PGOPTIONS), e.g. synchronous_commit: "off".
-    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
-    # pgbench -j, and a CPU quota for pgbench as a share of its cores (needs cgroups): is the client the
-    # bottleneck?
-    jobs: int | None = Field(default=None, ge=1)
-    client_cpu_share: float | None = Field(default=None, gt=0, le=1)
-    # Through PgBouncer: a pool of this many server connections (a database alias of its own); "Nx" is
-    # N times the server's cores, expanded by make_plan.
-    pool_size: int | str | None = None
-
-    @field_validator("pool_size")
-    @classmethod
-    def _pool_size_entry(cls, value: int | str | None) -> int | str | None:
-        if isinstance(value, int) and value < 1:
-            raise ValueError("pool_size must be at least 1")
-        _check_client_entries([value] if value is not None else [])
-        return value
-
-    def runs_at(self, clients: int) -> bool:
-        return self.clients is None or clients in self.clients
-
-    @model_validator(mode="after")
-    def _builtins_or_script(self) -> Workload:
-        if bool(self.builtins) == bool(self.script):
-            raise ValueError(f"workload {self.id}: give either builtins or a script, not both or neither")
-        return self
-
-
-class PoolerSpec(Strict):
-    """A pooler in front of the server, started once per run on the server's CPU budget."""
-
-    kind: Literal["pgbouncer"] = "pgbouncer"
-    pool_size: int = Field(default=20, ge=1)
-    pool_mode: Literal["session", "transaction", "statement"] = "transaction"
-
-
-def _check_client_entries(entries: list[int | str] | None) -> list[int | str] | None:
-    for entry in entries or []:
-        if isinstance(entry, str) and not (entry.endswith("x") and _is_number(entry[:-1])):
-            raise ValueError(f"client entry {entry!r} must be a number or a multiple of cores like '4x'")
-    return entries
 
 
 class Profile(Strict):
@@ -125,7 +37,7 @@ class Profile(Strict):
     # A select-only window with one client, the same on every machine, places machines against each other.
     calibration_s: int = Field(default=10, ge=1)
 
-    _clients = field_validator("clients")(_check_client_entries)
+    _clients = field_validator("clients")(check_client_entries)
 
 
 class Experiment(Strict):
@@ -139,38 +51,39 @@ class Experiment(Strict):
     transport: Literal["unix", "tcp"] = "unix"
     protocol: Literal["simple", "extended", "prepared"] = "simple"
     roles: list[Role] = Field(default_factory=list)
-    pooler: PoolerSpec | None = None
-    # Count the server's client backends once a second during each window (admission control).
-    sample_backends: bool = False
-    # Poll pg_stat_activity every 100 ms for what active client backends are doing (wait-events).
-    sample_wait_events: bool = False
-    # Measure the server's memory once the window's connections are all connected and idle.
-    measure_memory: bool = False
-    # Poll PgBouncer's SHOW POOLS during each window: clients waiting for a server connection.
-    sample_pools: bool = False
+    # Poolers in front of the server, each started once per run; windows of workloads that target
+    # different poolers interleave like any other workloads.
+    poolers: list[PoolerSpec] = Field(default_factory=list)
+    # In-window probes (connlab.contract.probes.PROBES), e.g. [backends, wait_events].
+    probes: list[str] = Field(default_factory=list)
+    # A model fitted to the experiment's throughput curves by the aggregation (main.usl_fits).
+    fit: Literal["usl"] | None = None
     profiles: dict[ProfileName, Profile]
 
-    _clients = field_validator("clients")(_check_client_entries)
+    def pooler(self, name: str) -> PoolerSpec | None:
+        return next((pooler for pooler in self.poolers if pooler.kind == name), None)
+
+    _clients = field_validator("clients")(check_client_entries)
 
     @model_validator(mode="after")
     def _roles_exist(self) -> Experiment:
         names = {role.name for role in self.roles}
+        poolers = [pooler.kind for pooler in self.poolers]
+        if len(set(poolers)) != len(poolers):
+            raise ValueError(f"poolers: each kind at most once (got {', '.join(poolers)})")
+        unknown = [name for name in self.probes if name not in PROBES]
+        if unknown:
+            raise ValueError(f"probes: unknown {', '.join(unknown)}; known: {', '.join(PROBES)}")
         for workload in self.workloads:
-            if workload.target != "direct" and self.pooler is None:
-                raise ValueError(f"workload {workload.id} targets {workload.target}, but pooler is not set")
+            if workload.target != "direct" and workload.target not in poolers:
+                raise ValueError(
+                    f"workload {workload.id} targets {workload.target}, which is not one of the poolers"
+                )
             if workload.role is not None and workload.role not in names:
                 raise ValueError(f"workload {workload.id}: role {workload.role!r} is not in roles")
-            if workload.pool_size is not None and workload.target != "pgbouncer":
-                raise ValueError(f"workload {workload.id}: pool_size needs target: pgbouncer")
+            if workload.pool_size is not None and workload.target == "direct":
+                raise ValueError(f"workload {workload.id}: pool_size needs a pooler as its target")
         return self
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def expand_clients(entries: list[int | str], server_cores: float, max_clients: int) -> list[int]:

@@ -1,12 +1,15 @@
 """The columns of a raw results CSV: one row per measurement window.
 
 One list serves the sweep (which writes rows), validation (which checks them) and aggregation (which
-reads them with these types), so the three cannot drift apart.
+reads them with these types), so the three cannot drift apart. A column carries its own constraints
+(`minimum`), so a new column is checked as soon as it is declared.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from connlab.contract.probes import PROBES, WAIT_EVENTS_PATTERN
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,11 @@ class Column:
     added_later: bool = False
     # May be empty in a failed window, never in one marked ok (ok means pgbench reported it).
     required_when_ok: bool = False
+    # The least valid value (counts, times and shares are never negative); None: no lower bound.
+    minimum: float | None = None
+    # A regular expression a non-empty value must match, and how the error message describes it.
+    pattern: str | None = None
+    pattern_hint: str = ""
 
 
 WINDOW_COLUMNS: tuple[Column, ...] = (
@@ -31,35 +39,60 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     Column("pass_no", "INTEGER", "pass number, from 1"),
     Column("pass_order", "VARCHAR", "asc or desc"),
     Column("workload", "VARCHAR", "workload id from the experiment"),
-    Column("clients", "INTEGER", "pgbench -c"),
-    Column("jobs", "INTEGER", "pgbench -j"),
-    Column("duration_s", "INTEGER", "pgbench -T"),
+    Column("clients", "INTEGER", "pgbench -c", minimum=0),
+    Column("jobs", "INTEGER", "pgbench -j", minimum=0),
+    Column("duration_s", "INTEGER", "pgbench -T", minimum=0),
     Column("transport", "VARCHAR", "unix or tcp"),
+    Column(
+        "target",
+        "VARCHAR",
+        "direct, or the name of the pooler the window's clients went through",
+        added_later=True,
+    ),
     Column("started_at", "VARCHAR", "UTC time the window started, ISO 8601"),
     Column("ok", "BOOLEAN", "pgbench exited 0, finished, and no transaction failed"),
     Column("exit_code", "INTEGER", "pgbench's exit status"),
     Column("error", "VARCHAR", "first distinct error pgbench printed", required=False),
-    Column("tps", "DOUBLE", "transactions per second", required=False, required_when_ok=True),
-    Column("transactions", "BIGINT", "transactions processed", required=False, required_when_ok=True),
-    Column("failed_transactions", "BIGINT", "failed transactions", required=False, required_when_ok=True),
-    Column("latency_avg_ms", "DOUBLE", "mean latency, ms", required=False, required_when_ok=True),
-    Column("latency_stddev_ms", "DOUBLE", "latency standard deviation, ms", required=False),
-    Column("latency_p50_ms", "DOUBLE", "median latency from the transaction log, ms", required=False),
-    Column("latency_p95_ms", "DOUBLE", "95th percentile latency, ms", required=False),
-    Column("latency_p99_ms", "DOUBLE", "99th percentile latency, ms", required=False),
-    Column("initial_connection_ms", "DOUBLE", "pgbench's initial connection time, ms", required=False),
-    Column("avg_connection_ms", "DOUBLE", "average connection time with -C, ms", required=False),
-    Column("server_cpu_budget", "DOUBLE", "cores the server was allowed"),
-    Column("server_cpu_cores", "DOUBLE", "cores the server used on average"),
-    Column("client_cores", "INTEGER", "cores pgbench was pinned to"),
-    Column("client_cpu_cores", "DOUBLE", "cores pgbench used on average"),
+    Column("tps", "DOUBLE", "transactions per second", required=False, required_when_ok=True, minimum=0),
+    Column(
+        "transactions", "BIGINT", "transactions processed", required=False, required_when_ok=True, minimum=0
+    ),
+    Column(
+        "failed_transactions",
+        "BIGINT",
+        "failed transactions",
+        required=False,
+        required_when_ok=True,
+        minimum=0,
+    ),
+    Column("latency_avg_ms", "DOUBLE", "mean latency, ms", required=False, required_when_ok=True, minimum=0),
+    Column("latency_stddev_ms", "DOUBLE", "latency standard deviation, ms", required=False, minimum=0),
+    Column(
+        "latency_p50_ms", "DOUBLE", "median latency from the transaction log, ms", required=False, minimum=0
+    ),
+    Column("latency_p95_ms", "DOUBLE", "95th percentile latency, ms", required=False, minimum=0),
+    Column("latency_p99_ms", "DOUBLE", "99th percentile latency, ms", required=False, minimum=0),
+    Column(
+        "initial_connection_ms", "DOUBLE", "pgbench's initial connection time, ms", required=False, minimum=0
+    ),
+    Column("avg_connection_ms", "DOUBLE", "average connection time with -C, ms", required=False, minimum=0),
+    Column("server_cpu_budget", "DOUBLE", "cores the server was allowed", minimum=0),
+    Column("server_cpu_cores", "DOUBLE", "cores the server used on average", minimum=0),
+    Column("client_cores", "INTEGER", "cores pgbench was pinned to", minimum=0),
+    Column("client_cpu_cores", "DOUBLE", "cores pgbench used on average", minimum=0),
     Column(
         "client_saturated", "BOOLEAN", "pgbench used at least 90% of its cores: the point is client-bound"
     ),
-    Column("steal_pct", "DOUBLE", "CPU steal time, % of all CPU time in the window"),
-    Column("cpu_pressure_pct", "DOUBLE", "share of the window some task waited for a CPU, %", required=False),
-    Column("checkpoints", "INTEGER", "checkpoints that fell inside the window"),
-    Column("autovacuums", "INTEGER", "autovacuum/autoanalyze runs inside the window"),
+    Column("steal_pct", "DOUBLE", "CPU steal time, % of all CPU time in the window", minimum=0),
+    Column(
+        "cpu_pressure_pct",
+        "DOUBLE",
+        "share of the window some task waited for a CPU, %",
+        required=False,
+        minimum=0,
+    ),
+    Column("checkpoints", "INTEGER", "checkpoints that fell inside the window", minimum=0),
+    Column("autovacuums", "INTEGER", "autovacuum/autoanalyze runs inside the window", minimum=0),
     Column(
         "pooler_cpu_cores", "DOUBLE", "cores the pooler used on average", required=False, added_later=True
     ),
@@ -74,15 +107,18 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     Column(
         "wait_samples",
         "INTEGER",
-        "polls of pg_stat_activity, one every 100 ms",
+        f"polls of pg_stat_activity, one every {PROBES['wait_events'].interval_ms} ms",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "wait_events",
         "VARCHAR",
         "active client backends seen over those polls, per state: running=N;Type:Event=N;... "
         "(empty when polls ran and none saw an active backend: zero samples, not a missing figure)",
+        pattern=WAIT_EVENTS_PATTERN,
+        pattern_hint="state=count pairs separated by ';', e.g. running=12;LWLock:WALWrite=3",
         required=False,
         added_later=True,
     ),
@@ -93,6 +129,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "client backends whose memory was measured",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_cgroup_usage_bytes",
@@ -100,6 +137,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "the server cgroup's memory.usage_in_bytes",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_cgroup_rss_bytes",
@@ -107,6 +145,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "the server cgroup's anonymous memory (memory.stat total_rss)",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_cgroup_cache_bytes",
@@ -114,6 +153,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "the server cgroup's page cache and shared memory (total_cache)",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_rss_sum_bytes",
@@ -121,6 +161,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "sum of the client backends' Rss (smaps_rollup)",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_pss_sum_bytes",
@@ -128,6 +169,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "sum of the client backends' Pss (smaps_rollup)",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "mem_anon_rss_sum_bytes",
@@ -135,6 +177,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "sum of the client backends' RssAnon (/proc/PID/status)",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     # client-bound: a CPU quota for pgbench smaller than its cores.
     Column(
@@ -143,17 +186,24 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "pgbench's CPU quota in cores, if it had one",
         required=False,
         added_later=True,
+        minimum=0,
     ),
-    # queue-depth: PgBouncer's SHOW POOLS polled during the window.
+    # The pools probe: the pooler's queue polled during the window.
     Column(
         "pool_size",
         "INTEGER",
-        "PgBouncer's pool size for the window's database",
+        "the pooler's pool size for the window's database",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
-        "pool_samples", "INTEGER", "polls of SHOW POOLS, one every 250 ms", required=False, added_later=True
+        "pool_samples",
+        "INTEGER",
+        f"polls of the pooler's SHOW POOLS, one every {PROBES['pools'].interval_ms} ms",
+        required=False,
+        added_later=True,
+        minimum=0,
     ),
     Column(
         "pool_cl_waiting_avg",
@@ -161,6 +211,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "clients waiting for a server connection, mean over the polls",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "pool_cl_waiting_max",
@@ -168,6 +219,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "clients waiting for a server connection, most in one poll",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column(
         "pool_maxwait_ms_max",
@@ -175,6 +227,7 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "longest wait of the oldest waiting client, ms",
         required=False,
         added_later=True,
+        minimum=0,
     ),
     Column("cpu_budget_method", "VARCHAR", "cgroup-v1, cgroup-v2 or taskset"),
     Column("postgres_version", "VARCHAR", "server_version"),
@@ -190,9 +243,9 @@ COLUMN_TYPES: dict[str, str] = {column.name: column.type for column in WINDOW_CO
 PUBLISHED_COLUMNS: tuple[Column, ...] = (
     Column("experiment", "VARCHAR", "the experiment the figure corresponds to"),
     Column("workload", "VARCHAR", "workload id, or the pooler / variant the figure is about"),
-    Column("clients", "INTEGER", "client count, where the figure has one", required=False),
+    Column("clients", "INTEGER", "client count, where the figure has one", required=False, minimum=0),
     Column("metric", "VARCHAR", "what the value is, e.g. tps, latency_avg_ms"),
-    Column("value", "DOUBLE", "the value as printed"),
+    Column("value", "DOUBLE", "the value as printed", minimum=0),
     Column("unit", "VARCHAR", "unit of the value; empty for a pure number", required=False),
     Column("note", "VARCHAR", "where in the article, and any condition", required=False),
 )

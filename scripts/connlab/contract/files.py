@@ -1,0 +1,27 @@
+"""Writing build outputs only when they change, so an unchanged file keeps its time and later stages
+(make's stamps, MkDocs, `mkdocs serve`) see nothing to redo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def write_bytes_if_changed(path: Path, data: bytes) -> bool:
+    """Write data to path unless it already holds exactly that; True when it wrote.
+
+    Written to a temporary name and renamed: a server reading the folder never sees half a file."""
+    if path.is_file() and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_bytes(data)
+    temporary.replace(path)
+    return True
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    return write_bytes_if_changed(path, text.encode("utf-8"))
+
+
+def copy_if_changed(source: Path, target: Path) -> bool:
+    return write_bytes_if_changed(target, source.read_bytes())

@@ -1,0 +1,27 @@
+"""Names and numbers that more than one stage uses, each defined once."""
+
+from __future__ import annotations
+
+# The database pgbench's tables live in, on the server and behind every pooler.
+BENCH_DB = "bench"
+# The superuser the server runs as and the harness connects as (PostgreSQL refuses to run as root).
+SERVER_USER = "postgres"
+# Folders of results/ whose name starts so hold figures printed in an article, never measured here.
+PUBLISHED_PREFIX = "published-"
+# build/data/<this>: every results folder's machine.yaml, for the site.
+MACHINES_JSON = "machines.json"
+# build/data/<this>/<article>.json: each claim's verdict per machine, for the site.
+CLAIMS_SUBDIR = "claims"
+# The CFS scheduler's period: a CPU quota of N cores is N times this many microseconds per period.
+CFS_PERIOD_US = 100_000
+
+
+def pool_alias(pool_size: int) -> str:
+    """The database name clients use for a pooler's pool of this size (a database alias of its own)."""
+    return f"{BENCH_DB}_pool{pool_size}"
+
+
+def session_options(settings: dict[str, object]) -> str:
+    """Session settings as flags, e.g. '-c synchronous_commit=off': PGOPTIONS for pgbench's connections,
+    and postgres's own -o flags for server settings."""
+    return " ".join(f"-c {key}={value}" for key, value in settings.items())

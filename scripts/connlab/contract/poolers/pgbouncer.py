@@ -1,0 +1,65 @@
+"""PgBouncer's configuration, pure: pgbouncer.ini, the auth file and the hba file for a `PoolerSetup`.
+
+auth_type is hba: one pg_hba-style line per role (trust or scram-sha-256, as on the server). The auth file
+holds the server's SCRAM verifiers (in the harness) or the run's password (in the snippet), never a
+password written in a spec or a result.
+"""
+
+from __future__ import annotations
+
+from connlab.contract.names import SERVER_USER, pool_alias
+from connlab.contract.poolers.setup import PoolerConfig, PoolerSetup
+
+INI = "pgbouncer.ini"
+AUTH_FILE = "userlist.txt"
+HBA_FILE = "pgbouncer_hba.conf"
+LOG_FILE = "pgbouncer.log"
+PID_FILE = "pgbouncer.pid"
+ADMIN_DATABASE = "pgbouncer"
+
+
+def config_files(setup: PoolerSetup) -> dict[str, str]:
+    root = setup.root
+    server = f"host={setup.server_host} port={setup.server_port}"
+    main = setup.databases[0]
+    databases = [f"{name} = {server} dbname={name}" for name in setup.databases] + [
+        f"{pool_alias(size)} = {server} dbname={main} pool_size={size}" for size in setup.pool_sizes
+    ]
+    settings: dict[str, object] = {
+        "listen_addr": "127.0.0.1",
+        "listen_port": setup.port,
+        "unix_socket_dir": root,
+        "auth_type": "hba" if setup.hba_lines else "trust",
+        "auth_file": root / AUTH_FILE,
+        **({"auth_hba_file": root / HBA_FILE} if setup.hba_lines else {}),
+        "pool_mode": setup.pool_mode,
+        "default_pool_size": setup.pool_size,
+        "max_client_conn": setup.max_client_conn,
+        "admin_users": SERVER_USER,
+        "stats_users": SERVER_USER,
+        "logfile": root / LOG_FILE,
+        "pidfile": root / PID_FILE,
+        "server_login_retry": 1,
+        **setup.settings,
+    }
+    lines = "\n".join(f"{key} = {value}" for key, value in settings.items())
+    files = {
+        INI: "[databases]\n" + "\n".join(databases) + f"\n\n[pgbouncer]\n{lines}\n",
+        AUTH_FILE: "".join(f'"{user.name}" "{user.verifier}"\n' for user in setup.users),
+    }
+    if setup.hba_lines:
+        files[HBA_FILE] = "\n".join(setup.hba_lines) + "\n"
+    return files
+
+
+def snippet_start(root: str) -> str:
+    return f'pgbouncer -d "{root}/{INI}"'
+
+
+CONFIG = PoolerConfig(
+    label="PgBouncer",
+    config_files=config_files,
+    snippet_start=snippet_start,
+    pid_file=PID_FILE,
+    admin_database=ADMIN_DATABASE,
+)

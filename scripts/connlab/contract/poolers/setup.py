@@ -1,0 +1,59 @@
+"""The inputs of every pooler (`PoolerSetup`), and what a pooler's pure configuration module provides."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from connlab.contract.names import SERVER_USER
+
+
+class Budget(Protocol):
+    """The CPU budget a pooler runs on (the harness's CpuBudget): enter() moves the calling process in."""
+
+    def enter(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class PoolerUser:
+    name: str
+    verifier: str = ""  # the server's stored SCRAM verifier; empty for a trust role
+    password: str | None = None  # this run's generated password, for poolers that need it (memory only)
+
+
+@dataclass
+class PoolerSetup:
+    """What the harness asks of any pooler; each adapter maps it onto its own settings.
+
+    Ports are numbers in the harness; the check-it-yourself block passes shell variables ("$PORT") in their
+    place, which is why they may be text."""
+
+    root: Path  # the adapter's own folder: config, logs, pid file, sockets
+    port: int | str
+    server_host: str  # the server's socket folder or 127.0.0.1
+    server_port: int | str
+    databases: list[str]
+    pool_size: int = 20
+    pool_mode: str = "transaction"
+    max_client_conn: int = 2000
+    users: list[PoolerUser] = field(default_factory=lambda: [PoolerUser(SERVER_USER)])
+    hba_lines: list[str] = field(default_factory=list)  # pg_hba-style, per role (trust or scram-sha-256)
+    settings: dict[str, object] = field(default_factory=dict)  # adapter-specific, from experiment.yaml
+    budget: Budget | None = None
+    # Extra pools: each a database alias (names.pool_alias) of the first database, with a pool of that size.
+    pool_sizes: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PoolerConfig:
+    """A pooler's configuration, pure: shared by its harness adapter and the site's snippet."""
+
+    label: str  # how the pages name it, e.g. "PgBouncer"
+    config_files: Callable[[PoolerSetup], dict[str, str]]  # file name -> text
+    # The shell line that starts it in the background in the snippet, reading its files under `root`.
+    snippet_start: Callable[[str], str]
+    pid_file: str  # under root, for the snippet's clean-up
+    # The database of its admin console (PgBouncer's SHOW commands), or None where it has none.
+    admin_database: str | None = None

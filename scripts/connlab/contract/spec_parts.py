@@ -1,0 +1,121 @@
+"""The parts of an experiment spec: the server, the database, login roles, workloads and poolers."""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from connlab.errors import LabError
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerSpec(Strict):
+    # A number of cores (fractional means a CPU quota), or "half": half the machine's cores, the rest
+    # going to pgbench, so one file serves a 2-core laptop and a 64-core server alike.
+    cpu_budget: float | Literal["half"] = "half"
+    # Several budgets measured in turn, as shares of cpu_budget (the core-budget experiment).
+    budget_shares: list[float] = Field(default_factory=lambda: [1.0], min_length=1)
+
+    def cores(self, online: int | None = None) -> float:
+        if self.cpu_budget == "half":
+            return max(1, (online or len(os.sched_getaffinity(0))) // 2)
+        if self.cpu_budget <= 0:
+            raise LabError(f"server.cpu_budget must be positive, got {self.cpu_budget}")
+        return float(self.cpu_budget)
+
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+class DatabaseSpec(Strict):
+    scale: int = Field(ge=1)
+    prewarm: list[str] = Field(default_factory=list)
+
+
+class Role(Strict):
+    """A login role with its own pg_hba.conf lines, so one cluster can compare authentication methods."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    auth: Literal["trust", "scram-sha-256"]
+
+    @property
+    def needs_password(self) -> bool:
+        """SCRAM roles get a password generated for each run: none is written in a spec or a result."""
+        return self.auth == "scram-sha-256"
+
+    def hba_lines(self) -> list[str]:
+        return [f"local all {self.name} {self.auth}", f"host all {self.name} 127.0.0.1/32 {self.auth}"]
+
+
+class Workload(Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    label: str
+    builtins: list[str] = Field(default_factory=list)
+    # A pgbench script instead of builtins (e.g. one small query, then idle for :window_s seconds).
+    script: str | None = None
+    # "per-transaction" is pgbench -C: a new connection (and authentication) for every transaction.
+    connect: Literal["held", "per-transaction"] = "held"
+    role: str | None = None  # one of the experiment's roles; default the postgres superuser
+    transport: Literal["unix", "tcp"] | None = None  # default: the experiment's transport
+    # "direct", or the name of one of the experiment's poolers that the clients go through.
+    target: str = "direct"
+    # Only these of the grid's client counts (e.g. connection churn at one count only).
+    clients: list[int] | None = None
+    # Session settings for pgbench's connections (PGOPTIONS), e.g. synchronous_commit: "off".
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    # pgbench -j, and a CPU quota for pgbench as a share of its cores (needs cgroups): is the client the
+    # bottleneck?
+    jobs: int | None = Field(default=None, ge=1)
+    client_cpu_share: float | None = Field(default=None, gt=0, le=1)
+    # Through a pooler: a pool of this many server connections (a database alias of its own); "Nx" is
+    # N times the server's cores, expanded by make_plan.
+    pool_size: int | str | None = None
+
+    @field_validator("pool_size")
+    @classmethod
+    def _pool_size_entry(cls, value: int | str | None) -> int | str | None:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("pool_size must be at least 1")
+        check_client_entries([value] if value is not None else [])
+        return value
+
+    def runs_at(self, clients: int) -> bool:
+        return self.clients is None or clients in self.clients
+
+    @model_validator(mode="after")
+    def _builtins_or_script(self) -> Workload:
+        if bool(self.builtins) == bool(self.script):
+            raise ValueError(f"workload {self.id}: give either builtins or a script, not both or neither")
+        return self
+
+
+class PoolerSpec(Strict):
+    """A pooler in front of the server, started once per run on the server's CPU budget.
+
+    `kind` names an adapter of the harness's pooler registry (connlab.lab.poolers.POOLERS); the harness
+    refuses a plan whose kind it does not know. Workloads name the pooler by its kind in `target`."""
+
+    kind: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    pool_size: int = Field(default=20, ge=1)
+    pool_mode: Literal["session", "transaction", "statement"] = "transaction"
+    # Adapter-specific settings, written into the pooler's own config as they are.
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+def check_client_entries(entries: list[int | str] | None) -> list[int | str] | None:
+    for entry in entries or []:
+        if isinstance(entry, str) and not (entry.endswith("x") and _is_number(entry[:-1])):
+            raise ValueError(f"client entry {entry!r} must be a number or a multiple of cores like '4x'")
+    return entries
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,91 @@
+"""The views every experiment's aggregate.sql starts from, created in its schema before the SQL runs.
+
+`windows`: the raw rows of one profile per machine, the most thorough it has (full > quick > tiny), so a
+quick rerun on a machine with committed full results never dilutes them.
+
+`peak_stats`: each (machine, workload, CPU budget)'s peak: the highest median throughput among points where
+pgbench never saturated its own cores (a client-bound point measures the client, not the server).
+
+`point_stats`: one row per point (machine, workload, target, transport, CPU budget, client count) with the
+medians and ranges over its passes that the articles quote. An experiment's `points` table selects the
+columns it publishes from here instead of repeating the aggregation; figures over the good windows only
+(`FILTER (WHERE ok)`) are those pgbench reported, the CPU and probe figures are over every window.
+"""
+
+from __future__ import annotations
+
+BEST_PROFILE_VIEW = """
+CREATE OR REPLACE VIEW windows AS
+SELECT * FROM raw_windows
+QUALIFY CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END
+      = max(CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END) OVER (PARTITION BY machine)
+"""
+
+POINT_STATS_VIEW = """
+CREATE OR REPLACE VIEW point_stats AS
+SELECT
+    machine, profile, workload, target, transport, server_cpu_budget AS server_cores, clients,
+    clients / server_cpu_budget AS clients_per_core,
+    any_value(jobs) AS jobs,
+    coalesce(any_value(client_cpu_budget), any_value(client_cores)) AS client_budget_cores,
+    any_value(pool_size) AS pool_size,
+    any_value(pool_size) / server_cpu_budget AS pool_per_core,
+    count(*) AS windows,
+    count(*) FILTER (WHERE ok) AS windows_ok,
+    count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
+    median(tps) FILTER (WHERE ok) AS tps_median,
+    min(tps) FILTER (WHERE ok) AS tps_min,
+    max(tps) FILTER (WHERE ok) AS tps_max,
+    (max(tps) FILTER (WHERE ok) - min(tps) FILTER (WHERE ok)) / median(tps) FILTER (WHERE ok) AS spread,
+    median(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_median,
+    min(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_min,
+    max(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_max,
+    median(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_median,
+    min(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_min,
+    max(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_max,
+    median(latency_p50_ms) FILTER (WHERE ok) AS latency_p50_median,
+    median(latency_p95_ms) FILTER (WHERE ok) AS latency_p95_median,
+    min(latency_p95_ms) FILTER (WHERE ok) AS latency_p95_min,
+    max(latency_p95_ms) FILTER (WHERE ok) AS latency_p95_max,
+    median(latency_p99_ms) FILTER (WHERE ok) AS latency_p99_median,
+    median(latency_stddev_ms) FILTER (WHERE ok) AS latency_stddev_median,
+    median(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_median,
+    min(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_min,
+    max(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_max,
+    median(server_cpu_cores) AS server_cpu_median,
+    median(client_cpu_cores) AS client_cpu_median,
+    median(pooler_cpu_cores) AS pooler_cpu_median,
+    max(steal_pct) AS steal_pct_max,
+    max(cpu_pressure_pct) AS cpu_pressure_pct_max,
+    sum(checkpoints) AS checkpoints,
+    sum(autovacuums) AS autovacuums,
+    max(server_backends_max) AS server_backends_max,
+    min(server_backends_max) AS server_backends_min,
+    sum(wait_samples) FILTER (WHERE ok) AS polls,
+    median(pool_cl_waiting_avg) AS cl_waiting_avg_median,
+    min(pool_cl_waiting_avg) AS cl_waiting_avg_min,
+    max(pool_cl_waiting_avg) AS cl_waiting_avg_max,
+    max(pool_cl_waiting_max) AS cl_waiting_max,
+    median(pool_maxwait_ms_max) AS maxwait_ms_median,
+    max(pool_maxwait_ms_max) AS maxwait_ms_max,
+    sum(pool_samples) AS pool_samples,
+    string_agg(DISTINCT error, '; ') FILTER (WHERE NOT ok) AS errors
+FROM windows
+GROUP BY machine, profile, workload, target, transport, server_cpu_budget, clients
+"""
+
+PEAK_STATS_VIEW = """
+CREATE OR REPLACE VIEW peak_stats AS
+SELECT
+    machine, workload, server_cores,
+    arg_max(clients, tps_median) AS peak_clients,
+    arg_max(clients_per_core, tps_median) AS peak_clients_per_core,
+    max(tps_median) AS peak_tps,
+    arg_max(tps_min, tps_median) AS peak_tps_min,
+    arg_max(tps_max, tps_median) AS peak_tps_max,
+    arg_max(latency_avg_median, tps_median) AS peak_latency_ms,
+    arg_max(latency_p95_median, tps_median) AS peak_latency_p95_ms
+FROM point_stats
+WHERE windows_ok > 0 AND windows_client_saturated = 0
+GROUP BY machine, workload, server_cores
+"""

@@ -1,0 +1,223 @@
+"""A cluster prepared for pgbench: initialised, its roles created, its poolers started, on its CPU budget.
+
+Poolers. Every pooler the experiment lists is started once per run from the registry
+(connlab.lab.poolers.POOLERS). One whose binary is missing on this machine does not stop the run: it is
+listed in `Bench.unavailable` with the reason, the sweep measures every other window and leaves that
+pooler's windows out, and the run ends with an error naming the pooler, so that a rerun after installing
+it measures only the windows still missing. A kind the registry does not know is refused before anything
+starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import secrets
+import signal
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg.sql
+
+from connlab.contract.experiment import Plan, Role, Workload
+from connlab.contract.names import BENCH_DB, SERVER_USER, pool_alias, session_options
+from connlab.contract.pgbench_options import PgbenchOptions
+from connlab.contract.poolers import PoolerSetup
+from connlab.contract.poolers.from_plan import plan_setup
+from connlab.errors import LabError
+from connlab.interrupts import group_guard, run_in_group
+from connlab.lab import counters
+from connlab.lab.cluster import Cluster
+from connlab.lab.cpu_budget import CpuBudget, create_budget
+from connlab.lab.host import find_program, free_port
+from connlab.lab.pgbench import PgbenchReport, build_command, parse_report
+from connlab.lab.poolers import POOLERS
+from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
+
+# pgbench gets its window twice over plus this before it is killed: a window can never hang the sweep
+# (a frozen server, a pooler that never answers), yet a slow start at hundreds of clients still fits.
+PGBENCH_GRACE_S = 20
+# Building the benchmark tables: minutes at the full profile's scale on a slow disk, never an hour.
+PGBENCH_INIT_TIMEOUT_S = 1800
+
+
+def pgbench_deadline_s(duration_s: int) -> int:
+    """How long a window's pgbench may run before it is killed and the window recorded as failed."""
+    return 2 * duration_s + PGBENCH_GRACE_S
+
+
+@dataclass
+class Bench:
+    """A cluster prepared for pgbench: initialised, with its budget, poolers and the client's pinning."""
+
+    cluster: Cluster
+    budget: CpuBudget
+    pgbench: str
+    transport: str
+    roles: dict[str, Role] = field(default_factory=dict)
+    poolers: dict[str, PoolerProcess] = field(default_factory=dict)
+    # Poolers the experiment lists that cannot run here: name -> why (their windows are left out).
+    unavailable: dict[str, str] = field(default_factory=dict)
+    # This run's generated passwords of the SCRAM roles; they live in memory only.
+    passwords: dict[str, str] = field(default_factory=dict)
+
+    def transport_of(self, workload: Workload) -> str:
+        return workload.transport or self.transport
+
+    @property
+    def client_cores(self) -> int:
+        return len(self.budget.plan.client_cores)
+
+    def pooler_of(self, workload: Workload | None) -> PoolerProcess | None:
+        return self.poolers.get(workload.target) if workload is not None else None
+
+    def health_problem(self) -> str | None:
+        """Why the next window cannot be measured (server or pooler gone or frozen), or None."""
+        problem = self.cluster.health_problem()
+        for pooler in self.poolers.values():
+            if problem is None and not pooler.running():
+                problem = f"{pooler.label} exited (its log: {pooler.log_tail()})"
+        return problem
+
+    def run_pgbench(
+        self, options: PgbenchOptions, log_dir: Path | None, workload: Workload | None = None
+    ) -> tuple[PgbenchReport, float]:
+        """Run one pgbench as the workload's role over its transport; return its report and CPU time."""
+        prefix = log_dir / "tx" if log_dir else None
+        role = self.roles.get(workload.role) if workload and workload.role else None
+        transport = self.transport_of(workload) if workload else self.transport
+        user = role.name if role else SERVER_USER
+        pooler = self.pooler_of(workload)
+        connection = (pooler or self.cluster).client_args(transport, user)
+        command = build_command(self.pgbench, options, connection, database_of(workload), prefix)
+        environment = dict(os.environ)
+        if role and role.name in self.passwords:
+            environment["PGPASSWORD"] = self.passwords[role.name]
+        if workload is not None and workload.settings:
+            environment["PGOPTIONS"] = session_options(workload.settings)
+        usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        deadline_s = pgbench_deadline_s(options.duration_s)
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            preexec_fn=self.budget.enter_client, start_new_session=True, env=environment,
+        )  # fmt: skip
+        with group_guard(process):
+            try:
+                output, _ = process.communicate(timeout=deadline_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                output, _ = process.communicate()
+                output += (
+                    f"\npgbench: error: hung; killed {deadline_s} s after it started "
+                    f"(a {options.duration_s} s window)"
+                )
+        usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = counters.client_cpu_seconds(usage_after) - counters.client_cpu_seconds(usage_before)
+        return parse_report(output, process.returncode), cpu
+
+
+def database_of(workload: Workload | None) -> str:
+    """The database pgbench connects to: the benchmark's, or its pooler alias with a pool size."""
+    return pool_alias(workload.pool_size) if workload is not None and workload.pool_size else BENCH_DB
+
+
+def check_poolers(plan: Plan) -> None:
+    """Refuse, before anything starts, a pooler kind the registry does not know."""
+    for spec in plan.spec.poolers:
+        if spec.kind not in POOLERS:
+            raise LabError(
+                f"experiment {plan.experiment}: pooler kind {spec.kind!r} is not registered; "
+                f"known: {', '.join(sorted(POOLERS))} (connlab/lab/poolers/__init__.py)"
+            )
+
+
+def prepare_database(cluster: Cluster, scale: int, prewarm: list[str]) -> None:
+    cluster.execute(f"CREATE DATABASE {BENCH_DB}")
+    command = [find_program("pgbench", cluster.bindir), *cluster.client_args(), "-i", "-s", str(scale), "-q",
+               BENCH_DB]  # fmt: skip
+    try:
+        result = run_in_group(command, timeout_s=PGBENCH_INIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired as error:
+        raise LabError(f"pgbench -i did not finish within {PGBENCH_INIT_TIMEOUT_S} s") from error
+    if result.returncode != 0:
+        raise LabError(f"pgbench -i failed: {result.stderr.strip().splitlines()[-1]}")
+    cluster.execute("VACUUM ANALYZE", dbname=BENCH_DB)
+    if prewarm:
+        cluster.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm", dbname=BENCH_DB)
+
+
+def settle(cluster: Cluster, prewarm: list[str]) -> None:
+    """Before each window: pull the tables into shared buffers and flush dirty pages, so every window
+    starts from the same state and no checkpoint from the previous window lands inside this one."""
+    for relation in prewarm:
+        cluster.execute("SELECT pg_prewarm(%s)", (relation,), dbname=BENCH_DB)
+    cluster.execute("CHECKPOINT", dbname=BENCH_DB)
+
+
+@contextlib.contextmanager
+def open_bench(plan: Plan, name: str) -> Iterator[Bench]:
+    """A started, initialised cluster on the plan's CPU budget, with its poolers; all stopped on exit."""
+    check_poolers(plan)
+    hba = [line for role in plan.spec.roles for line in role.hba_lines()]
+    # Cluster() finds the binaries before any cgroup exists, so a missing binary leaks nothing.
+    cluster = Cluster(name, dict(plan.spec.server.settings), hba_lines=hba)
+    cluster.budget = create_budget(plan.server_cores, f"connlab-{name}")
+    with cluster, contextlib.ExitStack() as poolers:
+        prepare_database(cluster, plan.scale, plan.spec.database.prewarm)
+        passwords = {role.name: secrets.token_urlsafe(24) for role in plan.spec.roles if role.needs_password}
+        verifiers = create_roles(cluster, plan.spec.roles, passwords)
+        roles = {role.name: role for role in plan.spec.roles}
+        pgbench = find_program("pgbench", cluster.bindir)
+        bench = Bench(cluster, cluster.budget, pgbench, plan.spec.transport, roles, passwords=passwords)
+        for spec in plan.spec.poolers:
+            adapter = POOLERS[spec.kind](pooler_setup(cluster, plan, spec.kind, verifiers))
+            try:
+                bench.poolers[spec.kind] = poolers.enter_context(adapter)
+            except PoolerUnavailable as error:
+                bench.unavailable[spec.kind] = str(error)
+        yield bench
+
+
+def pooler_setup(cluster: Cluster, plan: Plan, kind: str, verifiers: dict[str, str]) -> PoolerSetup:
+    """The pooler's auth file holds the server's SCRAM verifiers, never a password: it checks the client's
+    proof with them and logs in to the server with the keys that proof gave it."""
+    setup = plan_setup(
+        plan, kind, root=cluster.root / kind, port=free_port(), server_host=str(cluster.socket_dir),
+        server_port=cluster.port, secret=lambda role: verifiers.get(role.name, ""),
+    )  # fmt: skip
+    setup.budget = cluster.budget
+    return setup
+
+
+def create_roles(cluster: Cluster, roles: list[Role], passwords: dict[str, str]) -> dict[str, str]:
+    """Login roles that may run pgbench on the benchmark tables; SCRAM secrets per password_encryption.
+    Returns each password role's stored SCRAM verifier (what a pooler's auth_file may hold)."""
+    for role in roles:
+        cluster.execute(
+            psycopg.sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                psycopg.sql.Identifier(role.name), psycopg.sql.Literal(passwords.get(role.name))
+            )
+        )
+        cluster.execute(
+            psycopg.sql.SQL("GRANT ALL ON ALL TABLES IN SCHEMA public TO {}").format(
+                psycopg.sql.Identifier(role.name)
+            ),
+            dbname=BENCH_DB,
+        )
+    rows = cluster.execute(
+        "SELECT rolname, rolpassword FROM pg_authid WHERE rolname = ANY(%s)", (list(passwords),)
+    )
+    return {name: verifier for name, verifier in rows}
+
+
+def calibrate(bench: Bench, plan: Plan) -> float | None:
+    """Select-only, one client, a fixed window: a single figure to place machines against each other."""
+    settle(bench.cluster, plan.spec.database.prewarm)
+    options = PgbenchOptions(
+        ("select-only",), clients=1, jobs=1, duration_s=plan.profile.calibration_s, transaction_log=False
+    )
+    report, _ = bench.run_pgbench(options, None)
+    return round(report.tps, 1) if report.ok and report.tps else None

@@ -1,0 +1,147 @@
+"""One measurement window: pgbench at one client count with the experiment's probes around it, and the
+CSV row it makes."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from connlab.contract.experiment import Plan, Window, window_options
+from connlab.contract.names import BENCH_DB
+from connlab.contract.probes import BACKENDS_SQL, PROBES
+from connlab.errors import LabError
+from connlab.lab import counters
+from connlab.lab.bench import Bench, database_of, settle
+from connlab.lab.cluster import Cluster
+from connlab.lab.pgbench import latency_percentiles_ms
+from connlab.lab.samplers import SAMPLERS, ThreadedProbe, WindowContext
+
+# Well under the default ephemeral port range (32768-60999) that TIME_WAIT sockets draw on.
+TIME_WAIT_LIMIT = 5000
+
+
+def client_cpu_budget(bench: Bench, window: Window) -> float | None:
+    """pgbench's CPU quota in cores for this workload, or None for its whole pinned cores."""
+    if window.workload.client_cpu_share is None:
+        return None
+    return round(window.workload.client_cpu_share * bench.client_cores, 3)
+
+
+def start_samplers(bench: Bench, plan: Plan, window: Window) -> list[ThreadedProbe]:
+    """The experiment's probes for this window; a pooler's probe only where the clients go through one."""
+    pooler = bench.pooler_of(window.workload)
+    context = WindowContext(
+        bench.cluster.conninfo(), window.clients, plan.profile.duration_s, bench.budget, pooler,
+        database_of(window.workload),
+    )  # fmt: skip
+    return [
+        SAMPLERS[name](context)
+        for name in plan.spec.probes
+        if pooler is not None or not PROBES[name].needs_pooler
+    ]
+
+
+def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> dict[str, object]:
+    """One window with its probes; returns the CSV row. Raises LabError when the server or a pooler
+    died or froze during the window: that window is not recorded and a rerun measures it again."""
+    # After a crashed backend the server restarts and refuses connections for a moment.
+    bench.cluster.wait_ready(timeout_s=60)
+    log_dir = Path(tempfile.mkdtemp(prefix="txlog-", dir=bench.cluster.root))
+    workload = window.workload
+    options = window_options(plan, workload, window.clients, jobs=bench.client_cores, script_dir=str(log_dir))
+    if workload.script:
+        (log_dir / f"{workload.id}.sql").write_text(workload.script)
+    bench.budget.set_cores(window.budget)
+    client_quota = client_cpu_budget(bench, window)
+    bench.budget.set_client_cores(client_quota)
+    if bench.poolers:
+        for pooler in bench.poolers.values():
+            pooler.reset_server_connections()
+        wait_for_no_backends(bench.cluster)
+    settle(bench.cluster, plan.spec.database.prewarm)
+    if options.connect_per_transaction and bench.transport_of(workload) == "tcp":
+        wait_for_ephemeral_ports()
+    started_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    samplers = start_samplers(bench, plan, window)
+    try:
+        poolers_before = sum(pooler.cpu_seconds() for pooler in bench.poolers.values())
+        before = counters.take_snapshot(bench.cluster, bench.budget, BENCH_DB)
+        with contextlib.ExitStack() as running:
+            for sampler in samplers:
+                running.enter_context(sampler)
+            report, client_cpu = bench.run_pgbench(options, log_dir, workload)
+        problem = bench.health_problem()
+        if problem:
+            raise LabError(problem)
+        if not report.ok:
+            # A crashed backend makes the server restart all of them; wait before reading its counters.
+            bench.cluster.wait_ready(timeout_s=60)
+        after = counters.take_snapshot(bench.cluster, bench.budget, BENCH_DB)
+        wall_s = after.monotonic_s - before.monotonic_s
+        poolers_cpu = sum(pooler.cpu_seconds() for pooler in bench.poolers.values()) - poolers_before
+        percentiles = latency_percentiles_ms(sorted(log_dir.glob("tx*")))
+    finally:
+        shutil.rmtree(log_dir, ignore_errors=True)
+    probe_figures: dict[str, object] = {column: None for probe in PROBES.values() for column in probe.columns}
+    for sampler in samplers:
+        probe_figures.update(sampler.figures())
+    return {
+        "experiment": plan.experiment,
+        "profile": plan.profile_name,
+        "spec_hash": plan.spec_hash,
+        "window_no": window_no,
+        "pass_no": window.pass_no,
+        "pass_order": window.order,
+        "workload": workload.id,
+        "clients": window.clients,
+        "jobs": min(options.jobs, window.clients),
+        "duration_s": options.duration_s,
+        "transport": bench.transport_of(workload),
+        "target": workload.target,
+        "started_at": started_at,
+        "ok": report.ok,
+        "exit_code": report.exit_code,
+        "error": report.error,
+        "tps": report.tps,
+        "transactions": report.transactions,
+        "failed_transactions": report.failed_transactions,
+        "latency_avg_ms": report.latency_avg_ms,
+        "latency_stddev_ms": report.latency_stddev_ms,
+        **percentiles,
+        "initial_connection_ms": report.initial_connection_ms,
+        "avg_connection_ms": report.avg_connection_ms,
+        "server_cpu_budget": window.budget,
+        "client_cores": bench.client_cores,
+        # Saturation is judged against what pgbench was allowed: its cores, or its quota if smaller.
+        **counters.window_metrics(before, after, client_cpu, client_quota or bench.client_cores),
+        "client_cpu_budget": client_quota,
+        "pool_size": workload.pool_size,
+        "pooler_cpu_cores": round(poolers_cpu / wall_s, 3) if bench.poolers else None,
+        **probe_figures,
+        "cpu_budget_method": bench.budget.method,
+        "postgres_version": bench.cluster.version,
+        # A script's path is the window's temporary folder: recorded relative, as <workload>.sql.
+        "pgbench_flags": " ".join(options.flags()).replace(f"{log_dir}/", ""),
+    }
+
+
+def wait_for_no_backends(cluster: Cluster, timeout_s: float = 15) -> None:
+    """Until no client backend is left on the benchmark database from the previous window."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if cluster.execute(BACKENDS_SQL)[0][0] == 0:
+            return
+        time.sleep(0.1)
+
+
+def wait_for_ephemeral_ports(limit: int = TIME_WAIT_LIMIT, timeout_s: float = 90) -> None:
+    """A connection per transaction over TCP leaves a socket in TIME_WAIT for each one; enough of them
+    exhaust the client's ephemeral ports ("Cannot assign requested address"). Wait for the previous
+    window's sockets to drain before the next one starts."""
+    deadline = time.monotonic() + timeout_s
+    while counters.time_wait_sockets() > limit and time.monotonic() < deadline:
+        time.sleep(1)

@@ -1,0 +1,59 @@
+"""The committed results aggregate to the same facts and claims as before the code was reshaped, and every
+page renders from them.
+
+tests/fixtures/facts_before/ holds what aggregation wrote from the committed results before the contract
+layer, the pooler registry and the points view replaced the code that made them. Every figure on the site is
+drawn from these files, so equal files mean the pages show the same figures. When a results file is added
+on purpose, regenerate the fixture: `CONNLAB_BUILD_DIR=/tmp/x connlab aggregate` and copy build/data's
+facts/, claims/ and machines.json here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from connlab.data.aggregate import aggregate_all
+from connlab.paths import ARTICLES_SRC_DIR, REPO_ROOT
+from connlab.site.render import render_site
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "facts_before"
+
+
+@pytest.fixture(scope="module")
+def aggregated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out_dir = tmp_path_factory.mktemp("data")
+    aggregate_all(out_dir=out_dir)
+    return out_dir
+
+
+def _fixture_files() -> list[Path]:
+    return sorted(path.relative_to(FIXTURE) for path in FIXTURE.rglob("*.json"))
+
+
+def test_fixture_holds_every_facts_file() -> None:
+    names = {str(path) for path in _fixture_files()}
+    assert {"machines.json", "facts/too-many-connections.json", "facts/pool-sizing.json"} <= names
+
+
+@pytest.mark.parametrize("relative", _fixture_files(), ids=str)
+def test_same_as_before(aggregated: Path, relative: Path) -> None:
+    before = json.loads((FIXTURE / relative).read_text())
+    after = json.loads((aggregated / relative).read_text())
+    assert after == before
+
+
+def test_every_article_and_page_renders_from_the_committed_results(aggregated: Path, tmp_path: Path) -> None:
+    """Every template of site_src renders from what the committed results aggregate to, and every page it
+    writes is listed in mkdocs.yml's nav (an article left out would be unreachable from the menu)."""
+    docs = tmp_path / "docs"
+    render_site(aggregated, docs)
+    pages = sorted(str(path.relative_to(docs)) for path in docs.rglob("*.md"))
+    articles = [template.name.removesuffix(".md.j2") for template in ARTICLES_SRC_DIR.glob("*.md.j2")]
+    assert articles and all(f"articles/{slug}.md" in pages for slug in articles)
+    for page in pages:
+        assert (docs / page).read_text().strip(), page
+    nav = (REPO_ROOT / "mkdocs.yml").read_text().split("\nnav:\n", 1)[1]
+    assert [page for page in pages if page not in nav] == []
