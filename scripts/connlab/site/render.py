@@ -7,9 +7,7 @@ Files are only rewritten when their content changes, so an unchanged page does n
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import json
 import math
 import re
@@ -32,32 +30,10 @@ from connlab.paths import (
     PAGES_SRC_DIR,
     PARTIALS_DIR,
 )
-from connlab.site import charts, scaling_chart, snippets
-from connlab.site.chart_html import chart_block, write_svg_fallback
+from connlab.site import charts, snippets
+from connlab.site.chart_book import CHARTS_SUBDIR, ChartBook, write_if_changed
 from connlab.site.vendor import copy_vendored_js
 from connlab.site.verdicts import VerdictTable, build_table
-
-CHARTS_SUBDIR = "charts"
-# Chart kinds kept in modules of their own, looked up before connlab.site.charts.
-EXTRA_CHARTS = {"peaks_by_cores": scaling_chart.peaks_by_cores}
-DOWNLOADS = (("data (CSV)", ".csv"), ("Vega-Lite spec", ".vl.json"), ("SVG", ".svg"))
-
-
-def records_csv(records: list[dict]) -> str:
-    buffer = io.StringIO()
-    names = list(dict.fromkeys(name for record in records for name in record))
-    writer = csv.DictWriter(buffer, fieldnames=names, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(records)
-    return buffer.getvalue()
-
-
-def write_if_changed(path: Path, text: str) -> bool:
-    if path.exists() and path.read_text(encoding="utf-8") == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return True
 
 
 def copy_if_changed(source: Path, target: Path) -> None:
@@ -194,7 +170,7 @@ class PageRenderer:
             columns=WINDOW_COLUMNS,
             sampling_ms=SAMPLING_MS,
         )
-        self.chart_files: set[Path] = set()
+        self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
         machines_file = data_dir / "machines.json"
         self.machines = json.loads(machines_file.read_text()) if machines_file.exists() else []
 
@@ -233,19 +209,19 @@ class PageRenderer:
         prefix = f"{'../' * depth}{CHARTS_SUBDIR}/"
 
         def chart(chart_id: str, kind: str, records: list[dict], caption: str, alt: str) -> str:
-            """A chart built by connlab.site.charts.<kind>, with its SVG, spec and data as downloads."""
-            spec = (EXTRA_CHARTS.get(kind) or getattr(charts, kind))(records)
-            folder = self.docs_dir / CHARTS_SUBDIR
-            self.chart_files.update(folder / f"{chart_id}{suffix}" for _, suffix in DOWNLOADS)
-            write_svg_fallback(spec, folder / f"{chart_id}.svg")
-            write_if_changed(folder / f"{chart_id}.vl.json", json.dumps(spec, indent=1, sort_keys=True))
-            write_if_changed(folder / f"{chart_id}.csv", records_csv(records))
-            downloads = [(label, f"{prefix}{chart_id}{suffix}") for label, suffix in DOWNLOADS]
-            return chart_block(spec, chart_id, caption, alt, f"{prefix}{chart_id}.svg", downloads)
+            """A chart built by connlab.site.charts.<kind>, with its SVG, spec and data as downloads (made
+            with every other chart once all pages are rendered: this returns a placeholder)."""
+            return self.chart_book.request(chart_id, kind, records, caption, alt, prefix)
 
         return chart
 
     def render(self, template_name: str, page: str, slug: str) -> str:
+        """One page with its charts made (render_site renders every page, then makes all charts at once)."""
+        text = self.render_deferred(template_name, page, slug)
+        return self.chart_book.resolve({self.docs_dir / page: text})[self.docs_dir / page]
+
+    def render_deferred(self, template_name: str, page: str, slug: str) -> str:
+        """The page with a placeholder for each chart, until chart_book.resolve() makes them."""
         template = self.env.get_template(template_name)
         return template.render(
             claims=self.claims(slug),
@@ -259,27 +235,28 @@ class PageRenderer:
 
 def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Path]:
     renderer = PageRenderer(data_dir, docs_dir)
-    written: list[Path] = []
+    pages: dict[Path, str] = {}
     for template in sorted(ARTICLES_SRC_DIR.glob("*.md.j2")):
         slug = template.name.removesuffix(".md.j2")
         page = f"articles/{slug}.md"
-        if write_if_changed(docs_dir / page, renderer.render(template.name, page, slug)):
-            written.append(docs_dir / page)
+        pages[docs_dir / page] = renderer.render_deferred(template.name, page, slug)
     for source in sorted(PAGES_SRC_DIR.rglob("*")):
         if source.is_dir() or source.name.endswith(".facts.sql"):  # data for the page, not a page
             continue
         relative = source.relative_to(PAGES_SRC_DIR)
         if source.name.endswith(".md.j2"):
             page = str(relative).removesuffix(".j2")
-            if write_if_changed(docs_dir / page, renderer.render(str(relative), page, Path(page).stem)):
-                written.append(docs_dir / page)
+            pages[docs_dir / page] = renderer.render_deferred(str(relative), page, Path(page).stem)
         else:
             copy_if_changed(source, docs_dir / relative)
+    # Every chart of every page at once: the specs and SVGs missing from the cache are made in parallel.
+    pages = renderer.chart_book.resolve(pages)
+    written = [path for path, text in pages.items() if write_if_changed(path, text)]
     for asset in sorted(ASSETS_SRC_DIR.rglob("*")):
         if asset.is_file():
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
     # Charts of a machine or page that no longer exists must not linger in the site.
-    for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_files:
+    for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_book.files:
         stale.unlink()
     return written
