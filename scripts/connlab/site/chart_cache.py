@@ -9,7 +9,6 @@ missing is computed in a pool of worker processes, one per core.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -20,6 +19,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from connlab.data.cache import canonical_json, digest, read_json, read_text, source_digest, write_atomically
 from connlab.paths import CACHE_DIR
 from connlab.site import charts, scaling_chart, usl_chart
 from connlab.site.chart_html import VL_VERSION, render_svg
@@ -44,21 +44,8 @@ def build_spec(job: tuple[str, Records]) -> dict:
     return chart_function(kind)(records)
 
 
-def digest(*parts: str) -> str:
-    hasher = hashlib.sha256()
-    for part in parts:
-        hasher.update(part.encode())
-        hasher.update(b"\0")  # ("ab", "c") and ("a", "bc") must differ
-    return hasher.hexdigest()
-
-
-def canonical_json(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def _code_digest() -> str:
-    sources = [Path(module.__file__).read_text(encoding="utf-8") for module in SPEC_CODE]  # type: ignore[arg-type]
-    return digest(version("altair"), *sources)
+    return digest(version("altair"), source_digest(*(Path(str(module.__file__)) for module in SPEC_CODE)))
 
 
 @dataclass
@@ -78,11 +65,11 @@ class ChartCache:
     def specs(self, jobs: dict[str, tuple[str, Records]]) -> dict[str, dict]:
         """The spec of every job (key -> (kind, records)), building only those not cached."""
         folder = self.cache_dir / SPECS_SUBDIR
-        found = {key: _read_json(folder / f"{key}.json") for key in jobs}
+        found = {key: read_json(folder / f"{key}.json") for key in jobs}
         missing = [key for key, spec in found.items() if spec is None]
         for key, spec in zip(missing, self._map(build_spec, [jobs[key] for key in missing]), strict=True):
             text = canonical_json(spec)
-            _write_atomically(folder / f"{key}.json", text)
+            write_atomically(folder / f"{key}.json", text)
             found[key] = json.loads(
                 text
             )  # keys sorted as a cached spec's are: the page is the same either way
@@ -92,10 +79,10 @@ class ChartCache:
         """The SVG of every spec, by the spec's key (svg_key), drawing only those not cached."""
         folder = self.cache_dir / SVGS_SUBDIR
         by_key = {self.svg_key(spec): spec for spec in specs}
-        found = {key: _read_text(folder / f"{key}.svg") for key in by_key}
+        found = {key: read_text(folder / f"{key}.svg") for key in by_key}
         missing = [key for key, svg in found.items() if svg is None]
         for key, svg in zip(missing, self._map(render_svg, [by_key[key] for key in missing]), strict=True):
-            _write_atomically(folder / f"{key}.svg", svg)
+            write_atomically(folder / f"{key}.svg", svg)
             found[key] = svg
         return found  # type: ignore[return-value]
 
@@ -109,23 +96,3 @@ class ChartCache:
         # spawn, not fork: a forked copy of a process whose vl-convert runtime already started can hang.
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
             return list(pool.map(function, items, chunksize=max(1, len(items) // (4 * workers))))
-
-
-def _read_json(path: Path) -> dict | None:
-    text = _read_text(path)
-    return None if text is None else json.loads(text)
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    # A build interrupted mid-write must not leave half a file that a later build takes for a result.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)
