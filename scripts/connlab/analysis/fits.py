@@ -50,7 +50,7 @@ def _windows(con: duckdb.DuckDBPyConnection, schema: str) -> dict[tuple[str, str
     """Every good, server-bound window of the experiment's best profile, per machine and workload."""
     rows = con.execute(
         f"SELECT machine, workload, clients, tps FROM {schema}.windows "
-        "WHERE ok AND NOT client_saturated AND tps > 0 ORDER BY machine, workload, clients"
+        "WHERE ok AND NOT client_saturated AND tps > 0 ORDER BY machine, workload, clients, tps"
     ).fetchall()
     curves: dict[tuple[str, str], Curve] = defaultdict(lambda: Curve([], []))
     for machine, workload, clients, tps in rows:
