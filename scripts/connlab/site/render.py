@@ -32,6 +32,14 @@ from connlab.paths import (
 )
 from connlab.site import charts, snippets
 from connlab.site.chart_book import CHARTS_SUBDIR, ChartBook, write_if_changed
+from connlab.site.pages import (
+    ARTICLE_VIEW,
+    MACHINE_PAGES_DIR,
+    MACHINE_VIEW,
+    FactsIndex,
+    machine_page,
+    picker_options,
+)
 from connlab.site.vendor import copy_vendored_js
 from connlab.site.verdicts import VerdictTable, build_table
 
@@ -138,6 +146,9 @@ def select(records: list[dict], **where: object) -> list[dict]:
 
 
 # How often the in-window probes sample, for the pages that describe them.
+# The template of a machine's own page, which holds the machine's view of every article.
+MACHINE_PAGE_TEMPLATE = "_machine_page.md.j2"
+
 SAMPLING_MS = {
     "backends": round(1000 * BackendSampler.INTERVAL_S),
     "wait_events": round(1000 * WaitEventSampler.INTERVAL_S),
@@ -171,6 +182,7 @@ class PageRenderer:
             sampling_ms=SAMPLING_MS,
         )
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
+        self._facts_indexes: dict[str, FactsIndex] = {}
         machines_file = data_dir / "machines.json"
         self.machines = json.loads(machines_file.read_text()) if machines_file.exists() else []
 
@@ -196,9 +208,13 @@ class PageRenderer:
                         tally["holds"] += verdict["verdict"] == "holds"
         return tally
 
-    def verdict_table(self, slug: str) -> VerdictTable:
+    def verdict_table(self, slug: str, machine: str | None = None) -> VerdictTable:
+        """The article's table: across machines, no machine's column (each machine's page has its own)."""
         published = [str(m["id"]) for m in self.machines if m.get("published")]
-        return build_table(self.claims_file(slug), self.facts("machines").get("columns", []), published)
+        columns = [
+            c for c in self.facts("machines").get("columns", []) if machine and c["machine"] == machine
+        ]
+        return build_table(self.claims_file(slug), columns, published)
 
     def facts(self, slug: str) -> dict:
         path = self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json"
@@ -220,26 +236,50 @@ class PageRenderer:
         text = self.render_deferred(template_name, page, slug)
         return self.chart_book.resolve({self.docs_dir / page: text})[self.docs_dir / page]
 
-    def render_deferred(self, template_name: str, page: str, slug: str) -> str:
-        """The page with a placeholder for each chart, until chart_book.resolve() makes them."""
+    def render_deferred(self, template_name: str, page: str, slug: str, machine: str | None = None) -> str:
+        """The page with a placeholder for each chart, until chart_book.resolve() makes them. With a machine,
+        the machine's view of an article (its detail, for its own page); without, the view across machines."""
         template = self.env.get_template(template_name)
+        index = self._facts_index(slug)
+        measured = {str(m["id"]) for m in self.machines if not m.get("published")}
         return template.render(
             claims=self.claims(slug),
-            verdicts=self.verdict_table(slug),
-            facts=self.facts(slug),
+            verdicts=self.verdict_table(slug, machine),
+            facts=index.across(measured) if machine is None else index.for_machine(machine),
+            fact_counts=index.counts(),
+            view=ARTICLE_VIEW if machine is None else MACHINE_VIEW,
+            machine_id=machine,
+            picker=picker_options(page, self.machines),
             machines=self.machines,
             chart=self._chart_function(page),
             page=page,
+        )
+
+    def _facts_index(self, slug: str) -> FactsIndex:
+        if slug not in self._facts_indexes:
+            self._facts_indexes[slug] = FactsIndex(self.facts(slug))
+        return self._facts_indexes[slug]
+
+    def render_machine_page(self, machine: str, article_slugs: list[str]) -> str:
+        """A machine's own page: its detail from every article, one after the other."""
+        page = machine_page(machine)
+        details = [self.render_deferred(f"{slug}.md.j2", page, slug, machine) for slug in article_slugs]
+        return self.env.get_template(MACHINE_PAGE_TEMPLATE).render(
+            machine_id=machine, machines=self.machines, details=details, page=page
         )
 
 
 def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Path]:
     renderer = PageRenderer(data_dir, docs_dir)
     pages: dict[Path, str] = {}
-    for template in sorted(ARTICLES_SRC_DIR.glob("*.md.j2")):
-        slug = template.name.removesuffix(".md.j2")
+    slugs = [template.name.removesuffix(".md.j2") for template in sorted(ARTICLES_SRC_DIR.glob("*.md.j2"))]
+    for slug in slugs:
         page = f"articles/{slug}.md"
-        pages[docs_dir / page] = renderer.render_deferred(template.name, page, slug)
+        pages[docs_dir / page] = renderer.render_deferred(f"{slug}.md.j2", page, slug)
+    for machine in renderer.machines:
+        if not machine.get("published"):
+            machine_id = str(machine["id"])
+            pages[docs_dir / machine_page(machine_id)] = renderer.render_machine_page(machine_id, slugs)
     for source in sorted(PAGES_SRC_DIR.rglob("*")):
         if source.is_dir() or source.name.endswith(".facts.sql"):  # data for the page, not a page
             continue
@@ -256,7 +296,9 @@ def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Pa
         if asset.is_file():
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
-    # Charts of a machine or page that no longer exists must not linger in the site.
+    # A machine page whose machine is gone must not linger in the site, nor its charts.
+    for stale in set((docs_dir / MACHINE_PAGES_DIR).glob("*.md")) - set(pages):
+        stale.unlink()
     for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_book.files:
         stale.unlink()
     return written
