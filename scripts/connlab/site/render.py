@@ -241,11 +241,10 @@ class PageRenderer:
         the machine's view of an article (its detail, for its own page); without, the view across machines."""
         template = self.env.get_template(template_name)
         index = self._facts_index(slug)
-        measured = {str(m["id"]) for m in self.machines if not m.get("published")}
         return template.render(
             claims=self.claims(slug),
             verdicts=self.verdict_table(slug, machine),
-            facts=index.across(measured) if machine is None else index.for_machine(machine),
+            facts=self._view_facts(template_name, index, machine),
             fact_counts=index.counts(),
             view=ARTICLE_VIEW if machine is None else MACHINE_VIEW,
             machine_id=machine,
@@ -254,6 +253,14 @@ class PageRenderer:
             chart=self._chart_function(page),
             page=page,
         )
+
+    def _view_facts(self, template_name: str, index: FactsIndex, machine: str | None) -> dict:
+        """An article's facts as its view shows them; a page (the Machines page) sees every machine."""
+        if machine is not None:
+            return index.for_machine(machine)
+        if not (ARTICLES_SRC_DIR / template_name).is_file():
+            return index.facts
+        return index.across({str(m["id"]) for m in self.machines if not m.get("published")})
 
     def _facts_index(self, slug: str) -> FactsIndex:
         if slug not in self._facts_indexes:
