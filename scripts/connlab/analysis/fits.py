@@ -27,6 +27,7 @@ from connlab.paths import CACHE_DIR
 FITS_CACHE_DIR = CACHE_DIR / "usl-fits"
 # Fewer machines to fit than this are fitted in this process: starting workers would cost more.
 MIN_MACHINES_FOR_WORKERS = 16
+INSERT_BATCH = 500
 
 # The sweeps a fit is made for: schema of the experiment's aggregate tables -> its workloads column.
 FITTED_EXPERIMENTS = ("clients_sweep", "sync_commit")
@@ -159,6 +160,15 @@ def fit_all(con: duckdb.DuckDBPyConnection) -> int:
             if len(curve.clients) >= MIN_POINTS:
                 key = (machine, PUBLISHED_EXPERIMENT, workload)
                 rows.append(_row(key, "medians", fit_usl(curve.clients, curve.tps), curve, None))
-    if rows:
-        con.executemany("INSERT INTO main.usl_fits VALUES (" + ", ".join("?" * 15) + ")", rows)
+    _insert(con, rows)
     return len(rows)
+
+
+def _insert(con: duckdb.DuckDBPyConnection, rows: list[tuple]) -> None:
+    # Many rows to one INSERT: DuckDB's executemany runs one statement per row, which at a thousand
+    # machines' fits costs more than fitting them did.
+    row_marks = "(" + ", ".join("?" * 15) + ")"
+    for start in range(0, len(rows), INSERT_BATCH):
+        batch = rows[start : start + INSERT_BATCH]
+        values = [value for row in batch for value in row]
+        con.execute(f"INSERT INTO main.usl_fits VALUES {', '.join([row_marks] * len(batch))}", values)

@@ -49,13 +49,17 @@ def _sql_string(text: str) -> str:
 
 
 # One profile per machine, the most thorough it has (full > quick > tiny): a quick rerun on a machine with
-# committed full results never dilutes them. Every experiment's SQL starts from this view.
+# committed full results never dilutes them. Every experiment's SQL starts from this table.
 BEST_PROFILE_VIEW = """
-CREATE OR REPLACE VIEW windows AS
+CREATE OR REPLACE TABLE windows AS
 SELECT * FROM raw_windows
 QUALIFY CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END
       = max(CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END) OVER (PARTITION BY machine)
 """
+
+
+# The raw and best-profile windows every experiment starts from: inputs, not results to download.
+INPUT_TABLES = ("raw_windows", "windows")
 
 
 def _types_struct(types: dict[str, str]) -> str:
@@ -67,7 +71,7 @@ def register_raw_windows(con: duckdb.DuckDBPyConnection, files: list[Path]) -> N
     """The view the aggregate SQL reads; typed by the shared column list, empty when nothing was run."""
     if not files:
         columns = ", ".join(f"NULL::{kind} AS {name}" for name, kind in COLUMN_TYPES.items())
-        con.execute(f"CREATE OR REPLACE VIEW raw_windows AS SELECT {columns} WHERE false")
+        con.execute(f"CREATE OR REPLACE TABLE raw_windows AS SELECT {columns} WHERE false")
         return
     file_list = ", ".join(_sql_string(str(path)) for path in files)
     present = set().union(*(_header(path) for path in files))
@@ -77,8 +81,10 @@ def register_raw_windows(con: duckdb.DuckDBPyConnection, files: list[Path]) -> N
     selected = ", ".join(
         name if name in present else f"NULL::{kind} AS {name}" for name, kind in COLUMN_TYPES.items()
     )
+    # A table, not a view: the experiment's SQL reads its windows many times, and a view would parse every
+    # CSV file again each time (the cost that grows with the number of machines).
     con.execute(
-        f"CREATE OR REPLACE VIEW raw_windows AS SELECT {selected} FROM read_csv("
+        f"CREATE OR REPLACE TABLE raw_windows AS SELECT {selected} FROM read_csv("
         f"[{file_list}], header = true, union_by_name = true, types = {{{types}}}, nullstr = '')"
     )
 
@@ -132,6 +138,7 @@ def aggregate_experiment(
             " WHERE table_schema = ? AND table_type = 'BASE TABLE' ORDER BY table_name",
             [schema],
         ).fetchall()
+        if row[0] not in INPUT_TABLES
     ]
     folder = out_dir / experiment
     folder.mkdir(parents=True, exist_ok=True)
@@ -139,7 +146,9 @@ def aggregate_experiment(
     for stale in set(folder.glob("*.csv")) - {folder / f"{table}.csv" for table in tables}:
         stale.unlink()
     for table in tables:
-        con.execute(f"COPY {schema}.{table} TO {_sql_string(str(folder / (table + '.csv')))} (HEADER)")
+        # Sorted rows: the same data gives the same download, whatever order the query engine produced.
+        target = _sql_string(str(folder / (table + ".csv")))
+        con.execute(f"COPY (SELECT * FROM {schema}.{table} ORDER BY ALL) TO {target} (HEADER)")
     con.execute("SET schema = 'main'")
     return tables
 

@@ -7,6 +7,7 @@ Files are only rewritten when their content changes, so an unchanged page does n
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import math
@@ -177,7 +178,8 @@ class PageRenderer:
             select=select,
             charts=charts,
             snippets=snippets,
-            make_plan=make_plan,
+            # A plan is read from its experiment.yaml; every machine's page asks for the same few.
+            make_plan=functools.cache(make_plan),
             columns=WINDOW_COLUMNS,
             sampling_ms=SAMPLING_MS,
         )
