@@ -23,3 +23,20 @@ def test_the_interrupt_campaign_reports_clean_rounds_and_a_resume() -> None:
     lines = result.stdout.splitlines()
     assert sum(line.startswith("round ") and ": clean: " in line for line in lines) == 2, result.stdout
     assert "2/2 clean" in lines and "resume ok" in lines, result.stdout
+
+
+def test_the_many_machines_benchmark_reports_every_figure() -> None:
+    """Two synthetic machines in a temporary copy: the script runs end to end and prints one row with the
+    cold, no-op and one-machine-added builds, the heaviest page and the cost per machine (no timing is
+    judged here: the figures are for the reader)."""
+    result = subprocess.run(
+        [sys.executable, "scripts/bench/many_machines.py", "--tiny"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    header, row = result.stdout.splitlines()[-2:]
+    assert header.startswith("machines") and "heaviest page" in header
+    fields = row.split()
+    assert int(fields[0]) >= 2
+    assert fields.count("s") == 4 and "MB" in fields
+    assert any(field.endswith("index.html") for field in fields)
