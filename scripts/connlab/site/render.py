@@ -33,6 +33,7 @@ from connlab.paths import (
 )
 from connlab.site import charts, snippets
 from connlab.site.chart_book import CHARTS_SUBDIR, ChartBook, write_if_changed
+from connlab.site.page_cache import render_machine_pages, store_machine_pages, verdicts_input
 from connlab.site.pages import (
     ARTICLE_VIEW,
     MACHINE_PAGES_DIR,
@@ -269,6 +270,11 @@ class PageRenderer:
             self._facts_indexes[slug] = FactsIndex(self.facts(slug))
         return self._facts_indexes[slug]
 
+    def machine_inputs(self, slug: str, machine: str) -> dict:
+        """Everything an article's machine view shows: what its page's cache key is made of."""
+        table = self.verdict_table(slug, machine)
+        return {"facts": self._facts_index(slug).for_machine(machine), "verdicts": verdicts_input(table)}
+
     def render_machine_page(self, machine: str, article_slugs: list[str]) -> str:
         """A machine's own page: its detail from every article, one after the other."""
         page = machine_page(machine)
@@ -285,10 +291,8 @@ def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Pa
     for slug in slugs:
         page = f"articles/{slug}.md"
         pages[docs_dir / page] = renderer.render_deferred(f"{slug}.md.j2", page, slug)
-    for machine in renderer.machines:
-        if not machine.get("published"):
-            machine_id = str(machine["id"])
-            pages[docs_dir / machine_page(machine_id)] = renderer.render_machine_page(machine_id, slugs)
+    machine_pages, rendered = render_machine_pages(renderer, slugs)
+    pages.update(machine_pages)
     for source in sorted(PAGES_SRC_DIR.rglob("*")):
         if source.is_dir() or source.name.endswith(".facts.sql"):  # data for the page, not a page
             continue
@@ -300,6 +304,7 @@ def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Pa
             copy_if_changed(source, docs_dir / relative)
     # Every chart of every page at once: the specs and SVGs missing from the cache are made in parallel.
     pages = renderer.chart_book.resolve(pages)
+    store_machine_pages(pages, rendered)
     written = [path for path, text in pages.items() if write_if_changed(path, text)]
     for asset in sorted(ASSETS_SRC_DIR.rglob("*")):
         if asset.is_file():
