@@ -87,13 +87,19 @@ def latency_vs_clients(records: Records) -> dict:
 # Where a curve's figures come from, in the words its legend shows (never the raw boolean).
 MEASURED_HERE = "measured here"
 PUBLISHED_ARTICLE = "published article"
+NORMALISED_FIELDS = ("machine", "workload", "clients", "clients_per_core", "tps_share")
 
 
 def normalised_throughput(records: Records) -> dict:
     """Every machine on one chart: clients per server core against throughput as a share of that machine's
     peak. Published curves are dashed, and the dash legend says which curves come from an article."""
+    # Only the fields drawn or shown in the tooltip: the chart holds every machine, so each unused field
+    # would cost as many bytes as there are points on the page (the CSV download keeps them all).
     labelled = [
-        {**record, "figures": PUBLISHED_ARTICLE if record["published"] else MEASURED_HERE}
+        {
+            **{name: record[name] for name in NORMALISED_FIELDS},
+            "figures": PUBLISHED_ARTICLE if record["published"] else MEASURED_HERE,
+        }
         for record in records
     ]
     base = _base(labelled).encode(
