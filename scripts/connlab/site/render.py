@@ -8,10 +8,7 @@ Files are only rewritten when their content changes, so an unchanged page does n
 from __future__ import annotations
 
 import functools
-import html
 import json
-import math
-import re
 import shutil
 from pathlib import Path
 
@@ -31,8 +28,9 @@ from connlab.paths import (
     PAGES_SRC_DIR,
     PARTIALS_DIR,
 )
-from connlab.site import charts, snippets
+from connlab.site import charts, snippets, tables
 from connlab.site.chart_book import CHARTS_SUBDIR, ChartBook, write_if_changed
+from connlab.site.formats import is_missing, number, percent, plain_text, significant
 from connlab.site.page_cache import render_machine_pages, store_machine_pages, verdicts_input
 from connlab.site.pages import (
     ARTICLE_VIEW,
@@ -51,41 +49,6 @@ def copy_if_changed(source: Path, target: Path) -> None:
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
-
-
-# -- filters: how numbers look on the page ---------------------------------------------------------------
-def _missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def number(value: object, digits: int = 0) -> str:
-    """Thousands separated; digits after the point."""
-    if _missing(value):
-        return "–"
-    return f"{float(value):,.{digits}f}"  # type: ignore[arg-type]
-
-
-def significant(value: object, figures: int = 3) -> str:
-    """A few significant figures, for values that span orders of magnitude (latency in ms)."""
-    if _missing(value):
-        return "–"
-    number_value = float(value)  # type: ignore[arg-type]
-    if number_value == 0:
-        return "0"
-    digits = max(0, figures - 1 - math.floor(math.log10(abs(number_value))))
-    return f"{number_value:,.{digits}f}"
-
-
-def percent(value: object, digits: int = 0) -> str:
-    return "–" if _missing(value) else f"{100 * float(value):.{digits}f}%"  # type: ignore[arg-type]
-
-
-def plain_text(value: object) -> str:
-    """Contributed text shown literally: HTML escaped, Markdown and Jinja syntax neutralised."""
-    one_line = " ".join(str(value).split())  # a blank line or indent would start a Markdown block
-    markdown_safe = re.sub(r"([\\`*_{}\[\]()#+!|-])", r"\\\1", one_line)
-    # Jinja never sees this text as a template; HTML escaping last keeps every tag and entity literal.
-    return html.escape(markdown_safe, quote=False)
 
 
 def pick(records: list[dict], **where: object) -> dict:
@@ -110,7 +73,7 @@ def value_with_range(verdict: dict) -> str:
     """'0.50 (0.48–0.51)': the value on the medians and the range the passes allow, when they differ."""
     value, low, high = verdict["value"], verdict.get("low"), verdict.get("high")
     text = significant(value, 2)
-    if _missing(low) or _missing(high):
+    if is_missing(low) or is_missing(high):
         return text
     low_text, high_text = significant(low, 2), significant(high, 2)
     if low_text == high_text == text:
@@ -134,7 +97,7 @@ def verdict_cell(verdict: dict, indicative: bool = False) -> str:
 
 def compare(a: dict, b: dict, median: str = "tps_median", low: str = "tps_min", high: str = "tps_max") -> str:
     """'higher', 'lower', or 'no measurable difference' when the two ranges of passes overlap."""
-    if any(_missing(point.get(key)) for point in (a, b) for key in (median, low, high)):
+    if any(is_missing(point.get(key)) for point in (a, b) for key in (median, low, high)):
         return "no measurable difference"
     if a[low] > b[high]:
         return "higher"
@@ -179,6 +142,7 @@ class PageRenderer:
             select=select,
             charts=charts,
             snippets=snippets,
+            tables=tables,
             # A plan is read from its experiment.yaml; every machine's page asks for the same few.
             make_plan=functools.cache(make_plan),
             columns=WINDOW_COLUMNS,
