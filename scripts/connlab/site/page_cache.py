@@ -84,9 +84,19 @@ ACROSS_MACHINE_CLAIM_KEYS = ("verdicts", "summary", "across")
 
 def verdicts_input(table: VerdictTable) -> dict:
     """A machine's verdict table as data for the hash of its page's inputs, without what each claim holds
-    about the other machines (which would change every machine's key whenever one is added)."""
-    data = asdict(table)
-    for row in [*data["rows"], *data["other_rows"]]:
-        row.pop("summary", None)
-        row["claim"] = {k: v for k, v in row["claim"].items() if k not in ACROSS_MACHINE_CLAIM_KEYS}
-    return data
+    about the other machines (which would change every machine's key whenever one is added, and would make
+    the key cost as much as there are machines)."""
+
+    def own(claim: dict) -> dict:
+        return {key: value for key, value in claim.items() if key not in ACROSS_MACHINE_CLAIM_KEYS}
+
+    return {
+        "columns": [asdict(column) for column in table.columns],
+        "source": table.source,
+        "others": table.others,
+        "missing": table.missing,
+        "rows": [
+            {"claim": own(r["claim"]), "cells": r["cells"], "source": r["source_cell"]} for r in table.rows
+        ],
+        "other_rows": [{"claim": own(r["claim"]), "cells": r["cells"]} for r in table.other_rows],
+    }

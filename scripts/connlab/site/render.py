@@ -150,6 +150,7 @@ class PageRenderer:
         )
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
         self._facts_indexes: dict[str, FactsIndex] = {}
+        self._json_files: dict[Path, dict] = {}
         machines_file = data_dir / "machines.json"
         self.machines = json.loads(machines_file.read_text()) if machines_file.exists() else []
 
@@ -158,22 +159,24 @@ class PageRenderer:
 
     def claims_file(self, slug: str) -> dict:
         """{"source": the article's published source, "claims": [...]}; empty when the article has none."""
-        path = self.claims_dir / f"{slug}.json"
-        return json.loads(path.read_text()) if path.exists() else {}
+        return self._json(self.claims_dir / f"{slug}.json")
 
     def claim_tally(self, machine_id: str) -> dict[str, int]:
         """How many claims of all articles hold on a machine, of those measured there."""
-        tally = {"holds": 0, "measured": 0}
+        return dict(self._claim_tallies().get(machine_id, {"holds": 0, "measured": 0}))
+
+    @functools.cache  # noqa: B019 (one renderer per build: the cache lives as long as its data)
+    def _claim_tallies(self) -> dict[str, dict[str, int]]:
+        # Every machine's tally in one pass over the verdicts, not one pass per machine.
+        tallies: dict[str, dict[str, int]] = {}
         for path in sorted(self.claims_dir.glob("*.json")):
-            for claim in json.loads(path.read_text())["claims"]:
+            for claim in self._json(path)["claims"]:
                 for verdict in claim["verdicts"]:
-                    if verdict["machine"] == machine_id and verdict["verdict"] not in (
-                        "not measured",
-                        "cannot be evaluated",
-                    ):
+                    tally = tallies.setdefault(verdict["machine"], {"holds": 0, "measured": 0})
+                    if verdict["verdict"] not in ("not measured", "cannot be evaluated"):
                         tally["measured"] += 1
                         tally["holds"] += verdict["verdict"] == "holds"
-        return tally
+        return tallies
 
     def verdict_table(self, slug: str, machine: str | None = None) -> VerdictTable:
         """The article's table: across machines, no machine's column (each machine's page has its own)."""
@@ -184,8 +187,13 @@ class PageRenderer:
         return build_table(self.claims_file(slug), columns, published)
 
     def facts(self, slug: str) -> dict:
-        path = self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json"
-        return json.loads(path.read_text()) if path.exists() else {}
+        return self._json(self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json")
+
+    def _json(self, path: Path) -> dict:
+        """A data file, read once per render: every machine's page asks for the same few."""
+        if path not in self._json_files:
+            self._json_files[path] = json.loads(path.read_text()) if path.exists() else {}
+        return self._json_files[path]
 
     def _chart_function(self, page: str):  # type: ignore[no-untyped-def]
         depth = len(Path(page).parts) - (1 if Path(page).stem == "index" else 0)
