@@ -230,11 +230,18 @@ def render_article(data: Path, docs: Path) -> str:
     return PageRenderer(data, docs).render(f"{ARTICLE}.md.j2", f"articles/{ARTICLE}.md", ARTICLE)
 
 
-def test_the_article_renders_the_measured_peak(aggregated: Path, tmp_path: Path) -> None:
+def render_machine_page(data: Path, docs: Path, machine: str = "alpha-box") -> str:
+    """The machine's own page (machines/<id>.md): its detail from every article."""
+    renderer = PageRenderer(data, docs)
+    page = renderer.render_machine_page(machine, [ARTICLE, "pool-sizing"])
+    return renderer.chart_book.resolve({docs / "page.md": page})[docs / "page.md"]
+
+
+def test_the_machine_page_renders_the_measured_peak(aggregated: Path, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
-    page = render_article(aggregated, docs)
+    page = render_machine_page(aggregated, docs)
     assert "{{" not in page and "{%" not in page
-    assert "## alpha\\-box\n" in page  # the machine id goes through the text filter
+    assert page.startswith("# alpha\\-box\n")  # the machine id goes through the text filter
     assert "**12,345 transactions per" in page
     assert "**2 clients**" in page
     assert "No measurements yet" not in page
@@ -242,12 +249,34 @@ def test_the_article_renders_the_measured_peak(aggregated: Path, tmp_path: Path)
         svg = docs / "charts" / f"tmc-alpha-box-{chart}.svg"
         assert svg.is_file()
         assert svg.read_text().lstrip().startswith("<svg")
-        # The page is served as articles/too-many-connections/ (directory URLs): two levels up.
+        # The page is served as machines/alpha-box/ (directory URLs): two levels up.
         assert f'src="../../charts/tmc-alpha-box-{chart}.svg"' in page
 
 
-def test_the_article_shows_contributed_text_literally(aggregated: Path, tmp_path: Path) -> None:
+def test_the_article_keeps_the_cross_machine_view_and_points_to_each_machine(
+    aggregated: Path, tmp_path: Path
+) -> None:
     page = render_article(aggregated, tmp_path / "docs")
+    assert "No measurements yet" not in page
+    assert "tmc-normalised" in page and "tmc-peaks-by-cores" in page
+    # The machine's detail is on its own page, which the picker links to (two levels up, then down).
+    assert "tmc-alpha-box-tps" not in page and "**12,345 transactions per" not in page
+    assert '<select id="machine-picker"' in page
+    assert '<option value="../../machines/alpha-box/">alpha-box</option>' in page
+    assert 'href="../../machines/alpha-box/"' in page
+
+
+def test_the_verdict_columns_are_on_the_machine_page(aggregated: Path, tmp_path: Path) -> None:
+    article = render_article(aggregated, tmp_path / "docs")
+    machine_page = render_machine_page(aggregated, tmp_path / "docs")
+    header = "| claim | **alpha\\-box**<br><small>"
+    assert header not in article
+    assert header in machine_page
+    assert "| claim |" in article and "across machines |" in article
+
+
+def test_the_machine_page_shows_contributed_text_literally(aggregated: Path, tmp_path: Path) -> None:
+    page = render_machine_page(aggregated, tmp_path / "docs")
     assert "<script>alert" not in page
     assert "&lt;script&gt;" in page
     html_out = markdown.markdown(page, extensions=MARKDOWN_EXTENSIONS)
@@ -272,6 +301,7 @@ def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) ->
         docs / "articles" / "pool-sizing.md",
         docs / "methodology.md",
         docs / "machines.md",
+        docs / "machines" / "alpha-box.md",
     }
     assert (docs / "index.md").is_file()
     assert (docs / "assets" / "charts.js").is_file()
@@ -455,7 +485,7 @@ def test_a_failed_windows_error_is_shown_literally(tmp_path: Path, write_run: Ru
     write_run(results, "alpha-box", rows, profile="full")
     assert validate_results(results) == []
     aggregate_all(results_dir=results, out_dir=tmp_path / "data")
-    page = render_article(tmp_path / "data", tmp_path / "docs")
+    page = render_machine_page(tmp_path / "data", tmp_path / "docs")
     html_out = markdown.markdown(page, extensions=MARKDOWN_EXTENSIONS)
     # Chart data is JSON inside <script type="application/json">: inert there, and not what a reader sees.
     html_out = re.sub(r"<script\b.*?</script>", "", html_out, flags=re.S)
@@ -476,8 +506,8 @@ def test_pool_sizing_without_measurements_says_so(tmp_path: Path) -> None:
     assert "Check it yourself" in page
 
 
-def test_pool_sizing_quotes_the_fit_of_each_machine(aggregated: Path, tmp_path: Path) -> None:
-    page = render_pool_sizing(aggregated, tmp_path / "docs")
+def test_pool_sizing_quotes_the_fit_of_each_machine_on_its_page(aggregated: Path, tmp_path: Path) -> None:
+    page = render_machine_page(aggregated, tmp_path / "docs")
     assert "{{" not in page and "{%" not in page
     with duckdb.connect(str(aggregated / "connlab.duckdb"), read_only=True) as con:
         fits = con.execute(

@@ -414,7 +414,8 @@ def test_injected_content_is_shown_as_text(watched: Watched, write_run: RunWrite
 
     page = watched.page
     with serving(site) as url:
-        for path in ("machines/", "articles/too-many-connections/"):
+        # The description shows on the Machines page and on the machine's own page (its detail).
+        for path in ("machines/", f"machines/{NASTY_MACHINE}/"):
             page.goto(url + path, wait_until="load")
             page.wait_for_timeout(300)  # let anything injected (an onerror handler) fire
             found = page.evaluate(INJECTED_JS)
@@ -494,7 +495,8 @@ def test_charts_render_under_strict_csp(
 
 # --------------------------------------------------------------------------- the USL simulator
 
-POOL_SIZING_PAGE = "articles/pool-sizing/"
+# The simulator is a machine's detail: it sits on that machine's own page.
+POOL_SIZING_PAGE = "machines/amd-epyc-2c-24g/"
 POOL_SIM_FIGURE = "#chart-pool-sim-amd-epyc-2c-24g"
 USL_MODEL_PATH = ".connlab-chart__view g.usl_model_marks path"
 USL_PEAK_LABEL = ".connlab-chart__view g.usl_peak_label_marks text"

@@ -125,7 +125,23 @@ def test_verdict_table_reads_at_1280_px(site_url: str, built_site: Path, slug: s
     assert measured["outside"] == 0, "cells spill outside the table"
     # Every claim is a row, its sentence readable as written.
     assert measured["claims"] == built_claims(built_site, slug)
-    # A column per measured machine, headed by its server cores, then the source and the summary.
-    machine_headers = [h for h in measured["headers"][1:-1] if "server core" in h]
-    assert machine_headers, "no measured machine column"
+    # Across machines: no machine's column (each is on its machine's page), the source and the summary.
+    assert not [h for h in measured["headers"] if "server core" in h], "a machine column on the article"
     assert measured["headers"][-1] == "across machines"
+
+
+def test_a_machine_page_has_its_own_verdict_column(site_url: str, built_site: Path) -> None:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not installed")
+    machines = json.loads((built_site.parent / "data" / "machines.json").read_text())
+    machine = min(str(m["id"]) for m in machines if not m["published"])
+    measured = measure_in_chromium(f"{site_url}machines/{machine}/")
+    assert measured is not None, "the machine page has no verdict table"
+    assert measured["scrollWidth"] <= measured["clientWidth"], "the verdict table scrolls horizontally"
+    assert measured["outside"] == 0, "cells spill outside the table"
+    # The page's first table is the first article's (pool-sizing, in name order).
+    assert measured["claims"] == built_claims(built_site, "pool-sizing")
+    machine_headers = [h for h in measured["headers"][1:-1] if "server core" in h]
+    assert len(machine_headers) == 1 and machine_headers[0].startswith(machine), measured["headers"]
+    # No summary across machines: the page must not change when another machine is added.
+    assert "across machines" not in measured["headers"]

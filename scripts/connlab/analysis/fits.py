@@ -2,19 +2,33 @@
 
 Fitted per machine, experiment and workload, on the medians and on every pass, freely and with λ anchored to
 the measured single-client throughput. Windows where pgbench saturated its own cores are left out: they
-measure the client, not the server.
+measure the client, not the server. A machine's fits are kept under build/cache by the hash of its curves and
+the fitting code, so a rebuild fits only the machines whose measurements changed, in parallel across cores.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from multiprocessing import get_context
+from pathlib import Path
 
 import duckdb
 
+from connlab.analysis import usl
 from connlab.analysis.usl import MIN_POINTS, UslFit, fit_usl
+from connlab.contract.cache import canonical_json, digest, read_json, source_digest, write_atomically
 from connlab.contract.experiment import experiment_names, load_experiment
+from connlab.paths import CACHE_DIR
+
+FITS_CACHE_DIR = CACHE_DIR / "usl-fits"
+# Fewer machines to fit than this are fitted in this process: starting workers would cost more.
+MIN_MACHINES_FOR_WORKERS = 16
+INSERT_BATCH = 500
 
 
 def fitted_schemas() -> list[str]:
@@ -37,9 +51,12 @@ class Curve:
     tps: list[float]
 
 
-def _curves(con: duckdb.DuckDBPyConnection, sql: str) -> dict[tuple[str, str], Curve]:
-    """(machine, workload) -> its curve, from a query of machine, workload, clients, tps in that order."""
-    rows = con.execute(sql).fetchall()
+def _windows(con: duckdb.DuckDBPyConnection, schema: str) -> dict[tuple[str, str], Curve]:
+    """Every good, server-bound window of the experiment's best profile, per machine and workload."""
+    rows = con.execute(
+        f"SELECT machine, workload, clients, tps FROM {schema}.windows "
+        "WHERE ok AND NOT client_saturated AND tps > 0 ORDER BY machine, workload, clients, tps"
+    ).fetchall()
     curves: dict[tuple[str, str], Curve] = defaultdict(lambda: Curve([], []))
     for machine, workload, clients, tps in rows:
         curves[(machine, workload)].clients.append(float(clients))
@@ -68,56 +85,94 @@ def _row(key: tuple[str, str, str], basis: str, fit: UslFit, curve: Curve, singl
 PUBLISHED_EXPERIMENT = "published-curve"
 
 
-def _windows(con: duckdb.DuckDBPyConnection, schema: str) -> dict[tuple[str, str], Curve]:
-    """Every good, server-bound window of the experiment's best profile, per machine and workload."""
-    return _curves(
-        con,
-        f"SELECT machine, workload, clients, tps FROM {schema}.windows "
-        "WHERE ok AND NOT client_saturated AND tps > 0 ORDER BY machine, workload, clients",
-    )
-
-
 def _published_curves(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Curve]:
-    return _curves(
-        con,
+    rows = con.execute(
         "SELECT machine, workload, clients, tps FROM clients_sweep.curves "
         "WHERE published AND tps > 0 AND machine NOT IN "
         "(SELECT machine FROM main.published WHERE experiment = 'usl-fit') "
-        "ORDER BY machine, workload, clients",
-    )
+        "ORDER BY machine, workload, clients"
+    ).fetchall()
+    curves: dict[tuple[str, str], Curve] = defaultdict(lambda: Curve([], []))
+    for machine, workload, clients, tps in rows:
+        curves[(machine, workload)].clients.append(float(clients))
+        curves[(machine, workload)].tps.append(float(tps))
+    return dict(curves)
+
+
+MachineCurves = list[tuple[tuple[str, str, str], Curve]]  # ((machine, experiment, workload), every pass)
+
+
+def fit_machine(curves: MachineCurves) -> list[tuple]:
+    """Every fit of one machine's sweeps: medians and passes, free and (with a one-client point) anchored."""
+    rows = []
+    for key, passes in curves:
+        medians = _medians(passes)
+        if len(medians.clients) < MIN_POINTS:
+            continue
+        single = medians.tps[0] if medians.clients[0] == 1 else None
+        for basis, curve in (("medians", medians), ("passes", passes)):
+            rows.append(_row(key, basis, fit_usl(curve.clients, curve.tps), curve, single))
+            if single is not None:
+                anchored = fit_usl(curve.clients, curve.tps, anchor_lambda=single)
+                rows.append(_row(key, basis, anchored, curve, single))
+    return rows
+
+
+def _cache_key(curves: MachineCurves) -> str:
+    code = source_digest(Path(usl.__file__), Path(__file__))
+    return digest(code, canonical_json([(key, asdict(curve)) for key, curve in curves]))
+
+
+def fit_machines(by_machine: dict[str, MachineCurves], cache_dir: Path = FITS_CACHE_DIR) -> list[tuple]:
+    """Every machine's fits, from the cache where its curves and the code are unchanged."""
+    keys = {machine: _cache_key(curves) for machine, curves in by_machine.items()}
+    cached = {machine: read_json(cache_dir / f"{key}.json") for machine, key in keys.items()}
+    missing = [machine for machine, rows in cached.items() if rows is None]
+    workers = min(os.cpu_count() or 1, len(missing))
+    if len(missing) >= MIN_MACHINES_FOR_WORKERS and workers > 1:
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            fitted = list(pool.map(fit_machine, [by_machine[m] for m in missing], chunksize=4))
+    else:
+        fitted = [fit_machine(by_machine[machine]) for machine in missing]
+    for machine, rows in zip(missing, fitted, strict=True):
+        text = canonical_json(rows)
+        write_atomically(cache_dir / f"{keys[machine]}.json", text)
+        cached[machine] = json.loads(text)  # as a cached machine's rows read back: the table is the same
+    return [tuple(row) for machine in by_machine for row in cached[machine]]  # type: ignore[union-attr]
+
+
+def _table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
+    found = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+        [schema, table],
+    ).fetchone()
+    return bool(found and found[0])
 
 
 def fit_all(con: duckdb.DuckDBPyConnection) -> int:
     """Create main.usl_fits; return the number of fits made."""
     con.execute(USL_FITS_TABLE)
-    rows = []
+    by_machine: dict[str, MachineCurves] = defaultdict(list)
     for schema in fitted_schemas():
-        exists = con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
-            [schema, "windows"],
-        ).fetchone()
-        if not exists or not exists[0]:
+        if not _table_exists(con, schema, "windows"):
             continue
         for (machine, workload), passes in _windows(con, schema).items():
-            medians = _medians(passes)
-            if len(medians.clients) < MIN_POINTS:
-                continue
-            single = medians.tps[0] if medians.clients[0] == 1 else None
-            key = (machine, schema.replace("_", "-"), workload)
-            for basis, curve in (("medians", medians), ("passes", passes)):
-                rows.append(_row(key, basis, fit_usl(curve.clients, curve.tps), curve, single))
-                if single is not None:
-                    anchored = fit_usl(curve.clients, curve.tps, anchor_lambda=single)
-                    rows.append(_row(key, basis, anchored, curve, single))
-    has_curves = con.execute(
-        "SELECT count(*) FROM information_schema.tables "
-        "WHERE table_schema = 'clients_sweep' AND table_name = 'curves'"
-    ).fetchone()
-    if has_curves and has_curves[0]:
+            by_machine[machine].append(((machine, schema.replace("_", "-"), workload), passes))
+    rows = fit_machines(dict(sorted(by_machine.items())))
+    if _table_exists(con, "clients_sweep", "curves"):
         for (machine, workload), curve in _published_curves(con).items():
             if len(curve.clients) >= MIN_POINTS:
                 key = (machine, PUBLISHED_EXPERIMENT, workload)
                 rows.append(_row(key, "medians", fit_usl(curve.clients, curve.tps), curve, None))
-    if rows:
-        con.executemany("INSERT INTO main.usl_fits VALUES (" + ", ".join("?" * 15) + ")", rows)
+    _insert(con, rows)
     return len(rows)
+
+
+def _insert(con: duckdb.DuckDBPyConnection, rows: list[tuple]) -> None:
+    # Many rows to one INSERT: DuckDB's executemany runs one statement per row, which at a thousand
+    # machines' fits costs more than fitting them did.
+    row_marks = "(" + ", ".join("?" * 15) + ")"
+    for start in range(0, len(rows), INSERT_BATCH):
+        batch = rows[start : start + INSERT_BATCH]
+        values = [value for row in batch for value in row]
+        con.execute(f"INSERT INTO main.usl_fits VALUES {', '.join([row_marks] * len(batch))}", values)

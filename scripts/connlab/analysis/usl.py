@@ -14,7 +14,7 @@ from typing import overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import OptimizeResult, least_squares, nnls
+from scipy.optimize import OptimizeResult, least_squares
 
 Array = NDArray[np.float64]
 
@@ -31,10 +31,11 @@ SIGMA_MAX = 1.0
 # differ by no more than this (relative), and the simpler answer is then preferred.
 BOUNDARY_COST_TOLERANCE = 1e-9
 
-# Extra starting points for σ and κ, on top of the linearised estimate: the USL surface has long flat valleys
-# (σ and κ trade off against each other), and a few spread-out starts are cheap on tens of points.
-SIGMA_STARTS = (0.01, 0.05, 0.3)
-KAPPA_STARTS = (1e-5, 1e-3, 1e-1)
+# The coarse grid that finds the basin before the solver polishes: σ from 0 to just under 1 and κ from 0
+# over ten decades. λ is profiled out (for fixed σ and κ the model is linear in λ), so the grid is 2-D and one
+# vectorised evaluation replaces the many blind solver starts an unprofiled search would need.
+SIGMA_GRID = np.concatenate([[0.0], np.geomspace(1e-4, 0.99, 40)])
+KAPPA_GRID = np.concatenate([[0.0], np.geomspace(1e-9, 1.0, 55)])
 
 
 def usl_throughput(clients: ArrayLike, lambda_: float, sigma: float, kappa: float) -> Array:
@@ -138,29 +139,30 @@ def _lambda_start(n: Array, x: Array) -> float:
     return guess if guess > 0 else float(np.max(x / n))
 
 
-def _linearised_start(n: Array, x: Array, lam: float) -> tuple[float, float]:
-    # With λ fixed the USL is linear in σ and κ: λN/X − 1 = σ(N−1) + κN(N−1). Non-negative least squares
-    # on that gives a start that is usually already close; points with X = 0 carry no usable ratio.
-    keep = x > 0
-    nk = n[keep]
-    a = np.column_stack([nk - 1.0, nk * (nk - 1.0)])
-    b = lam * nk / x[keep] - 1.0
-    (sigma, kappa), _ = nnls(a, b)
-    return min(float(sigma), SIGMA_MAX * 0.99), float(kappa)
-
-
-def _starts(n: Array, x: Array, lam0: float) -> list[tuple[float, float]]:
-    grid = [(s, k) for s in SIGMA_STARTS for k in KAPPA_STARTS]
-    return [_linearised_start(n, x, lam0), *grid]
+def _grid_start(
+    n: Array, x: Array, lam0: float, anchored: bool, fixed_kappa: float | None
+) -> tuple[float, float]:
+    """The (σ, κ) of the grid with the lowest cost, λ at its best value for each (or the anchor)."""
+    kappas = KAPPA_GRID if fixed_kappa is None else np.array([fixed_kappa])
+    sigma, kappa = (grid.ravel()[:, None] for grid in np.meshgrid(SIGMA_GRID, kappas, indexing="ij"))
+    shape = n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))  # X(N) / λ, one row per grid point
+    if anchored:
+        lam = np.full((shape.shape[0], 1), lam0)
+    else:
+        lam = np.maximum((shape @ x) / np.einsum("ij,ij->i", shape, shape), lam0 * 1e-9)[:, None]
+    best = int(np.argmin(np.sum((lam * shape - x) ** 2, axis=1)))
+    return float(sigma[best, 0]), float(kappa[best, 0])
 
 
 def _best_fit(n: Array, x: Array, lam0: float, anchored: bool) -> tuple[float, float, float]:
     best: tuple[float, tuple[float, float, float]] | None = None
-    for sigma0, kappa0 in _starts(n, x, lam0):
-        for fixed_kappa in (None, 0.0):
-            result = _solve(n, x, lam0, sigma0, kappa0, anchored, fixed_kappa)
-            candidate = (_cost(n, x, result), result)
-            best = candidate if best is None else _better(best, candidate)
+    for fixed_kappa in (None, 0.0):
+        # One start per shape of model: the grid has already crossed the long flat valleys of the USL
+        # surface (σ and κ trade off against each other) that once took many blind starts.
+        sigma0, kappa0 = _grid_start(n, x, lam0, anchored, fixed_kappa)
+        result = _solve(n, x, lam0, sigma0, kappa0, anchored, fixed_kappa)
+        candidate = (_cost(n, x, result), result)
+        best = candidate if best is None else _better(best, candidate)
     assert best is not None
     return best[1]
 
@@ -201,6 +203,18 @@ def _solve(
     def residuals(p: Array) -> Array:
         return (usl_throughput(n, *unpack(p)) - x) / scale
 
+    def jacobian(p: Array) -> Array:
+        # X = λN/D with D = 1 + σ(N−1) + κN(N−1): ∂X/∂λ = N/D, ∂X/∂σ = −λN(N−1)/D², ∂X/∂κ = −λN²(N−1)/D².
+        # Exact derivatives spare the solver a finite-difference evaluation per parameter and step.
+        lam, sigma, kappa = unpack(p)
+        denominator = 1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0)
+        d_sigma = -lam * n * (n - 1.0) / denominator**2
+        columns = [] if anchored else [n / denominator]
+        columns.append(d_sigma)
+        if fixed_kappa is None:
+            columns.append(d_sigma * n)
+        return np.column_stack(columns) / scale
+
     # One (start, lower, upper, typical size) per free parameter; the typical sizes let the solver step
     # sensibly on λ ~ 10^4 and κ ~ 10^-3 at once.
     free: list[tuple[float, float, float, float]] = []
@@ -215,6 +229,7 @@ def _solve(
     result: OptimizeResult = least_squares(
         residuals,
         x0,
+        jac=jacobian,
         bounds=(lower, upper),
         x_scale=x_scale,
         method="trf",

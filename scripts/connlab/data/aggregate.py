@@ -50,6 +50,10 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+# The raw and best-profile windows every experiment starts from: inputs, not results to download.
+INPUT_TABLES = ("raw_windows", "windows")
+
+
 def _types_struct(types: dict[str, str]) -> str:
     """read_csv's `types` argument: columns typed by name, whatever their order in the file."""
     return ", ".join(f"{_sql_string(name)}: {_sql_string(kind)}" for name, kind in types.items())
@@ -70,7 +74,7 @@ def register_raw_windows(
     targets: each workload's target per the spec, for rows older than the target column."""
     if not files:
         columns = ", ".join(f"NULL::{kind} AS {name}" for name, kind in COLUMN_TYPES.items())
-        con.execute(f"CREATE OR REPLACE VIEW raw_windows AS SELECT {columns} WHERE false")
+        con.execute(f"CREATE OR REPLACE TABLE raw_windows AS SELECT {columns} WHERE false")
         return
     file_list = ", ".join(_sql_string(str(path)) for path in files)
     present = set().union(*(_header(path) for path in files))
@@ -85,8 +89,10 @@ def register_raw_windows(
         else f"NULL::{kind} AS {name}"
         for name, kind in COLUMN_TYPES.items()
     )
+    # A table, not a view: the experiment's SQL reads its windows many times, and a view would parse every
+    # CSV file again each time (the cost that grows with the number of machines).
     con.execute(
-        f"CREATE OR REPLACE VIEW raw_windows AS SELECT {selected} FROM read_csv("
+        f"CREATE OR REPLACE TABLE raw_windows AS SELECT {selected} FROM read_csv("
         f"[{file_list}], header = true, union_by_name = true, types = {{{types}}}, nullstr = '')"
     )
 
@@ -152,6 +158,7 @@ def aggregate_experiment(
             " WHERE table_schema = ? AND table_type = 'BASE TABLE' ORDER BY table_name",
             [schema],
         ).fetchall()
+        if row[0] not in INPUT_TABLES
     ]
     folder = out_dir / experiment
     folder.mkdir(parents=True, exist_ok=True)
@@ -159,7 +166,9 @@ def aggregate_experiment(
     for stale in set(folder.glob("*.csv")) - {folder / f"{table}.csv" for table in tables}:
         stale.unlink()
     for table in tables:
-        con.execute(f"COPY {schema}.{table} TO {_sql_string(str(folder / (table + '.csv')))} (HEADER)")
+        # Sorted rows: the same data gives the same download, whatever order the query engine produced.
+        target = _sql_string(str(folder / (table + ".csv")))
+        con.execute(f"COPY (SELECT * FROM {schema}.{table} ORDER BY ALL) TO {target} (HEADER)")
     con.execute("SET schema = 'main'")
     return tables
 

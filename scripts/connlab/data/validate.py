@@ -10,7 +10,7 @@ import csv
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import yaml
@@ -264,7 +264,12 @@ def validate_machine_folder(folder: Path) -> Iterator[str]:
             yield f"{path}:1: (file): unexpected file; this folder holds {MACHINE_FILE_NAME} and {expected}"
 
 
-def validate_results(results_dir: Path = RESULTS_DIR) -> list[str]:
+def validate_results(
+    results_dir: Path = RESULTS_DIR,
+    folder_problems: Callable[[Path], Iterable[str]] = validate_machine_folder,
+) -> list[str]:
+    """Every problem in results/; folder_problems checks one machine folder (validate_cache passes one that
+    reuses earlier answers)."""
     problems: list[str] = []
     entries = sorted(results_dir.iterdir()) if results_dir.exists() else []
     for entry in entries:
@@ -272,7 +277,7 @@ def validate_results(results_dir: Path = RESULTS_DIR) -> list[str]:
             # Following it would read data from outside results/.
             problems.append(f"{entry}:1: (folder): symbolic links are not accepted in results")
         elif entry.is_dir():
-            problems.extend(validate_machine_folder(entry))
+            problems.extend(folder_problems(entry))
         elif entry.name != ".gitkeep":
             problems.append(f"{entry}:1: (file): results/ holds one folder per machine and nothing else")
     return problems

@@ -6,15 +6,17 @@ so a chart follows the reader's palette toggle.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 
 import altair as alt
 
+from connlab.site.usl_chart import usl_simulator
+
 Records = Sequence[dict[str, object]]
 WIDTH = "container"
 HEIGHT = 300
+# Built in a module of its own; named here so that a template finds every chart kind in one place.
+__all__ = ["usl_simulator"]
 
 
 def _base(records: Records) -> alt.Chart:
@@ -85,13 +87,19 @@ def latency_vs_clients(records: Records) -> dict:
 # Where a curve's figures come from, in the words its legend shows (never the raw boolean).
 MEASURED_HERE = "measured here"
 PUBLISHED_ARTICLE = "published article"
+NORMALISED_FIELDS = ("machine", "workload", "clients", "clients_per_core", "tps_share")
 
 
 def normalised_throughput(records: Records) -> dict:
     """Every machine on one chart: clients per server core against throughput as a share of that machine's
     peak. Published curves are dashed, and the dash legend says which curves come from an article."""
+    # Only the fields drawn or shown in the tooltip: the chart holds every machine, so each unused field
+    # would cost as many bytes as there are points on the page (the CSV download keeps them all).
     labelled = [
-        {**record, "figures": PUBLISHED_ARTICLE if record["published"] else MEASURED_HERE}
+        {
+            **{name: record[name] for name in NORMALISED_FIELDS},
+            "figures": PUBLISHED_ARTICLE if record["published"] else MEASURED_HERE,
+        }
         for record in records
     ]
     base = _base(labelled).encode(
@@ -226,129 +234,3 @@ def idle_memory_measures(records: Records) -> dict:
         )
         .to_dict()
     )
-
-
-# Points of the model curve: spaced geometrically, so the line is smooth on the log clients axis.
-USL_CURVE_POINTS = 120
-# The curve runs this far past the largest measured client count, so a fall after the data shows.
-USL_CURVE_REACH = 1.5
-# Slider steps: about this many steps over a slider's range, rounded down to a power of ten.
-USL_SLIDER_STEPS = 1000
-USL_MODEL = "model (sliders)"
-USL_MEASURED = "measured (median, min–max)"
-USL_PEAK = "N*, where the model peaks"
-
-
-def _usl(n: float, lambda_: float, sigma: float, kappa: float) -> float:
-    return lambda_ * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
-
-
-def _usl_slider(name: str, label: str, value: float, top: float) -> alt.Parameter:
-    """A variable bound to a range slider from 0 to top, starting at the fitted value rounded to the
-    slider's step (the slider shows its value: 2065, not 2065.1602130005567)."""
-    decimals = -math.floor(math.log10(top / USL_SLIDER_STEPS))
-    step = 10.0**-decimals
-    start = round(value, max(decimals, 0))
-    return alt.param(name=name, value=start, bind=alt.binding_range(min=0, max=top, step=step, name=label))
-
-
-def _usl_sliders(lambda_: float, sigma: float, kappa: float) -> list[alt.Parameter]:
-    """λ, σ and κ, each with room to explore well past the fit (σ below 1, where the model holds)."""
-    return [
-        _usl_slider("lambda_", "λ, one client's tps ", lambda_, max(3 * lambda_, 1.0)),
-        _usl_slider("sigma", "σ, contention ", sigma, min(max(0.5, 2 * sigma), 1.0)),
-        _usl_slider("kappa", "κ, crosstalk ", kappa, max(5 * kappa, 0.01)),
-    ]
-
-
-def usl_simulator(records: Records) -> dict:
-    """The Universal Scalability Law with λ, σ and κ on sliders, over one machine's measured throughput.
-
-    records: the measured points of one machine and workload, with the fit (fit_lambda, fit_sigma,
-    fit_kappa) repeated on every row; the sliders start at the fit. Both axes keep a fixed domain, so
-    moving a slider moves the model curve against measurements that stay put. Every expression is
-    plain arithmetic, pow, sqrt and round on the params: charts.js evaluates them with vega-interpreter
-    (no `new Function`), which supports only such expressions.
-    """
-    if not records:
-        raise ValueError("usl_simulator needs at least one measured point")
-    first = records[0]
-    fit = (float(first["fit_lambda"]), float(first["fit_sigma"]), float(first["fit_kappa"]))
-    n_max = USL_CURVE_REACH * max(float(record["clients"]) for record in records)
-    curve_n = [n_max ** (i / (USL_CURVE_POINTS - 1)) for i in range(USL_CURVE_POINTS)]
-    y_top = 1.2 * max(max(float(r["tps_max"]) for r in records), *(_usl(n, *fit) for n in curve_n))
-    x = alt.X(
-        "clients:Q", scale=alt.Scale(type="log", domain=[1, n_max], nice=False), title="clients (log scale)"
-    )
-    y_scale = alt.Scale(domain=[0, y_top])
-    color = alt.Color("series:N", title=None, sort=[USL_MODEL, USL_MEASURED, USL_PEAK])
-    layers = [
-        _usl_model_line(n_max, x, y_scale, color),
-        *_usl_measured(records, x, y_scale, color),
-        *_usl_peak(n_max, color),
-    ]
-    return alt.layer(*layers).add_params(*_usl_sliders(*fit)).to_dict()
-
-
-def _usl_model_line(n_max: float, x: alt.X, y_scale: alt.Scale, color: alt.Color) -> alt.Chart:
-    """X(N) = λN / (1 + σ(N−1) + κN(N−1)) for N from 1 to n_max, recomputed whenever a slider moves."""
-    return (
-        alt.Chart(alt.sequence(0, USL_CURVE_POINTS, as_="i"))
-        .transform_calculate(
-            clients=f"pow({n_max!r}, datum.i / {USL_CURVE_POINTS - 1})",
-            series=json.dumps(USL_MODEL),
-        )
-        .transform_calculate(
-            tps="lambda_ * datum.clients"
-            " / (1 + sigma * (datum.clients - 1) + kappa * datum.clients * (datum.clients - 1))"
-        )
-        .mark_line(clip=True)
-        .encode(x=x, y=alt.Y("tps:Q", scale=y_scale, title="transactions per second"), color=color)
-        .properties(name="usl_model", width=WIDTH, height=HEIGHT)
-    )
-
-
-def _usl_measured(records: Records, x: alt.X, y_scale: alt.Scale, color: alt.Color) -> list[alt.Chart]:
-    """The measured medians as points, with a rule over the min–max of the passes."""
-    labelled = [{**record, "series": USL_MEASURED} for record in records]
-    tooltip = [
-        alt.Tooltip("clients:Q"),
-        alt.Tooltip("tps_median:Q", title="median", format=",.0f"),
-        alt.Tooltip("tps_min:Q", title="min", format=",.0f"),
-        alt.Tooltip("tps_max:Q", title="max", format=",.0f"),
-    ]
-    ranges = (
-        _base(labelled)
-        .mark_rule()
-        .encode(x=x, y=alt.Y("tps_min:Q", scale=y_scale), y2="tps_max:Q", color=color, tooltip=tooltip)
-        .properties(name="usl_ranges")
-    )
-    medians = (
-        _base(labelled)
-        .mark_point(filled=True, size=50)
-        .encode(x=x, y=alt.Y("tps_median:Q", scale=y_scale), color=color, tooltip=tooltip)
-        .properties(name="usl_measured")
-    )
-    return [ranges, medians]
-
-
-def _usl_peak(n_max: float, color: alt.Color) -> list[alt.Chart]:
-    """N* = sqrt((1 − σ)/κ), where the model peaks: a rule and a label, absent when the model has no peak
-    (κ = 0 or σ ≥ 1) or the peak lies outside the clients axis. They take a series colour: the default
-    colour of rules and text is black, unreadable on the dark palette."""
-    peak = (
-        alt.Chart(alt.Data(values=[{"at": "peak"}]))
-        .transform_filter("kappa > 0 && sigma < 1")
-        .transform_calculate(peak_clients="sqrt((1 - sigma) / kappa)", series=json.dumps(USL_PEAK))
-        .transform_filter(f"datum.peak_clients >= 1 && datum.peak_clients <= {n_max!r}")
-        .transform_calculate(label="'N* ≈ ' + round(datum.peak_clients * 10) / 10")
-        .properties(width=WIDTH, height=HEIGHT)
-    )
-    x = alt.X("peak_clients:Q")
-    rule = peak.mark_rule(strokeDash=[4, 4]).encode(x=x, color=color).properties(name="usl_peak_rule")
-    label = (
-        peak.mark_text(align="left", baseline="top", dx=4, dy=4)
-        .encode(x=x, y=alt.value(0), text="label:N", color=color)
-        .properties(name="usl_peak_label")
-    )
-    return [rule, label]

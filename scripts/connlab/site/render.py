@@ -7,12 +7,8 @@ Files are only rewritten when their content changes, so an unchanged page does n
 
 from __future__ import annotations
 
-import csv
-import html
-import io
+import functools
 import json
-import math
-import re
 from pathlib import Path
 
 import jinja2
@@ -31,59 +27,20 @@ from connlab.paths import (
     PAGES_SRC_DIR,
     PARTIALS_DIR,
 )
-from connlab.site import charts, scaling_chart, snippets
-from connlab.site.chart_html import chart_block, write_svg_fallback
+from connlab.site import charts, snippets, tables
+from connlab.site.chart_book import CHARTS_SUBDIR, ChartBook
+from connlab.site.formats import is_missing, number, percent, plain_text, significant
+from connlab.site.page_cache import render_machine_pages, store_machine_pages, verdicts_input
+from connlab.site.pages import (
+    ARTICLE_VIEW,
+    MACHINE_PAGES_DIR,
+    MACHINE_VIEW,
+    FactsIndex,
+    machine_page,
+    picker_options,
+)
 from connlab.site.vendor import copy_vendored_js
 from connlab.site.verdicts import VerdictTable, build_table
-
-CHARTS_SUBDIR = "charts"
-# Chart kinds kept in modules of their own, looked up before connlab.site.charts.
-EXTRA_CHARTS = {"peaks_by_cores": scaling_chart.peaks_by_cores}
-DOWNLOADS = (("data (CSV)", ".csv"), ("Vega-Lite spec", ".vl.json"), ("SVG", ".svg"))
-
-
-def records_csv(records: list[dict]) -> str:
-    buffer = io.StringIO()
-    names = list(dict.fromkeys(name for record in records for name in record))
-    writer = csv.DictWriter(buffer, fieldnames=names, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(records)
-    return buffer.getvalue()
-
-
-# -- filters: how numbers look on the page ---------------------------------------------------------------
-def _missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def number(value: object, digits: int = 0) -> str:
-    """Thousands separated; digits after the point."""
-    if _missing(value):
-        return "–"
-    return f"{float(value):,.{digits}f}"  # type: ignore[arg-type]
-
-
-def significant(value: object, figures: int = 3) -> str:
-    """A few significant figures, for values that span orders of magnitude (latency in ms)."""
-    if _missing(value):
-        return "–"
-    number_value = float(value)  # type: ignore[arg-type]
-    if number_value == 0:
-        return "0"
-    digits = max(0, figures - 1 - math.floor(math.log10(abs(number_value))))
-    return f"{number_value:,.{digits}f}"
-
-
-def percent(value: object, digits: int = 0) -> str:
-    return "–" if _missing(value) else f"{100 * float(value):.{digits}f}%"  # type: ignore[arg-type]
-
-
-def plain_text(value: object) -> str:
-    """Contributed text shown literally: HTML escaped, Markdown and Jinja syntax neutralised."""
-    one_line = " ".join(str(value).split())  # a blank line or indent would start a Markdown block
-    markdown_safe = re.sub(r"([\\`*_{}\[\]()#+!|-])", r"\\\1", one_line)
-    # Jinja never sees this text as a template; HTML escaping last keeps every tag and entity literal.
-    return html.escape(markdown_safe, quote=False)
 
 
 def pick(records: list[dict], **where: object) -> dict:
@@ -108,7 +65,7 @@ def value_with_range(verdict: dict) -> str:
     """'0.50 (0.48–0.51)': the value on the medians and the range the passes allow, when they differ."""
     value, low, high = verdict["value"], verdict.get("low"), verdict.get("high")
     text = significant(value, 2)
-    if _missing(low) or _missing(high):
+    if is_missing(low) or is_missing(high):
         return text
     low_text, high_text = significant(low, 2), significant(high, 2)
     if low_text == high_text == text:
@@ -132,7 +89,7 @@ def verdict_cell(verdict: dict, indicative: bool = False) -> str:
 
 def compare(a: dict, b: dict, median: str = "tps_median", low: str = "tps_min", high: str = "tps_max") -> str:
     """'higher', 'lower', or 'no measurable difference' when the two ranges of passes overlap."""
-    if any(_missing(point.get(key)) for point in (a, b) for key in (median, low, high)):
+    if any(is_missing(point.get(key)) for point in (a, b) for key in (median, low, high)):
         return "no measurable difference"
     if a[low] > b[high]:
         return "higher"
@@ -146,6 +103,9 @@ def select(records: list[dict], **where: object) -> list[dict]:
 
 
 # How often the in-window probes sample, for the pages that describe them.
+# The template of a machine's own page, which holds the machine's view of every article.
+MACHINE_PAGE_TEMPLATE = "_machine_page.md.j2"
+
 SAMPLING_MS = {name: probe.interval_ms for name, probe in PROBES.items()}
 
 
@@ -170,12 +130,16 @@ class PageRenderer:
             select=select,
             charts=charts,
             snippets=snippets,
-            make_plan=make_plan,
+            tables=tables,
+            # A plan is read from its experiment.yaml; every machine's page asks for the same few.
+            make_plan=functools.cache(make_plan),
             columns=WINDOW_COLUMNS,
             sampling_ms=SAMPLING_MS,
             probes=PROBES,
         )
-        self.chart_files: set[Path] = set()
+        self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
+        self._facts_indexes: dict[str, FactsIndex] = {}
+        self._json_files: dict[Path, dict] = {}
         machines_file = data_dir / MACHINES_JSON
         self.machines = json.loads(machines_file.read_text()) if machines_file.exists() else []
 
@@ -184,83 +148,132 @@ class PageRenderer:
 
     def claims_file(self, slug: str) -> dict:
         """{"source": the article's published source, "claims": [...]}; empty when the article has none."""
-        path = self.claims_dir / f"{slug}.json"
-        return json.loads(path.read_text()) if path.exists() else {}
+        return self._json(self.claims_dir / f"{slug}.json")
 
     def claim_tally(self, machine_id: str) -> dict[str, int]:
         """How many claims of all articles hold on a machine, of those measured there."""
-        tally = {"holds": 0, "measured": 0}
+        return dict(self._claim_tallies().get(machine_id, {"holds": 0, "measured": 0}))
+
+    @functools.cache  # noqa: B019 (one renderer per build: the cache lives as long as its data)
+    def _claim_tallies(self) -> dict[str, dict[str, int]]:
+        # Every machine's tally in one pass over the verdicts, not one pass per machine.
+        tallies: dict[str, dict[str, int]] = {}
         for path in sorted(self.claims_dir.glob("*.json")):
-            for claim in json.loads(path.read_text())["claims"]:
+            for claim in self._json(path)["claims"]:
                 for verdict in claim["verdicts"]:
-                    if verdict["machine"] == machine_id and verdict["verdict"] not in (
-                        "not measured",
-                        "cannot be evaluated",
-                    ):
+                    tally = tallies.setdefault(verdict["machine"], {"holds": 0, "measured": 0})
+                    if verdict["verdict"] not in ("not measured", "cannot be evaluated"):
                         tally["measured"] += 1
                         tally["holds"] += verdict["verdict"] == "holds"
-        return tally
+        return tallies
 
-    def verdict_table(self, slug: str) -> VerdictTable:
+    def verdict_table(self, slug: str, machine: str | None = None) -> VerdictTable:
+        """The article's table: across machines, no machine's column (each machine's page has its own)."""
         published = [str(m["id"]) for m in self.machines if m.get("published")]
-        return build_table(self.claims_file(slug), self.facts("machines").get("columns", []), published)
+        columns = [
+            c for c in self.facts("machines").get("columns", []) if machine and c["machine"] == machine
+        ]
+        return build_table(self.claims_file(slug), columns, published)
 
     def facts(self, slug: str) -> dict:
-        path = self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json"
-        return json.loads(path.read_text()) if path.exists() else {}
+        return self._json(self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json")
+
+    def _json(self, path: Path) -> dict:
+        """A data file, read once per render: every machine's page asks for the same few."""
+        if path not in self._json_files:
+            self._json_files[path] = json.loads(path.read_text()) if path.exists() else {}
+        return self._json_files[path]
 
     def _chart_function(self, page: str):  # type: ignore[no-untyped-def]
         depth = len(Path(page).parts) - (1 if Path(page).stem == "index" else 0)
         prefix = f"{'../' * depth}{CHARTS_SUBDIR}/"
 
         def chart(chart_id: str, kind: str, records: list[dict], caption: str, alt: str) -> str:
-            """A chart built by connlab.site.charts.<kind>, with its SVG, spec and data as downloads."""
-            spec = (EXTRA_CHARTS.get(kind) or getattr(charts, kind))(records)
-            folder = self.docs_dir / CHARTS_SUBDIR
-            self.chart_files.update(folder / f"{chart_id}{suffix}" for _, suffix in DOWNLOADS)
-            write_svg_fallback(spec, folder / f"{chart_id}.svg")
-            write_if_changed(folder / f"{chart_id}.vl.json", json.dumps(spec, indent=1, sort_keys=True))
-            write_if_changed(folder / f"{chart_id}.csv", records_csv(records))
-            downloads = [(label, f"{prefix}{chart_id}{suffix}") for label, suffix in DOWNLOADS]
-            return chart_block(spec, chart_id, caption, alt, f"{prefix}{chart_id}.svg", downloads)
+            """A chart built by connlab.site.charts.<kind>, with its SVG, spec and data as downloads (made
+            with every other chart once all pages are rendered: this returns a placeholder)."""
+            return self.chart_book.request(chart_id, kind, records, caption, alt, prefix)
 
         return chart
 
     def render(self, template_name: str, page: str, slug: str) -> str:
+        """One page with its charts made (render_site renders every page, then makes all charts at once)."""
+        text = self.render_deferred(template_name, page, slug)
+        return self.chart_book.resolve({self.docs_dir / page: text})[self.docs_dir / page]
+
+    def render_deferred(self, template_name: str, page: str, slug: str, machine: str | None = None) -> str:
+        """The page with a placeholder for each chart, until chart_book.resolve() makes them. With a machine,
+        the machine's view of an article (its detail, for its own page); without, the view across machines."""
         template = self.env.get_template(template_name)
+        index = self._facts_index(slug)
         return template.render(
             claims=self.claims(slug),
-            verdicts=self.verdict_table(slug),
-            facts=self.facts(slug),
+            verdicts=self.verdict_table(slug, machine),
+            facts=self._view_facts(template_name, index, machine),
+            fact_counts=index.counts(),
+            view=ARTICLE_VIEW if machine is None else MACHINE_VIEW,
+            machine_id=machine,
+            picker=picker_options(page, self.machines),
             machines=self.machines,
             chart=self._chart_function(page),
             page=page,
         )
 
+    def _view_facts(self, template_name: str, index: FactsIndex, machine: str | None) -> dict:
+        """An article's facts as its view shows them; a page (the Machines page) sees every machine."""
+        if machine is not None:
+            return index.for_machine(machine)
+        if not (ARTICLES_SRC_DIR / template_name).is_file():
+            return index.facts
+        return index.across({str(m["id"]) for m in self.machines if not m.get("published")})
+
+    def _facts_index(self, slug: str) -> FactsIndex:
+        if slug not in self._facts_indexes:
+            self._facts_indexes[slug] = FactsIndex(self.facts(slug))
+        return self._facts_indexes[slug]
+
+    def machine_inputs(self, slug: str, machine: str) -> dict:
+        """Everything an article's machine view shows: what its page's cache key is made of."""
+        table = self.verdict_table(slug, machine)
+        return {"facts": self._facts_index(slug).for_machine(machine), "verdicts": verdicts_input(table)}
+
+    def render_machine_page(self, machine: str, article_slugs: list[str]) -> str:
+        """A machine's own page: its detail from every article, one after the other."""
+        page = machine_page(machine)
+        details = [self.render_deferred(f"{slug}.md.j2", page, slug, machine) for slug in article_slugs]
+        return self.env.get_template(MACHINE_PAGE_TEMPLATE).render(
+            machine_id=machine, machines=self.machines, details=details, page=page
+        )
+
 
 def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Path]:
     renderer = PageRenderer(data_dir, docs_dir)
-    written: list[Path] = []
-    for template in sorted(ARTICLES_SRC_DIR.glob("*.md.j2")):
-        slug = template.name.removesuffix(".md.j2")
+    pages: dict[Path, str] = {}
+    slugs = [template.name.removesuffix(".md.j2") for template in sorted(ARTICLES_SRC_DIR.glob("*.md.j2"))]
+    for slug in slugs:
         page = f"articles/{slug}.md"
-        if write_if_changed(docs_dir / page, renderer.render(template.name, page, slug)):
-            written.append(docs_dir / page)
+        pages[docs_dir / page] = renderer.render_deferred(f"{slug}.md.j2", page, slug)
+    machine_pages, rendered = render_machine_pages(renderer, slugs)
+    pages.update(machine_pages)
     for source in sorted(PAGES_SRC_DIR.rglob("*")):
         if source.is_dir() or source.name.endswith(".facts.sql"):  # data for the page, not a page
             continue
         relative = source.relative_to(PAGES_SRC_DIR)
         if source.name.endswith(".md.j2"):
             page = str(relative).removesuffix(".j2")
-            if write_if_changed(docs_dir / page, renderer.render(str(relative), page, Path(page).stem)):
-                written.append(docs_dir / page)
+            pages[docs_dir / page] = renderer.render_deferred(str(relative), page, Path(page).stem)
         else:
             copy_if_changed(source, docs_dir / relative)
+    # Every chart of every page at once: the specs and SVGs missing from the cache are made in parallel.
+    pages = renderer.chart_book.resolve(pages)
+    store_machine_pages(pages, rendered)
+    written = [path for path, text in pages.items() if write_if_changed(path, text)]
     for asset in sorted(ASSETS_SRC_DIR.rglob("*")):
         if asset.is_file():
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
-    # Charts of a machine or page that no longer exists must not linger in the site.
-    for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_files:
+    # A machine page whose machine is gone must not linger in the site, nor its charts.
+    for stale in set((docs_dir / MACHINE_PAGES_DIR).glob("*.md")) - set(pages):
+        stale.unlink()
+    for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_book.files:
         stale.unlink()
     return written

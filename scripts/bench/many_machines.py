@@ -1,0 +1,168 @@
+"""How `make site` scales with the number of machines: cold build, no-op build, one machine added.
+
+Each size runs in a temporary copy of the repository with N synthetic machines added to the committed ones:
+copies of a measured machine under new ids, every throughput scaled by a factor of its own (0.5 to 2), so
+no two machines share a curve. The copy uses this checkout's virtualenv and vendored JavaScript; the
+repository itself is never written to. Per size it prints the cold build, the no-op build, the rebuild after
+one more machine, the heaviest page's gzipped weight (HTML with the scripts and styles it loads; chart specs
+and data are inline) and the cold build's cost per machine.
+
+    .venv/bin/python scripts/bench/many_machines.py --machines 10 100 1000
+    .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines: checks the script runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SOURCE_MACHINE = "amd-epyc-2c-24g"
+# Shared with the copy, never rebuilt there (make -o): the copy must not reinstall into this virtualenv.
+SHARED = (".venv", "node_modules")
+STAMPS = (".venv/.installed", "node_modules/.installed")
+# Columns that carry throughput; every other figure is copied as measured.
+SCALED_COLUMNS = ("tps", "transactions")
+LOCAL_ASSET = re.compile(r'<(?:script|link)[^>]+(?:src|href)="(?!https?:|//|data:)([^"#?]+\.(?:js|css))"')
+
+
+def copy_repository(target: Path) -> None:
+    """The tracked and untracked-but-not-ignored files, with their times (make compares them)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO_ROOT, capture_output=True, check=True,
+    ).stdout.decode().split("\0")  # fmt: skip
+    for name in filter(None, listed):
+        source = REPO_ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    for name in SHARED:
+        (target / name).symlink_to(REPO_ROOT / name)
+
+
+def _scale_csv(text: str, machine_id: str, factor: float) -> str:
+    rows = list(csv.DictReader(io.StringIO(text)))
+    if not rows:
+        return text
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        if "machine" in row:
+            row["machine"] = machine_id
+        for column in SCALED_COLUMNS:
+            if row.get(column):
+                scaled = float(row[column]) * factor
+                row[column] = str(round(scaled)) if column == "transactions" else f"{scaled:.4f}"
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def add_machine(results: Path, index: int, source: str = SOURCE_MACHINE) -> str:
+    """results/synthetic-<index>: the source machine under a new id, throughput scaled."""
+    machine_id = f"synthetic-{index:04d}"
+    factor = 0.5 + 1.5 * ((index * 0.6180339887) % 1.0)  # spread over 0.5..2, different for every index
+    for path in (results / source).rglob("*"):
+        if not path.is_file():
+            continue
+        target = results / machine_id / path.relative_to(results / source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = path.read_text(encoding="utf-8")
+        if path.name == "machine.yaml":
+            data = yaml.safe_load(text)
+            data["id"] = machine_id
+            if data.get("calibration_tps"):
+                data["calibration_tps"] = round(float(data["calibration_tps"]) * factor, 1)
+            text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+        elif path.suffix == ".csv":
+            text = _scale_csv(text, machine_id, factor)
+        target.write_text(text, encoding="utf-8")
+    return machine_id
+
+
+def make_site(copy: Path) -> float:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONNLAB_")}
+    # The copy's own code, not this checkout's (the virtualenv installs this checkout in editable mode).
+    env["PYTHONPATH"] = str(copy / "scripts")
+    command = ["make", "--no-print-directory", *(f"-o{stamp}" for stamp in STAMPS), "site"]
+    started = time.perf_counter()
+    result = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    if result.returncode != 0:
+        sys.exit(f"make site failed in {copy}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return elapsed
+
+
+def page_weight(page: Path, site: Path) -> int:
+    """Gzipped bytes of the page and of every local script and stylesheet it loads."""
+    html = page.read_text(encoding="utf-8")
+    total = len(gzip.compress(html.encode(), 6))
+    for reference in sorted(set(LOCAL_ASSET.findall(html))):
+        asset = (page.parent / reference).resolve()
+        if asset.is_file() and asset.is_relative_to(site.resolve()):
+            total += len(gzip.compress(asset.read_bytes(), 6))
+    return total
+
+
+def heaviest_page(site: Path) -> tuple[str, int]:
+    weights = {str(page.relative_to(site)): page_weight(page, site) for page in site.rglob("*.html")}
+    name = max(weights, key=lambda key: weights[key])
+    return name, weights[name]
+
+
+def measure(synthetic: int, keep: bool) -> dict[str, float | str | int]:
+    copy = Path(tempfile.mkdtemp(prefix="connlab-machines-"))
+    try:
+        copy_repository(copy)
+        results = copy / "results"
+        for index in range(1, synthetic):
+            add_machine(results, index)
+        machines = sum(1 for path in results.glob("*/machine.yaml"))
+        cold = make_site(copy)
+        noop = make_site(copy)
+        add_machine(results, synthetic)
+        added = make_site(copy)
+        page, weight = heaviest_page(copy / "build" / "site")
+        return {
+            "machines": machines + 1, "cold_s": cold, "noop_s": noop, "added_s": added,
+            "heaviest_page": page, "heaviest_mb": weight / 1e6, "cold_s_per_machine": cold / machines,
+        }  # fmt: skip
+    finally:
+        if keep:
+            print(f"kept {copy}", file=sys.stderr)
+        else:
+            shutil.rmtree(copy, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--machines", type=int, nargs="+", default=[10, 100], help="synthetic machines")
+    parser.add_argument("--tiny", action="store_true", help="two synthetic machines: checks the script runs")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary copies (paths on stderr)")
+    args = parser.parse_args()
+    sizes = [2] if args.tiny else args.machines
+    print("machines  cold make site  no-op  one added  heaviest page (gzipped)  cold per machine")
+    for size in sizes:
+        r = measure(size, args.keep)
+        print(
+            f"{r['machines']:>8}  {r['cold_s']:>12.1f} s  {r['noop_s']:>4.1f} s  {r['added_s']:>7.1f} s"
+            f"  {r['heaviest_mb']:.2f} MB {r['heaviest_page']}  {r['cold_s_per_machine']:.2f} s",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Results kept under build/cache, each named by the SHA-256 of the inputs that made it.
+
+A result is a pure function of its inputs (data, code, library versions), so a file named by their hash is
+either the right answer or absent: there is nothing to invalidate. The stages use it for what is costly to
+recompute per machine (USL fits, chart specs, SVG fallbacks), so adding one machine recomputes one machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+
+def digest(*parts: str) -> str:
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(part.encode())
+        hasher.update(b"\0")  # ("ab", "c") and ("a", "bc") must differ
+    return hasher.hexdigest()
+
+
+def canonical_json(value: object) -> str:
+    """One text per value whatever the order its dicts were built in: the form that is hashed and stored."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def source_digest(*files: Path) -> str:
+    """The code that computes a result is one of its inputs: a change to it must miss the cache."""
+    return digest(*(path.read_text(encoding="utf-8") for path in files))
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def read_json(path: Path) -> object | None:
+    text = read_text(path)
+    return None if text is None else json.loads(text)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    # A build interrupted mid-write must not leave half a file that a later build takes for a result.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)

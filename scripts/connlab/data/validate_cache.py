@@ -1,0 +1,54 @@
+"""`connlab validate` with each machine folder's problems kept under build/cache by the hash of its files and
+of the validating code: a build after one machine was added validates that machine's folder alone.
+
+Every file is still read (hashing is cheap beside parsing and checking every row), so an edited file or a new
+symbolic link changes the folder's key and is validated again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from connlab.contract.cache import digest, read_json, source_digest, write_atomically
+from connlab.contract import columns, machine_schema, yaml_models
+from connlab.data import validate
+from connlab.paths import CACHE_DIR, RESULTS_DIR
+
+VALIDATE_CACHE_DIR = CACHE_DIR / "validate"
+VALIDATING_CODE = (validate, columns, machine_schema, yaml_models)
+
+
+def folder_key(folder: Path, code: str) -> str:
+    """The folder's name, and each file's path, kind (link or not) and content."""
+    parts = [code, folder.name]
+    for path in sorted(folder.rglob("*")):
+        kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
+        content = hashlib.sha256(path.read_bytes()).hexdigest() if kind == "file" else ""
+        parts.append(f"{path.relative_to(folder)}\0{kind}\0{content}")
+    return digest(*parts)
+
+
+def cached_folder_problems(cache_dir: Path = VALIDATE_CACHE_DIR) -> Callable[[Path], list[str]]:
+    """validate_machine_folder, answered from the cache where the folder and the code are unchanged."""
+    code = source_digest(*(Path(str(module.__file__)) for module in VALIDATING_CODE))
+
+    def folder_problems(folder: Path) -> list[str]:
+        key = folder_key(folder, code)
+        cached = read_json(cache_dir / f"{key}.json")
+        if isinstance(cached, list):
+            return [str(problem) for problem in cached]
+        problems = list(validate.validate_machine_folder(folder))
+        write_atomically(cache_dir / f"{key}.json", json.dumps(problems))
+        return problems
+
+    return folder_problems
+
+
+def validate_results_cached(
+    results_dir: Path = RESULTS_DIR, cache_dir: Path = VALIDATE_CACHE_DIR
+) -> list[str]:
+    """What validate_results reports, in the same order, from the cache where a folder is unchanged."""
+    return validate.validate_results(results_dir, cached_folder_problems(cache_dir))

@@ -1,0 +1,95 @@
+"""The charts a render asks for: recorded while the templates run, made together once they have all run.
+
+A template's chart(...) call returns a placeholder; resolve() then builds the specs and draws the SVGs through
+the cache (connlab.site.chart_cache), all at once and in parallel, writes each chart's downloads (CSV, spec,
+SVG) and puts every chart's HTML block where its placeholder was.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from connlab.contract.files import write_if_changed
+from connlab.site.chart_cache import ChartCache, Records
+from connlab.site.chart_html import chart_block
+
+CHARTS_SUBDIR = "charts"
+DOWNLOADS = (("data (CSV)", ".csv"), ("Vega-Lite spec", ".vl.json"), ("SVG", ".svg"))
+
+
+def records_csv(records: list[dict]) -> str:
+    buffer = io.StringIO()
+    names = list(dict.fromkeys(name for record in records for name in record))
+    writer = csv.DictWriter(buffer, fieldnames=names, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+    return buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class ChartRequest:
+    chart_id: str
+    kind: str
+    records: Records
+    caption: str
+    alt: str
+    prefix: str  # the charts folder relative to the page that shows the chart
+
+
+@dataclass
+class ChartBook:
+    folder: Path  # build/docs/charts
+    cache: ChartCache = field(default_factory=ChartCache)
+    requests: list[ChartRequest] = field(default_factory=list)
+    files: set[Path] = field(default_factory=set)  # every chart file this render wrote or kept
+
+    def request(self, chart_id: str, kind: str, records: Records, caption: str, alt: str, prefix: str) -> str:
+        """Record a chart; return the placeholder that resolve() replaces with its HTML block."""
+        self.requests.append(ChartRequest(chart_id, kind, list(records), caption, alt, prefix))
+        return _placeholder(len(self.requests) - 1)
+
+    def resolve(self, pages: dict[Path, str]) -> dict[Path, str]:
+        """Make every chart requested since the last resolve and return the pages (rendered since then)
+        with their placeholders replaced."""
+        keys = [self.cache.spec_key(request.kind, request.records) for request in self.requests]
+        specs = self.cache.specs(
+            {key: (request.kind, request.records) for key, request in zip(keys, self.requests, strict=True)}
+        )
+        svgs = self.cache.svgs(specs.values())
+        blocks = [
+            self._write(request, specs[key], svgs[self.cache.svg_key(specs[key])])
+            for key, request in zip(keys, self.requests, strict=True)
+        ]
+        self.requests = []
+        return {path: _fill(text, blocks) for path, text in pages.items()}
+
+    def _write(self, request: ChartRequest, spec: dict, svg: str) -> str:
+        stem = self.folder / request.chart_id
+        self.files.update(stem.with_name(f"{request.chart_id}{suffix}") for _, suffix in DOWNLOADS)
+        write_if_changed(stem.with_name(f"{request.chart_id}.svg"), svg)
+        write_if_changed(
+            stem.with_name(f"{request.chart_id}.vl.json"), json.dumps(spec, indent=1, sort_keys=True)
+        )
+        write_if_changed(stem.with_name(f"{request.chart_id}.csv"), records_csv(request.records))
+        href = f"{request.prefix}{request.chart_id}"
+        downloads = [(label, f"{href}{suffix}") for label, suffix in DOWNLOADS]
+        return chart_block(spec, request.chart_id, request.caption, request.alt, f"{href}.svg", downloads)
+
+
+# NUL never occurs in rendered Markdown, so a placeholder cannot collide with page text.
+def _placeholder(index: int) -> str:
+    return f"\0chart:{index}\0"
+
+
+def _fill(text: str, blocks: list[str]) -> str:
+    if "\0" not in text:
+        return text
+    parts = text.split("\0")
+    # Odd parts are placeholders ("chart:<index>"), even parts the text between them.
+    return "".join(
+        blocks[int(part.removeprefix("chart:"))] if i % 2 else part for i, part in enumerate(parts)
+    )

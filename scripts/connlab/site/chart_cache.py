@@ -1,0 +1,105 @@
+"""Chart specs built once per distinct input and SVG fallbacks drawn once per distinct spec, in parallel.
+
+Building a spec (Altair) and drawing its SVG (vl-convert) are the costly part of rendering, and both are pure
+functions of their inputs. Each result is kept under build/cache, named by the SHA-256 of what made it: a spec
+by its chart kind, its records and the chart code; an SVG by its spec and the Vega-Lite version. A rebuild
+after one machine was added builds that machine's charts and the cross-machine ones, and nothing else. What is
+missing is computed in a pool of worker processes, one per core.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from importlib.metadata import version
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from connlab.contract.cache import (
+    canonical_json,
+    digest,
+    read_json,
+    read_text,
+    source_digest,
+    write_atomically,
+)
+from connlab.paths import CACHE_DIR
+from connlab.site import charts, scaling_chart, usl_chart
+from connlab.site.chart_html import VL_VERSION, render_svg
+
+Records = list[dict[str, Any]]
+# Chart kinds kept in modules of their own, looked up before connlab.site.charts.
+EXTRA_CHARTS: dict[str, Callable[[Records], dict]] = {"peaks_by_cores": scaling_chart.peaks_by_cores}
+# A spec depends on these modules' code and the Altair that runs it; an SVG on vl-convert and its Vega-Lite.
+SPEC_CODE = (charts, scaling_chart, usl_chart)
+SPECS_SUBDIR = "specs"
+SVGS_SUBDIR = "svg"
+# Fewer jobs than this are done in this process: starting workers costs more than they would save.
+MIN_JOBS_FOR_WORKERS = 8
+
+
+def chart_function(kind: str) -> Callable[[Records], dict]:
+    return EXTRA_CHARTS.get(kind) or getattr(charts, kind)
+
+
+def build_spec(job: tuple[str, Records]) -> dict:
+    kind, records = job
+    return chart_function(kind)(records)
+
+
+def _code_digest() -> str:
+    return digest(version("altair"), source_digest(*(Path(str(module.__file__)) for module in SPEC_CODE)))
+
+
+@dataclass
+class ChartCache:
+    """Specs and SVGs by content hash; `workers` None means one per core."""
+
+    cache_dir: Path = CACHE_DIR
+    workers: int | None = None
+
+    def __post_init__(self) -> None:
+        self.code = _code_digest()
+        self.svg_version = digest(version("vl-convert-python"), VL_VERSION)
+
+    def spec_key(self, kind: str, records: Records) -> str:
+        return digest(self.code, kind, canonical_json(records))
+
+    def specs(self, jobs: dict[str, tuple[str, Records]]) -> dict[str, dict]:
+        """The spec of every job (key -> (kind, records)), building only those not cached."""
+        folder = self.cache_dir / SPECS_SUBDIR
+        found = {key: read_json(folder / f"{key}.json") for key in jobs}
+        missing = [key for key, spec in found.items() if spec is None]
+        for key, spec in zip(missing, self._map(build_spec, [jobs[key] for key in missing]), strict=True):
+            text = canonical_json(spec)
+            write_atomically(folder / f"{key}.json", text)
+            found[key] = json.loads(
+                text
+            )  # keys sorted as a cached spec's are: the page is the same either way
+        return found  # type: ignore[return-value]
+
+    def svgs(self, specs: Iterable[dict]) -> dict[str, str]:
+        """The SVG of every spec, by the spec's key (svg_key), drawing only those not cached."""
+        folder = self.cache_dir / SVGS_SUBDIR
+        by_key = {self.svg_key(spec): spec for spec in specs}
+        found = {key: read_text(folder / f"{key}.svg") for key in by_key}
+        missing = [key for key, svg in found.items() if svg is None]
+        for key, svg in zip(missing, self._map(render_svg, [by_key[key] for key in missing]), strict=True):
+            write_atomically(folder / f"{key}.svg", svg)
+            found[key] = svg
+        return found  # type: ignore[return-value]
+
+    def svg_key(self, spec: dict) -> str:
+        return digest(self.svg_version, canonical_json(spec))
+
+    def _map(self, function: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+        workers = min(self.workers or os.cpu_count() or 1, len(items))
+        if workers <= 1 or len(items) < MIN_JOBS_FOR_WORKERS:
+            return [function(item) for item in items]
+        # spawn, not fork: a forked copy of a process whose vl-convert runtime already started can hang.
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            return list(pool.map(function, items, chunksize=max(1, len(items) // (4 * workers))))

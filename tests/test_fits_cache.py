@@ -1,0 +1,55 @@
+"""USL fits cached per machine (connlab.analysis.fits.fit_machines): unchanged curves are read back, not
+fitted again, and give the same rows; a changed curve is fitted again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from connlab.analysis import fits
+from connlab.analysis.fits import Curve, fit_machines
+from connlab.analysis.usl import usl_throughput
+
+CLIENTS = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
+
+
+def curves(machine: str, lambda_: float) -> list:
+    tps = [float(x) for x in usl_throughput(CLIENTS, lambda_, 0.05, 0.002)]
+    return [((machine, "clients-sweep", "mixed"), Curve(list(CLIENTS), tps))]
+
+
+@pytest.fixture
+def fitted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The machines fitted (not read from the cache), in order."""
+    machines: list[str] = []
+    fit_machine = fits.fit_machine
+
+    def counting(machine_curves: list) -> list[tuple]:
+        machines.append(machine_curves[0][0][0])
+        return fit_machine(machine_curves)
+
+    monkeypatch.setattr(fits, "fit_machine", counting)
+    return machines
+
+
+def test_unchanged_machines_are_read_from_the_cache(tmp_path: Path, fitted: list[str]) -> None:
+    by_machine = {"a": curves("a", 1000.0), "b": curves("b", 2000.0)}
+    first = fit_machines(by_machine, tmp_path)
+    assert fitted == ["a", "b"]
+    # medians and passes, each free and anchored (the curve has a one-client point)
+    assert len(first) == 8 and {row[0] for row in first} == {"a", "b"}
+    assert fit_machines(by_machine, tmp_path) == first
+    assert fitted == ["a", "b"]
+    # One machine added: only it is fitted.
+    added = fit_machines({**by_machine, "c": curves("c", 3000.0)}, tmp_path)
+    assert fitted == ["a", "b", "c"]
+    assert added[:8] == first
+
+
+def test_a_changed_curve_is_fitted_again(tmp_path: Path, fitted: list[str]) -> None:
+    fit_machines({"a": curves("a", 1000.0)}, tmp_path)
+    rows = fit_machines({"a": curves("a", 1500.0)}, tmp_path)
+    assert fitted == ["a", "a"]
+    lambda_tps = rows[0][5]
+    assert lambda_tps == pytest.approx(1500.0, rel=1e-6)

@@ -1,0 +1,84 @@
+"""Machine pages cached by the hash of what they show (connlab.site.page_cache): an unchanged page is read
+back, not rendered; adding a machine renders that machine's page alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from connlab.data.aggregate import aggregate_all
+from connlab.site.page_cache import render_machine_pages, store_machine_pages
+from connlab.site.render import PageRenderer
+
+if TYPE_CHECKING:
+    from conftest import RunWriter
+
+SLUGS = ["pool-sizing", "too-many-connections"]
+
+
+def sweep(scale: float) -> list[dict[str, Any]]:
+    return [
+        {"workload": workload, "clients": clients, "tps": tps * scale, "pass_no": pass_no}
+        for workload in ("mixed", "select-only", "tpcb-like")
+        for clients, tps in ((1, 1000.0), (2, 1800.0), (4, 1700.0))
+        for pass_no in (1, 2, 3)
+    ]
+
+
+def render(data: Path, docs: Path, cache: Path) -> tuple[dict[Path, str], set[Path]]:
+    """One render of the machine pages with their charts; returns the pages and those actually rendered."""
+    renderer = PageRenderer(data, docs)
+    pages, rendered = render_machine_pages(renderer, SLUGS, cache)
+    pages = renderer.chart_book.resolve(pages)
+    store_machine_pages(pages, rendered, cache)
+    return pages, set(rendered)
+
+
+def test_only_a_new_machine_is_rendered(tmp_path: Path, write_run: RunWriter) -> None:
+    results, data, docs, cache = (tmp_path / name for name in ("results", "data", "docs", "cache"))
+    for machine, scale in (("a-box", 1.0), ("b-box", 2.0)):
+        write_run(results, machine, sweep(scale), profile="full")
+    aggregate_all(results_dir=results, out_dir=data)
+    first, rendered = render(data, docs, cache)
+    page_a, page_b = docs / "machines" / "a-box.md", docs / "machines" / "b-box.md"
+    assert rendered == {page_a, page_b}
+    assert first[page_a].startswith("# a\\-box\n") and "\0" not in first[page_a]
+
+    again, rendered = render(data, docs, cache)
+    assert rendered == set()
+    assert again == first
+
+    write_run(results, "c-box", sweep(3.0), profile="full")
+    aggregate_all(results_dir=results, out_dir=data)
+    added, rendered = render(data, docs, cache)
+    assert rendered == {docs / "machines" / "c-box.md"}
+    assert added[page_a] == first[page_a] and added[page_b] == first[page_b]
+
+
+def test_a_page_whose_chart_files_are_gone_is_rendered_again(tmp_path: Path, write_run: RunWriter) -> None:
+    results, data, docs, cache = (tmp_path / name for name in ("results", "data", "docs", "cache"))
+    write_run(results, "a-box", sweep(1.0), profile="full")
+    aggregate_all(results_dir=results, out_dir=data)
+    render(data, docs, cache)
+    charts = sorted((docs / "charts").glob("*a-box*.svg"))
+    assert charts, "the machine page should have charts"
+    charts[0].unlink()
+    _, rendered = render(data, docs, cache)
+    assert rendered == {docs / "machines" / "a-box.md"}
+    assert charts[0].is_file()
+
+
+def test_a_changed_machine_file_renders_its_page_again(tmp_path: Path, write_run: RunWriter) -> None:
+    results, data, docs, cache = (tmp_path / name for name in ("results", "data", "docs", "cache"))
+    write_run(results, "a-box", sweep(1.0), profile="full")
+    aggregate_all(results_dir=results, out_dir=data)
+    render(data, docs, cache)
+    machine_file = results / "a-box" / "machine.yaml"
+    facts = yaml.safe_load(machine_file.read_text())
+    machine_file.write_text(yaml.safe_dump({**facts, "description": "a new description"}))
+    aggregate_all(results_dir=results, out_dir=data)
+    pages, rendered = render(data, docs, cache)
+    assert rendered == {docs / "machines" / "a-box.md"}
+    assert "a new description" in pages[docs / "machines" / "a-box.md"]

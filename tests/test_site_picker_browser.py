@@ -1,0 +1,99 @@
+"""The machine picker of the articles, in Chromium: it lists every measured machine, choosing one points its
+link at that machine's page without leaving the article, and the link opens the page with the machine's own
+charts drawn.
+
+Needs a built site and Chromium, as test_site_browser.py; otherwise the tests are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from test_site_browser import (  # noqa: F401  (built_site, site_url and watched are fixtures)
+    FIGURE,
+    REPO_ROOT,
+    Watched,
+    built_site,
+    site_url,
+    wait_for_charts,
+    watched,
+)
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+pytestmark = pytest.mark.browser
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+
+ARTICLES = ("articles/too-many-connections/", "articles/pool-sizing/")
+PICKER = "nav.connlab-picker"
+
+
+@pytest.fixture(scope="module")
+def measured_machines(built_site: Path) -> list[str]:  # noqa: F811
+    machines = json.loads((REPO_ROOT / "build" / "data" / "machines.json").read_text())
+    measured = sorted(str(m["id"]) for m in machines if not m["published"])
+    if not measured:
+        pytest.skip("no measured machine in the built site")
+    return measured
+
+
+def picker_state(page: Page) -> tuple[list[str], str, str]:
+    options = page.locator(f"{PICKER} select option").all_inner_texts()
+    link = page.locator(f"{PICKER} a.connlab-picker__open")
+    return options, str(link.get_attribute("href")), link.inner_text()
+
+
+@pytest.mark.parametrize("article", ARTICLES)
+def test_the_picker_lists_every_measured_machine(
+    watched: Watched,  # noqa: F811
+    site_url: str,  # noqa: F811
+    article: str,
+    measured_machines: list[str],
+) -> None:
+    page = watched.page
+    page.goto(site_url + article, wait_until="load")
+    options, href, text = picker_state(page)
+    assert sorted(options) == measured_machines
+    assert href.endswith(f"machines/{options[0]}/") and text == f"Open {options[0]}"
+    # The picker has a visible label naming what it chooses.
+    assert page.get_by_label("Each machine's figures, tables and charts are on its own page").count() == 1
+    watched.assert_clean()
+
+
+def test_choosing_a_machine_points_the_link_and_opens_its_page(
+    watched: Watched,  # noqa: F811
+    site_url: str,  # noqa: F811
+    measured_machines: list[str],
+) -> None:
+    page = watched.page
+    page.goto(site_url + ARTICLES[0], wait_until="load")
+    chosen = measured_machines[-1]
+    page.locator(f"{PICKER} select").select_option(label=chosen)
+    _options, href, text = picker_state(page)
+    assert href.endswith(f"machines/{chosen}/") and text == f"Open {chosen}"
+    assert page.url.endswith(ARTICLES[0]), "choosing alone must not leave the article"
+    page.locator(f"{PICKER} a.connlab-picker__open").click()
+    page.wait_for_url(f"**/machines/{chosen}/")
+    page.wait_for_function(f"() => document.querySelector('h1')?.textContent.includes({json.dumps(chosen)})")
+    wait_for_charts(watched)
+    ids = page.eval_on_selector_all(FIGURE, "figures => figures.map(f => f.id)")
+    assert ids and all(chosen in chart_id for chart_id in ids), ids
+    watched.assert_clean()
+
+
+def test_the_article_shows_no_machine_detail(
+    watched: Watched,  # noqa: F811
+    site_url: str,  # noqa: F811
+    measured_machines: list[str],
+) -> None:
+    page = watched.page
+    page.goto(site_url + ARTICLES[0], wait_until="load")
+    wait_for_charts(watched)
+    ids = page.eval_on_selector_all(FIGURE, "figures => figures.map(f => f.id)")
+    assert ids == ["chart-tmc-normalised", "chart-tmc-peaks-by-cores"]
+    watched.assert_clean()

@@ -1,0 +1,57 @@
+"""`connlab validate` with a cache per machine folder (connlab.data.validate_cache): the same problems as
+validate_results, an unchanged folder not checked again, an edited one checked again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from connlab.data import validate
+from connlab.data.validate import validate_results
+from connlab.data.validate_cache import validate_results_cached
+
+if TYPE_CHECKING:
+    from conftest import RunWriter
+
+
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The folders actually checked, in order."""
+    folders: list[str] = []
+    check = validate.validate_machine_folder
+
+    def counting(folder: Path):  # type: ignore[no-untyped-def]
+        folders.append(folder.name)
+        return check(folder)
+
+    monkeypatch.setattr(validate, "validate_machine_folder", counting)
+    return folders
+
+
+def test_the_cache_reports_what_validate_reports(
+    tmp_path: Path, write_run: RunWriter, checked: list[str]
+) -> None:
+    results, cache = tmp_path / "results", tmp_path / "cache"
+    write_run(results, "good-box", [{"tps": 100.0}], profile="full")
+    bad = write_run(results, "bad-box", [{"tps": 100.0}], profile="full")
+    bad.write_text(bad.read_text().replace("good-box", "x").replace("bad-box", "other-box"))
+    (results / "stray.txt").write_text("not a machine")
+    expected = validate_results(results)
+    assert any("bad-box" in problem for problem in expected) and any("stray" in p for p in expected)
+    checked.clear()
+    assert validate_results_cached(results, cache) == expected
+    assert sorted(checked) == ["bad-box", "good-box"]
+    assert validate_results_cached(results, cache) == expected
+    assert sorted(checked) == ["bad-box", "good-box"], "unchanged folders were checked again"
+
+
+def test_an_edited_folder_is_checked_again(tmp_path: Path, write_run: RunWriter, checked: list[str]) -> None:
+    results, cache = tmp_path / "results", tmp_path / "cache"
+    path = write_run(results, "a-box", [{"tps": 100.0}], profile="full")
+    assert validate_results_cached(results, cache) == []
+    path.write_text(path.read_text().replace("a-box", "b-box", 1))
+    problems = validate_results_cached(results, cache)
+    assert checked == ["a-box", "a-box"]
+    assert problems == validate_results(results) and problems
