@@ -61,6 +61,13 @@ class Role(Strict):
         return [f"local all {self.name} {self.auth}", f"host all {self.name} 127.0.0.1/32 {self.auth}"]
 
 
+def _check_client_entries(entries: list[int | str] | None) -> list[int | str] | None:
+    for entry in entries or []:
+        if isinstance(entry, str) and not (entry.endswith("x") and _is_number(entry[:-1])):
+            raise ValueError(f"client entry {entry!r} must be a number or a multiple of cores like '4x'")
+    return entries
+
+
 class Workload(Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     label: str
@@ -72,8 +79,9 @@ class Workload(Strict):
     role: str | None = None  # one of the experiment's roles; default the postgres superuser
     transport: Literal["unix", "tcp"] | None = None  # default: the experiment's transport
     target: Literal["direct", "pgbouncer"] = "direct"
-    # Only these of the grid's client counts (e.g. connection churn at one count only).
-    clients: list[int] | None = None
+    # Only these of the grid's client counts (e.g. connection churn at one count only); "Nx" is N times
+    # the server's cores, expanded by make_plan.
+    clients: list[int | str] | None = None
     # Session settings for pgbench's connections (PGOPTIONS), e.g. synchronous_commit: "off".
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
     # pgbench -j, and a CPU quota for pgbench as a share of its cores (needs cgroups): is the client the
@@ -92,6 +100,8 @@ class Workload(Strict):
         _check_client_entries([value] if value is not None else [])
         return value
 
+    _clients = field_validator("clients")(_check_client_entries)
+
     def runs_at(self, clients: int) -> bool:
         return self.clients is None or clients in self.clients
 
@@ -108,13 +118,6 @@ class PoolerSpec(Strict):
     kind: Literal["pgbouncer"] = "pgbouncer"
     pool_size: int = Field(default=20, ge=1)
     pool_mode: Literal["session", "transaction", "statement"] = "transaction"
-
-
-def _check_client_entries(entries: list[int | str] | None) -> list[int | str] | None:
-    for entry in entries or []:
-        if isinstance(entry, str) and not (entry.endswith("x") and _is_number(entry[:-1])):
-            raise ValueError(f"client entry {entry!r} must be a number or a multiple of cores like '4x'")
-    return entries
 
 
 class Profile(Strict):
@@ -268,19 +271,20 @@ def make_plan(name: str, profile_name: str, server_cores: float | None = None) -
         )
     profile = spec.profiles[profile_name]
     cores = server_cores if server_cores is not None else spec.server.cores()
-    # Pool sizes given as multiples of the cores become numbers for this machine.
-    spec = spec.model_copy(
-        update={
-            "workloads": [
-                w.model_copy(update={"pool_size": expand_clients([w.pool_size], cores, 10**6)[0]})
-                if w.pool_size is not None
-                else w
-                for w in spec.workloads
-            ]
-        }
-    )
+    # Pool sizes and workloads' client counts given as multiples of the cores become numbers for this
+    # machine (lists of plain numbers are left as written, so existing runs keep their spec hash).
+    spec = spec.model_copy(update={"workloads": [_expand_workload(w, cores) for w in spec.workloads]})
     counts = expand_clients(profile.clients or spec.clients, cores, spec.max_clients)
     return Plan(name, cores, spec, profile_name, profile, counts)
+
+
+def _expand_workload(workload: Workload, cores: float) -> Workload:
+    update: dict[str, object] = {}
+    if workload.pool_size is not None:
+        update["pool_size"] = expand_clients([workload.pool_size], cores, 10**6)[0]
+    if workload.clients is not None and any(isinstance(entry, str) for entry in workload.clients):
+        update["clients"] = expand_clients(workload.clients, cores, 10**6)
+    return workload.model_copy(update=update) if update else workload
 
 
 def window_options(

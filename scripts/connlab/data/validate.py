@@ -37,7 +37,7 @@ NON_NEGATIVE = {
     "duration_s", "value", "server_cpu_budget", "client_cores", "wait_samples", "mem_backends",
     "mem_cgroup_usage_bytes", "mem_cgroup_rss_bytes", "mem_cgroup_cache_bytes", "mem_rss_sum_bytes",
     "mem_pss_sum_bytes", "mem_anon_rss_sum_bytes", "client_cpu_budget", "pool_size", "pool_samples",
-    "pool_cl_waiting_avg", "pool_cl_waiting_max", "pool_maxwait_ms_max",
+    "pool_cl_waiting_avg", "pool_cl_waiting_max", "pool_maxwait_ms_max", "clients_connected",
 }  # fmt: skip
 # running=12;LWLock:WALWrite=3: a state (or wait event type:name) and how many times it was seen.
 WAIT_EVENTS = re.compile(

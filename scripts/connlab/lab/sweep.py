@@ -137,6 +137,14 @@ class Bench:
         return parse_report(output, process.returncode), cpu
 
 
+def clients_connected(report: PgbenchReport, clients: int) -> int | None:
+    """All the window's clients once pgbench got to run; how many the server took before it refused one;
+    None when pgbench failed before its run for another reason."""
+    if report.refused_client is not None:
+        return report.refused_client
+    return clients if report.tps is not None else None
+
+
 def database_of(workload: Workload | None) -> str:
     """The database pgbench connects to: the benchmark's, or its PgBouncer alias with a pool size."""
     return pool_alias(workload.pool_size) if workload is not None and workload.pool_size else BENCH_DB
@@ -266,6 +274,7 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         "pool_size": window.workload.pool_size,
         **(pools.figures() if pools else {}),
         "pooler_cpu_cores": pooler_cpu,
+        "clients_connected": clients_connected(report, window.clients),
         "server_backends_max": sampler.max_backends if sampler else None,
         "wait_samples": waits.polls if waits else None,
         "wait_events": waits.encoded() if waits else None,
