@@ -30,6 +30,10 @@ class ServerSpec(Strict):
     cpu_budget: float | Literal["half"] = "half"
     # Several budgets measured in turn, as shares of cpu_budget (the core-budget experiment).
     budget_shares: list[float] = Field(default_factory=lambda: [1.0], min_length=1)
+    # Several PostgreSQL major versions measured in turn (the pg-versions experiment), each from its pinned
+    # build: every workload is measured on each, one server running at a time. Empty: the one PostgreSQL
+    # the machine's runs use (PG_BINDIR, PG_VERSION or Debian's).
+    versions: list[int] = Field(default_factory=list)
 
     def cores(self, online: int | None = None) -> float:
         if self.cpu_budget == "half":
@@ -91,6 +95,8 @@ class Workload(Strict):
     # Through PgBouncer: a pool of this many server connections (a database alias of its own); "Nx" is
     # N times the server's cores, expanded by make_plan.
     pool_size: int | str | None = None
+    # The PostgreSQL major version this workload runs on; set by make_plan from server.versions.
+    postgres: int | None = None
 
     @field_validator("pool_size")
     @classmethod
@@ -165,6 +171,10 @@ class Experiment(Strict):
                 raise ValueError(f"workload {workload.id}: role {workload.role!r} is not in roles")
             if workload.pool_size is not None and workload.target != "pgbouncer":
                 raise ValueError(f"workload {workload.id}: pool_size needs target: pgbouncer")
+        if self.server.versions and self.pooler is not None:
+            raise ValueError("server.versions: comparing versions through a pooler is not supported")
+        if len(set(self.server.versions)) != len(self.server.versions):
+            raise ValueError("server.versions: a version is listed twice")
         return self
 
 
@@ -274,6 +284,7 @@ def make_plan(name: str, profile_name: str, server_cores: float | None = None) -
     # Pool sizes and workloads' client counts given as multiples of the cores become numbers for this
     # machine (lists of plain numbers are left as written, so existing runs keep their spec hash).
     spec = spec.model_copy(update={"workloads": [_expand_workload(w, cores) for w in spec.workloads]})
+    spec = spec.model_copy(update={"workloads": _per_version(spec.workloads, spec.server.versions)})
     counts = expand_clients(profile.clients or spec.clients, cores, spec.max_clients)
     return Plan(name, cores, spec, profile_name, profile, counts)
 
@@ -285,6 +296,20 @@ def _expand_workload(workload: Workload, cores: float) -> Workload:
     if workload.clients is not None and any(isinstance(entry, str) for entry in workload.clients):
         update["clients"] = expand_clients(workload.clients, cores, 10**6)
     return workload.model_copy(update=update) if update else workload
+
+
+def _per_version(workloads: list[Workload], versions: list[int]) -> list[Workload]:
+    """Each workload once per version, ids suffixed -pg<major>. Versions are outermost so the server
+    changes once per client count and pass, not between every pair of windows."""
+    if not versions:
+        return workloads
+    return [
+        w.model_copy(
+            update={"id": f"{w.id}-pg{major}", "label": f"{w.label}, PostgreSQL {major}", "postgres": major}
+        )
+        for major in versions
+        for w in workloads
+    ]
 
 
 def window_options(

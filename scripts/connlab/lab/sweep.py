@@ -35,7 +35,7 @@ from connlab.data.machine_schema import SAFE_ID_PATTERN
 from connlab.errors import LabError
 from connlab.experiment import Plan, Role, Window, Workload, window_options
 from connlab.lab import machine, memory, probes
-from connlab.lab.cluster import SERVER_USER, Cluster, find_program
+from connlab.lab.cluster import SERVER_USER, Cluster, find_bindir, find_program
 from connlab.lab.cpu_budget import CpuBudget, create_budget
 from connlab.lab.interrupts import group_guard, run_in_group
 from connlab.lab.pgbench import (
@@ -47,6 +47,7 @@ from connlab.lab.pgbench import (
 )
 from connlab.lab.poolers.pgbouncer import PgBouncer, PoolSampler, pool_alias
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
+from connlab.lab.versions import open_benches
 from connlab.paths import LAB_DIR, experiment_results_dir
 
 BENCH_DB = "bench"
@@ -287,11 +288,12 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
 
 
 @contextlib.contextmanager
-def open_bench(plan: Plan, name: str):  # type: ignore[no-untyped-def]
-    """A started, initialised cluster on the plan's CPU budget; stopped and removed on exit."""
+def open_bench(plan: Plan, name: str, bindir: Path | None = None):  # type: ignore[no-untyped-def]
+    """A started, initialised cluster on the plan's CPU budget; stopped and removed on exit. bindir: a
+    given PostgreSQL build instead of the machine's (a run over several versions)."""
     hba = [line for role in plan.spec.roles for line in role.hba_lines()]
     # Cluster() finds the binaries before any cgroup exists, so a missing binary leaks nothing.
-    cluster = Cluster(name, dict(plan.spec.server.settings), hba_lines=hba)
+    cluster = Cluster(name, dict(plan.spec.server.settings), hba_lines=hba, bindir=bindir or find_bindir())
     cluster.budget = create_budget(plan.server_cores, f"connlab-{name}")
     budget = cluster.budget
     with cluster:
@@ -422,10 +424,13 @@ def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Pa
     done = results.done_keys()
     todo = [(number, window) for number, window in enumerate(windows, 1) if window.key not in done]
     LAB_DIR.mkdir(parents=True, exist_ok=True)
-    with open_bench(plan, f"{plan.experiment}-{results.run_id}") as bench:
-        facts = machine.collect(bench.cluster.version, bench.budget.method, plan.profile_name)
+    with open_benches(plan, f"{plan.experiment}-{results.run_id}", open_bench) as benches:
+        bench = benches.activate(plan.spec.workloads[0].postgres)
+        facts = machine.collect(
+            bench.cluster.version, bench.budget.method, plan.profile_name, bench.cluster.bindir
+        )
         facts["calibration_tps"] = calibrate(bench, plan)
-        machine.write_machine_file(machine_id, facts)
+        machine.write_machine_file(machine_id, facts, keep_postgres=bool(plan.spec.server.versions))
         with _progress(console) as progress:
             task = progress.add_task(f"{plan.experiment} ({plan.profile_name})", total=len(todo))
             for number, window in todo:
@@ -434,6 +439,7 @@ def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Pa
                     description=f"{plan.experiment} pass {window.pass_no} "
                     f"{window.workload.id} c={window.clients}",
                 )
+                bench = benches.activate(window.workload.postgres)
                 row = _measure_or_stop(bench, plan, window, number, len(results.rows))
                 results.append({"run_id": results.run_id, "machine": machine_id, **row})
                 if not row["ok"]:
