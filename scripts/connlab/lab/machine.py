@@ -138,6 +138,10 @@ def write_machine_file(machine_id: str, facts: dict[str, object], keep_postgres:
     if rank.get(str(previous.get("profile")), 0) > rank.get(str(facts.get("profile")), 0):
         data["profile"] = previous["profile"]
     if keep_postgres and previous.get("postgres_version"):
-        data.update({key: previous[key] for key in POSTGRES_FACTS if key in previous})
+        for key in POSTGRES_FACTS:  # as recorded before, absent ones included (an older file's)
+            if key in previous:
+                data[key] = previous[key]
+            else:
+                data.pop(key, None)
     write_atomically(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return path
