@@ -291,3 +291,12 @@ def test_a_workload_needs_builtins_or_a_script_not_both(tmp_path: Path) -> None:
     flags = options.flags()
     assert flags[flags.index("-f") + 1] == "/tmp/x/w.sql"
     assert f"window_s={plan.profile.duration_s}" in flags and "-b" not in flags
+
+
+def test_workload_client_counts_in_multiples_of_cores_follow_the_machine() -> None:
+    """The seed's 16 and 64 clients on 8 cores become 2 and 8 per server core on any machine."""
+    plan = make_plan("pgbouncer-trade", "full", server_cores=4)
+    churn = {w.clients for w in plan.windows() if w.workload.id == "churn-direct"}
+    assert churn == {8, 16, 32, 64}
+    pooled = {w.workload.pool_size for w in plan.windows() if w.workload.id == "churn-pgbouncer"}
+    assert pooled == {8}

@@ -89,3 +89,30 @@ def test_profile_says_the_best_profile_measured(results_dir: Path, first: str, t
     machine.write_machine_file("box", facts(first))
     path = machine.write_machine_file("box", facts(then))
     assert yaml.safe_load(path.read_text())["profile"] == kept
+
+
+def test_a_run_over_several_versions_keeps_the_machines_postgres(results_dir: Path) -> None:
+    """pg-versions runs servers from pinned builds; the machine's own PostgreSQL and calibration stay."""
+    own = {"postgres_version": "15.18 (Debian)", "postgres_source": "debian", "calibration_tps": 12904.0}
+    machine.write_machine_file("box", {**facts("full"), **own})
+    comparison = {"postgres_version": "18.6", "postgres_source": "wheel", "calibration_tps": 9000.0}
+    path = machine.write_machine_file("box", {**facts("full"), **comparison}, keep_postgres=True)
+    data = yaml.safe_load(path.read_text())
+    assert {key: data[key] for key in own} == own
+
+
+def test_a_fact_an_older_machine_file_lacks_is_not_taken_from_the_version_run(results_dir: Path) -> None:
+    own = {"postgres_version": "15.18 (Debian)", "calibration_tps": 12904.0}
+    machine.write_machine_file("box", {key: value for key, value in facts("full").items()
+                                       if key != "postgres_source"} | own)  # fmt: skip
+    comparison = {"postgres_version": "15.18", "postgres_source": "wheel", "calibration_tps": 9000.0}
+    path = machine.write_machine_file("box", {**facts("full"), **comparison}, keep_postgres=True)
+    data = yaml.safe_load(path.read_text())
+    assert data["postgres_version"] == "15.18 (Debian)" and "postgres_source" not in data
+
+
+def test_a_first_run_over_several_versions_records_what_it_ran(results_dir: Path) -> None:
+    comparison = {"postgres_version": "15.18", "postgres_source": "wheel", "calibration_tps": 9000.0}
+    path = machine.write_machine_file("box", {**facts("full"), **comparison}, keep_postgres=True)
+    data = yaml.safe_load(path.read_text())
+    assert {key: data[key] for key in comparison} == comparison

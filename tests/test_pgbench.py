@@ -106,6 +106,13 @@ def test_too_many_clients_is_a_failed_window_with_one_error(golden_dir: Path) ->
     assert report.ok is False
     assert TOO_MANY in report.error
     assert sum(TOO_MANY in error for error in report.errors) == 1
+    # Clients 0-19 had connected when client 20 was refused (the golden run had max_connections 20).
+    assert report.refused_client == 20
+
+
+def test_a_run_without_a_refused_client_has_none(golden_dir: Path) -> None:
+    output, exit_code = read_golden(golden_dir, "select_only_c4")
+    assert parse_report(output, exit_code).refused_client is None
 
 
 def test_an_error_repeated_by_every_client_is_reported_once() -> None:

@@ -97,6 +97,15 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         "pooler_cpu_cores", "DOUBLE", "cores the pooler used on average", required=False, added_later=True
     ),
     Column(
+        "clients_connected",
+        "INTEGER",
+        "clients connected when the window started: all of them, or as many as the server had accepted "
+        "when it refused one (pgbench -j 1 connects them in order); empty when pgbench failed otherwise",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
+    Column(
         "server_backends_max",
         "INTEGER",
         "most client backends seen on the server during the window",

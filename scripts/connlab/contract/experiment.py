@@ -83,6 +83,10 @@ class Experiment(Strict):
                 raise ValueError(f"workload {workload.id}: role {workload.role!r} is not in roles")
             if workload.pool_size is not None and workload.target == "direct":
                 raise ValueError(f"workload {workload.id}: pool_size needs a pooler as its target")
+        if self.server.versions and self.poolers:
+            raise ValueError("server.versions: comparing versions through a pooler is not supported")
+        if len(set(self.server.versions)) != len(self.server.versions):
+            raise ValueError("server.versions: a version is listed twice")
         return self
 
 
@@ -181,19 +185,35 @@ def make_plan(name: str, profile_name: str, server_cores: float | None = None) -
         )
     profile = spec.profiles[profile_name]
     cores = server_cores if server_cores is not None else spec.server.cores()
-    # Pool sizes given as multiples of the cores become numbers for this machine.
-    spec = spec.model_copy(
-        update={
-            "workloads": [
-                w.model_copy(update={"pool_size": expand_clients([w.pool_size], cores, 10**6)[0]})
-                if w.pool_size is not None
-                else w
-                for w in spec.workloads
-            ]
-        }
-    )
+    # Pool sizes and workloads' client counts given as multiples of the cores become numbers for this
+    # machine (lists of plain numbers are left as written, so existing runs keep their spec hash).
+    spec = spec.model_copy(update={"workloads": [_expand_workload(w, cores) for w in spec.workloads]})
+    spec = spec.model_copy(update={"workloads": _per_version(spec.workloads, spec.server.versions)})
     counts = expand_clients(profile.clients or spec.clients, cores, spec.max_clients)
     return Plan(name, cores, spec, profile_name, profile, counts)
+
+
+def _expand_workload(workload: Workload, cores: float) -> Workload:
+    update: dict[str, object] = {}
+    if workload.pool_size is not None:
+        update["pool_size"] = expand_clients([workload.pool_size], cores, 10**6)[0]
+    if workload.clients is not None and any(isinstance(entry, str) for entry in workload.clients):
+        update["clients"] = expand_clients(workload.clients, cores, 10**6)
+    return workload.model_copy(update=update) if update else workload
+
+
+def _per_version(workloads: list[Workload], versions: list[int]) -> list[Workload]:
+    """Each workload once per version, ids suffixed -pg<major>. Versions are outermost so the server
+    changes once per client count and pass, not between every pair of windows."""
+    if not versions:
+        return workloads
+    return [
+        w.model_copy(
+            update={"id": f"{w.id}-pg{major}", "label": f"{w.label}, PostgreSQL {major}", "postgres": major}
+        )
+        for major in versions
+        for w in workloads
+    ]
 
 
 def window_options(

@@ -20,6 +20,10 @@ class ServerSpec(Strict):
     cpu_budget: float | Literal["half"] = "half"
     # Several budgets measured in turn, as shares of cpu_budget (the core-budget experiment).
     budget_shares: list[float] = Field(default_factory=lambda: [1.0], min_length=1)
+    # Several PostgreSQL major versions measured in turn (the pg-versions experiment), each from its pinned
+    # build: every workload is measured on each, one server running at a time. Empty: the one PostgreSQL
+    # the machine's runs use (PG_BINDIR, PG_VERSION or Debian's).
+    versions: list[int] = Field(default_factory=list)
 
     def cores(self, online: int | None = None) -> float:
         if self.cpu_budget == "half":
@@ -63,8 +67,9 @@ class Workload(Strict):
     transport: Literal["unix", "tcp"] | None = None  # default: the experiment's transport
     # "direct", or the name of one of the experiment's poolers that the clients go through.
     target: str = "direct"
-    # Only these of the grid's client counts (e.g. connection churn at one count only).
-    clients: list[int] | None = None
+    # Only these of the grid's client counts (e.g. connection churn at one count only); "Nx" is N times
+    # the server's cores, expanded by make_plan.
+    clients: list[int | str] | None = None
     # Session settings for pgbench's connections (PGOPTIONS), e.g. synchronous_commit: "off".
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
     # pgbench -j, and a CPU quota for pgbench as a share of its cores (needs cgroups): is the client the
@@ -74,6 +79,13 @@ class Workload(Strict):
     # Through a pooler: a pool of this many server connections (a database alias of its own); "Nx" is
     # N times the server's cores, expanded by make_plan.
     pool_size: int | str | None = None
+    # The PostgreSQL major version this workload runs on; set by make_plan from server.versions.
+    postgres: int | None = None
+
+    @field_validator("clients")
+    @classmethod
+    def _client_entries(cls, value: list[int | str] | None) -> list[int | str] | None:
+        return check_client_entries(value)
 
     @field_validator("pool_size")
     @classmethod

@@ -32,7 +32,7 @@ from connlab.interrupts import group_guard, run_in_group
 from connlab.lab import counters
 from connlab.lab.cluster import Cluster
 from connlab.lab.cpu_budget import CpuBudget, create_budget
-from connlab.lab.host import find_program, free_port
+from connlab.lab.host import find_bindir, find_program, free_port
 from connlab.lab.pgbench import PgbenchReport, build_command, parse_report
 from connlab.lab.poolers import POOLERS
 from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
@@ -158,12 +158,13 @@ def settle(cluster: Cluster, prewarm: list[str]) -> None:
 
 
 @contextlib.contextmanager
-def open_bench(plan: Plan, name: str) -> Iterator[Bench]:
-    """A started, initialised cluster on the plan's CPU budget, with its poolers; all stopped on exit."""
+def open_bench(plan: Plan, name: str, bindir: Path | None = None) -> Iterator[Bench]:
+    """A started, initialised cluster on the plan's CPU budget, with its poolers; all stopped on exit.
+    bindir: a given PostgreSQL build instead of the machine's (a run over several versions)."""
     check_poolers(plan)
     hba = [line for role in plan.spec.roles for line in role.hba_lines()]
-    # Cluster() finds the binaries before any cgroup exists, so a missing binary leaks nothing.
-    cluster = Cluster(name, dict(plan.spec.server.settings), hba_lines=hba)
+    # The binaries are found before any cgroup exists, so a missing binary leaks nothing.
+    cluster = Cluster(name, dict(plan.spec.server.settings), hba_lines=hba, bindir=bindir or find_bindir())
     cluster.budget = create_budget(plan.server_cores, f"connlab-{name}")
     with cluster, contextlib.ExitStack() as poolers:
         prepare_database(cluster, plan.scale, plan.spec.database.prewarm)

@@ -111,10 +111,17 @@ def pooler_versions() -> dict[str, str]:
     }
 
 
-def collect(postgres_version: str, cpu_budget_method: str, profile: str) -> dict[str, object]:
+# What a run that compares several PostgreSQL versions leaves as it was: the machine's own PostgreSQL and
+# the calibration measured on it describe the machine, not that comparison.
+POSTGRES_FACTS = ("postgres_version", "postgres_source", "pgbench_version", "calibration_tps")
+
+
+def collect(
+    postgres_version: str, cpu_budget_method: str, profile: str, bindir: Path | None = None
+) -> dict[str, object]:
     physical = psutil.cpu_count(logical=False) or os.cpu_count()
     # The run's own binaries, not whatever pgbench is first on PATH: with PG_VERSION they differ.
-    bindir = find_bindir()
+    bindir = bindir or find_bindir()
     return {
         "cpu_model": cpu_model(),
         "cores": physical,
@@ -133,9 +140,10 @@ def collect(postgres_version: str, cpu_budget_method: str, profile: str) -> dict
     }
 
 
-def write_machine_file(machine_id: str, facts: dict[str, object]) -> Path:
+def write_machine_file(machine_id: str, facts: dict[str, object], keep_postgres: bool = False) -> Path:
     """Write machine.yaml, keeping the contributor's description; a full-profile entry is not
-    downgraded by a later quick run (the profile field says the best profile measured)."""
+    downgraded by a later quick run (the profile field says the best profile measured). With
+    keep_postgres, the PostgreSQL facts already recorded are kept (a run over several versions)."""
     folder = machine_results_dir(machine_id)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / MACHINE_FILE_NAME
@@ -146,5 +154,11 @@ def write_machine_file(machine_id: str, facts: dict[str, object]) -> Path:
     rank = {"tiny": 1, "quick": 2, "full": 3}
     if rank.get(str(previous.get("profile")), 0) > rank.get(str(facts.get("profile")), 0):
         data["profile"] = previous["profile"]
+    if keep_postgres and previous.get("postgres_version"):
+        for key in POSTGRES_FACTS:  # as recorded before, absent ones included (an older file's)
+            if key in previous:
+                data[key] = previous[key]
+            else:
+                data.pop(key, None)
     write_atomically(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return path

@@ -45,6 +45,9 @@ class PgbenchReport:
     avg_connection_ms: float | None = None
     aborted: bool = False
     errors: list[str] = field(default_factory=list)
+    # "could not create connection for client N": clients are numbered from 0, so N is how many had
+    # connected before the server refused one (in order only with -j 1: one thread connects them all).
+    refused_client: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -55,6 +58,13 @@ class PgbenchReport:
             and self.tps is not None
             and not self.failed_transactions
         )
+
+    def clients_connected(self, clients: int) -> int | None:
+        """All the window's clients once pgbench got to run; how many the server took before it refused
+        one; None when pgbench failed before its run for another reason."""
+        if self.refused_client is not None:
+            return self.refused_client
+        return clients if self.tps is not None else None
 
     @property
     def error(self) -> str:
@@ -88,6 +98,7 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
 }
 _ERROR_LINE = re.compile(r"(FATAL|ERROR|could not|Cannot assign|connection to server|pgbench: error)", re.I)
 _ABORTED = "Run was aborted; the above results are incomplete"
+_REFUSED_CLIENT = re.compile(r"could not create connection for client ([0-9]+)")
 # libpq 15: `connection to server on socket "/path/.s.PGSQL.5432" failed: ` or
 # `connection to server at "127.0.0.1", port 5432 failed: `; machine-specific, so dropped.
 _CONNECTION_PREFIX = re.compile(
@@ -106,6 +117,8 @@ def parse_report(output: str, exit_code: int) -> PgbenchReport:
                 report, name, int(value) if name in ("transactions", "failed_transactions") else float(value)
             )
     report.aborted = _ABORTED in output
+    refused = _REFUSED_CLIENT.search(output)
+    report.refused_client = int(refused.group(1)) if refused else None
     if report.failed_transactions is None and exit_code == EXIT_OK and not report.aborted and report.tps:
         # pgbench 14 prints no failed-transactions line: a failed transaction aborted its client (exit 2),
         # so a clean, complete run had none.

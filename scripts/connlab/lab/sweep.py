@@ -28,6 +28,7 @@ from connlab.errors import LabError
 from connlab.lab import machine
 from connlab.lab.bench import Bench, calibrate, open_bench, pgbench_deadline_s
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
+from connlab.lab.versions import open_benches
 from connlab.lab.window import measure_window
 from connlab.paths import LAB_DIR, experiment_results_dir
 
@@ -84,10 +85,13 @@ def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Pa
     done = results.done_keys()
     todo = [(number, window) for number, window in enumerate(windows, 1) if window.key not in done]
     LAB_DIR.mkdir(parents=True, exist_ok=True)
-    with open_bench(plan, f"{plan.experiment}-{results.run_id}") as bench:
-        facts = machine.collect(bench.cluster.version, bench.budget.method, plan.profile_name)
+    with open_benches(plan, f"{plan.experiment}-{results.run_id}", open_bench) as benches:
+        bench = benches.activate(plan.spec.workloads[0].postgres)
+        facts = machine.collect(
+            bench.cluster.version, bench.budget.method, plan.profile_name, bench.cluster.bindir
+        )
         facts["calibration_tps"] = calibrate(bench, plan)
-        machine.write_machine_file(machine_id, facts)
+        machine.write_machine_file(machine_id, facts, keep_postgres=bool(plan.spec.server.versions))
         for reason in bench.unavailable.values():
             console.print(f"[yellow]{reason}[/]: its windows are left out of this run", highlight=False)
         left_out = [(n, w) for n, w in todo if w.workload.target in bench.unavailable]
@@ -100,6 +104,7 @@ def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Pa
                     description=f"{plan.experiment} pass {window.pass_no} "
                     f"{window.workload.id} c={window.clients}",
                 )
+                bench = benches.activate(window.workload.postgres)
                 row = _measure_or_stop(bench, plan, window, number, len(results.rows))
                 results.append({"run_id": results.run_id, "machine": machine_id, **row})
                 if not row["ok"]:

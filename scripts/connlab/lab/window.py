@@ -121,6 +121,7 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         "client_cpu_budget": client_quota,
         "pool_size": workload.pool_size,
         "pooler_cpu_cores": round(poolers_cpu / wall_s, 3) if bench.poolers else None,
+        "clients_connected": report.clients_connected(window.clients),
         **probe_figures,
         "cpu_budget_method": bench.budget.method,
         "postgres_version": bench.cluster.version,
