@@ -12,8 +12,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from connlab.contract.cache import digest, read_json, source_digest, write_atomically
 from connlab.contract import columns, machine_schema, yaml_models
+from connlab.contract.cache import digest, read_json, source_digest, write_atomically
 from connlab.data import validate
 from connlab.paths import CACHE_DIR, RESULTS_DIR
 

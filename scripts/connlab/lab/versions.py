@@ -17,8 +17,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from connlab.errors import LabError
 from connlab.contract.experiment import Plan
+from connlab.errors import LabError
 from connlab.lab import pg_dist
 from connlab.lab.host import as_server_user
 

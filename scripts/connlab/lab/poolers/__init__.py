@@ -5,8 +5,14 @@ and one line below; its pure config module in connlab/contract/poolers/ gives th
 from __future__ import annotations
 
 from connlab.lab.poolers.base import PoolerProcess
+from connlab.lab.poolers.odyssey import Odyssey
 from connlab.lab.poolers.pgbouncer import PgBouncer
+from connlab.lab.poolers.pgcat import PgCat
+from connlab.lab.poolers.pgpool import PgPool
 
 POOLERS: dict[str, type[PoolerProcess]] = {
     PgBouncer.name: PgBouncer,
+    PgPool.name: PgPool,
+    Odyssey.name: Odyssey,
+    PgCat.name: PgCat,
 }
