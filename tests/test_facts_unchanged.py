@@ -55,5 +55,9 @@ def test_every_article_and_page_renders_from_the_committed_results(aggregated: P
     assert articles and all(f"articles/{slug}.md" in pages for slug in articles)
     for page in pages:
         assert (docs / page).read_text().strip(), page
-    nav = (REPO_ROOT / "mkdocs.yml").read_text().split("\nnav:\n", 1)[1]
-    assert [page for page in pages if page not in nav] == []
+    config = (REPO_ROOT / "mkdocs.yml").read_text()
+    nav = config.split("\nnav:\n", 1)[1]
+    # Machine pages are reached from the Machines page and the picker; mkdocs.yml says so in not_in_nav.
+    assert "/machines/*.md" in config.split("\nnav:\n", 1)[0]
+    listed = [page for page in pages if not page.startswith("machines/")]
+    assert [page for page in listed if page not in nav] == []

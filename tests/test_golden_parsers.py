@@ -73,7 +73,9 @@ def test_parser_reads_the_captured_text(parser: str, path: Path) -> None:
 
 def test_every_golden_folder_has_a_parser_and_cases() -> None:
     folders = {path.name for path in GOLDEN.iterdir() if path.is_dir()}
-    assert folders == {*PARSERS, "pgbench"}  # pgbench's reports: tests/test_pgbench.py
+    # Read by their own tests: pgbench's reports (test_pgbench.py), the configs each pooler adapter writes
+    # (test_pooler_adapters.py) and the pooler memory sampler's rollups (test_pooler_memory.py).
+    assert folders == {*PARSERS, "pgbench", "poolers", "pooler_memory"}
     for parser in PARSERS:
         expected = json.loads((GOLDEN / parser / "expected.json").read_text())
         assert sorted(expected) == sorted(p.name for p in (GOLDEN / parser).glob(PARSERS[parser][0]))

@@ -46,7 +46,7 @@ ADAPTERS: dict[str, PoolerProcess] = {
 
 @pytest.mark.parametrize("case", sorted(ADAPTERS))
 def test_config_files_match_golden(golden_dir: Path, case: str) -> None:
-    folder = golden_dir / "poolers" / case
+    folder = golden_dir.parent / "poolers" / case
     files = ADAPTERS[case].config_files()
     if os.environ.get("CONNLAB_UPDATE_GOLDEN"):
         folder.mkdir(parents=True, exist_ok=True)
@@ -163,5 +163,5 @@ def test_pgcat_says_its_clients_do_not_use_scram() -> None:
 def test_pgpool_children_counts_from_real_titles(golden_dir: Path) -> None:
     """Titles of PgPool-II 4.3.5 with four children, one serving a client (the parent, PCP, worker and
     health check are not children that serve clients)."""
-    titles = (golden_dir / "poolers" / "pgpool-titles" / "titles.txt").read_text().splitlines()
+    titles = (golden_dir.parent / "poolers" / "pgpool-titles" / "titles.txt").read_text().splitlines()
     assert children_counts(titles) == {"children": 4, "children_free": 3, "clients_served": 1}

@@ -22,7 +22,7 @@ KIB = 1024
 
 
 def test_parse_rollup_golden(golden_dir: Path) -> None:
-    text = (golden_dir / "pooler_memory" / "smaps_rollup.txt").read_text()
+    text = (golden_dir.parent / "pooler_memory" / "smaps_rollup.txt").read_text()
     assert parse_rollup(text) == (1744 * KIB, 364 * KIB)
 
 
@@ -31,7 +31,7 @@ def test_parse_rollup_without_the_fields() -> None:
 
 
 def test_snapshot_sums_the_tree_and_skips_processes_gone(golden_dir: Path) -> None:
-    text = (golden_dir / "pooler_memory" / "smaps_rollup.txt").read_text()
+    text = (golden_dir.parent / "pooler_memory" / "smaps_rollup.txt").read_text()
     alive, gone = psutil.Process(), psutil.Process()
     readings = iter([text, None])
     reading = snapshot([alive, gone], read=lambda pid: next(readings))

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import psutil
 import pytest
-from connlab.experiment import Experiment, load_experiment, make_plan
+from connlab.contract.experiment import Experiment, load_experiment, make_plan
 from pydantic import ValidationError
 
-from connlab.lab import cluster, pg_dist
+from connlab.lab import host, pg_dist
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,7 +50,7 @@ def test_a_version_listed_twice_is_refused() -> None:
 
 def test_versions_through_a_pooler_are_refused() -> None:
     data = _spec()
-    data["pooler"] = {"kind": "pgbouncer"}
+    data["poolers"] = [{"kind": "pgbouncer"}]
     with pytest.raises(ValidationError, match="through a pooler"):
         Experiment.model_validate(data)
 
@@ -60,7 +60,7 @@ def version_builds() -> list[int]:
     versions = load_experiment("pg-versions").server.versions
     try:
         for major in versions:
-            pg_dist.ensure(major, cluster.as_server_user)
+            pg_dist.ensure(major, host.as_server_user)
     except pg_dist.FetchError as error:
         pytest.skip(f"a pinned PostgreSQL build cannot be fetched on this machine: {error}")
     return versions
