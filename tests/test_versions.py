@@ -11,9 +11,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from connlab.contract.experiment import Experiment, load_experiment, make_plan
 from pydantic import ValidationError
 
+from connlab.contract.experiment import Experiment, load_experiment, make_plan
 from connlab.lab import host, pg_dist
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
