@@ -51,17 +51,24 @@ class Curve:
     tps: list[float]
 
 
-def _windows(con: duckdb.DuckDBPyConnection, schema: str) -> dict[tuple[str, str], Curve]:
-    """Every good, server-bound window of the experiment's best profile, per machine and workload."""
-    rows = con.execute(
-        f"SELECT machine, workload, clients, tps FROM {schema}.windows "
-        "WHERE ok AND NOT client_saturated AND tps > 0 ORDER BY machine, workload, clients, tps"
-    ).fetchall()
+def _curves(con: duckdb.DuckDBPyConnection, sql: str) -> dict[tuple[str, str], Curve]:
+    """(machine, workload) -> its curve, from a query of machine, workload, clients, tps in that order."""
+    rows = con.execute(sql).fetchall()
     curves: dict[tuple[str, str], Curve] = defaultdict(lambda: Curve([], []))
     for machine, workload, clients, tps in rows:
         curves[(machine, workload)].clients.append(float(clients))
         curves[(machine, workload)].tps.append(float(tps))
     return dict(curves)
+
+
+def _windows(con: duckdb.DuckDBPyConnection, schema: str) -> dict[tuple[str, str], Curve]:
+    """Every good, server-bound window of the experiment's best profile, per machine and workload, in a
+    stable order (a machine's cache key must not change between builds)."""
+    return _curves(
+        con,
+        f"SELECT machine, workload, clients, tps FROM {schema}.windows "
+        "WHERE ok AND NOT client_saturated AND tps > 0 ORDER BY machine, workload, clients, tps",
+    )
 
 
 def _medians(curve: Curve) -> Curve:
@@ -86,17 +93,13 @@ PUBLISHED_EXPERIMENT = "published-curve"
 
 
 def _published_curves(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Curve]:
-    rows = con.execute(
+    return _curves(
+        con,
         "SELECT machine, workload, clients, tps FROM clients_sweep.curves "
         "WHERE published AND tps > 0 AND machine NOT IN "
         "(SELECT machine FROM main.published WHERE experiment = 'usl-fit') "
-        "ORDER BY machine, workload, clients"
-    ).fetchall()
-    curves: dict[tuple[str, str], Curve] = defaultdict(lambda: Curve([], []))
-    for machine, workload, clients, tps in rows:
-        curves[(machine, workload)].clients.append(float(clients))
-        curves[(machine, workload)].tps.append(float(tps))
-    return dict(curves)
+        "ORDER BY machine, workload, clients",
+    )
 
 
 MachineCurves = list[tuple[tuple[str, str, str], Curve]]  # ((machine, experiment, workload), every pass)
