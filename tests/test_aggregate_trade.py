@@ -111,3 +111,16 @@ def test_tls_cost_and_the_handshakes_share_of_a_connection(tmp_path: Path, write
     assert cost["direct"]["handshake_share"] == pytest.approx(0.5)
     (speedup,) = db_records(database, "SELECT * FROM tls_trade.churn_speedup")
     assert (speedup["plain_speedup"], speedup["tls_speedup"]) == pytest.approx((10.0, 5.0))
+
+
+def test_the_machines_netem_line_reaches_the_facts(tmp_path: Path, write_run: RunWriter) -> None:
+    """Network-distance rows cite the machine's own probe, never a figure made up for the page."""
+    database = aggregate(tmp_path, write_run, "pgbouncer-trade", passes("churn-direct", 16, [1.0, 1.0, 1.0]))
+    (machine,) = db_records(database, "SELECT netem FROM main.machines WHERE id = 'gamma'")
+    assert machine["netem"] is None  # never probed: said as unknown, not as available
+    reason = "netem not available on this machine: Specified qdisc kind is unknown"
+    machine_file = tmp_path / "results" / "gamma" / "machine.yaml"
+    machine_file.write_text(machine_file.read_text() + f"netem: '{reason}'\n")
+    database = aggregate_all(results_dir=tmp_path / "results", out_dir=tmp_path / "data2")
+    (machine,) = db_records(database, "SELECT netem FROM main.machines WHERE id = 'gamma'")
+    assert machine["netem"] == reason
