@@ -28,6 +28,7 @@ from connlab.contract.names import BENCH_DB, SERVER_USER, pool_alias, session_op
 from connlab.contract.pgbench_options import PgbenchOptions
 from connlab.contract.poolers import PoolerSetup
 from connlab.contract.poolers.from_plan import plan_setup
+from connlab.contract.tls import POOLER_CLIENT_TLS, SSLMODE_PLAIN, SSLMODE_TLS
 from connlab.errors import LabError
 from connlab.interrupts import group_guard, run_in_group
 from connlab.lab import counters, tls
@@ -125,7 +126,7 @@ class Bench:
 
 def sslmode_of(workload: Workload | None) -> str:
     """libpq's sslmode for a window's clients: require for a TLS workload, disable for every other."""
-    return "require" if workload is not None and workload.tls else "disable"
+    return SSLMODE_TLS if workload is not None and workload.tls else SSLMODE_PLAIN
 
 
 def database_of(workload: Workload | None) -> str:
@@ -142,16 +143,12 @@ def check_poolers(plan: Plan) -> None:
                 f"known: {', '.join(sorted(POOLERS))} (connlab/lab/poolers/__init__.py)"
             )
     for workload in plan.spec.workloads:
-        if workload.tls and workload.target not in ("direct", *TLS_POOLERS):
+        if workload.tls and workload.target not in ("direct", *POOLER_CLIENT_TLS):
             raise LabError(
                 f"experiment {plan.experiment}: workload {workload.id} asks for TLS through "
                 f"{workload.target}, whose client-side TLS the harness does not configure "
-                f"(it does for: {', '.join(TLS_POOLERS)})"
+                f"(it does for: {', '.join(POOLER_CLIENT_TLS)})"
             )
-
-
-# Poolers whose client-side TLS settings the harness knows (connlab.lab.tls): kind -> those settings.
-TLS_POOLERS = {"pgbouncer": tls.pgbouncer_client_tls}
 
 
 @contextlib.contextmanager
@@ -217,8 +214,8 @@ def _started_bench(plan: Plan, cluster: Cluster, certificate: tls.TlsFiles | Non
         bench = Bench(cluster, cluster.budget, pgbench, plan.spec.transport, roles, passwords=passwords)
         for spec in plan.spec.poolers:
             setup = pooler_setup(cluster, plan, spec.kind, verifiers)
-            if certificate is not None and spec.kind in TLS_POOLERS:
-                setup.settings.update(TLS_POOLERS[spec.kind](certificate))
+            if certificate is not None and spec.kind in POOLER_CLIENT_TLS:
+                setup.settings.update(POOLER_CLIENT_TLS[spec.kind](certificate.cert.parent))
             adapter = POOLERS[spec.kind](setup)
             try:
                 bench.poolers[spec.kind] = poolers.enter_context(adapter)
