@@ -300,3 +300,20 @@ def test_workload_client_counts_in_multiples_of_cores_follow_the_machine() -> No
     assert churn == {8, 16, 32, 64}
     pooled = {w.workload.pool_size for w in plan.windows() if w.workload.id == "churn-pgbouncer"}
     assert pooled == {8}
+
+
+def test_tls_needs_tcp(tmp_path: Path) -> None:
+    """libpq never negotiates TLS on a unix socket: a TLS workload there would measure plain connections."""
+    text = (EXPERIMENTS_DIR / "tls-trade" / "experiment.yaml").read_text()
+    write_experiment(tmp_path, "tls-unix", text.replace("transport: tcp", "transport: unix"))
+    with pytest.raises(LabError, match="churn-direct-tls: tls needs transport tcp"):
+        load_experiment("tls-unix", tmp_path)
+
+
+def test_tls_trade_pairs_every_tls_workload_with_a_plain_one() -> None:
+    spec = load_experiment("tls-trade")
+    assert spec.uses_tls and not load_experiment("pgbouncer-trade").uses_tls
+    tls_ids = {w.id for w in spec.workloads if w.tls}
+    plain_ids = {w.id for w in spec.workloads if not w.tls}
+    assert len(tls_ids) == 4
+    assert {i.removesuffix("-tls") for i in tls_ids} == {i.removesuffix("-plain") for i in plain_ids}

@@ -8,8 +8,10 @@ import pytest
 import yaml
 
 from connlab import paths
+from connlab.contract.machine_schema import MachineFile
 from connlab.data.validate import SAFE_ID
 from connlab.lab import machine
+from connlab.lab import netem as machine_netem
 
 
 @pytest.fixture
@@ -116,3 +118,19 @@ def test_a_first_run_over_several_versions_records_what_it_ran(results_dir: Path
     path = machine.write_machine_file("box", {**facts("full"), **comparison}, keep_postgres=True)
     data = yaml.safe_load(path.read_text())
     assert {key: data[key] for key in comparison} == comparison
+
+
+def test_netem_status_records_the_probes_reason_where_it_cannot_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    reason = "netem not available on this machine: Specified qdisc kind is unknown"
+    monkeypatch.setattr(machine, "probe_netem", lambda: machine_netem.NetemStatus(False, reason))
+    assert machine.netem_status() == reason
+
+
+def test_netem_status_says_available_where_the_probe_added_a_qdisc(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(machine, "probe_netem", lambda: machine_netem.NetemStatus(True))
+    assert machine.netem_status() == machine.NETEM_AVAILABLE
+
+
+def test_machine_schema_takes_the_netem_line() -> None:
+    data = {"id": "test-2c-8g", **facts("quick"), "netem": "netem not available on this machine: x"}
+    assert MachineFile(**data).netem == data["netem"]

@@ -193,3 +193,31 @@ def test_block_runs(plan: Plan, site_blocks: dict[str, str], shared_tmp: Path) -
         assert probe.connect_ex(("127.0.0.1", SNIPPET_PORT)) != 0
     leftovers = [f"/sys/fs/cgroup/{v1}connlab-check{c}" for v1 in ("cpu/", "") for c in ("", "-client")]
     assert not any(Path(p).exists() for p in leftovers)
+
+
+def test_a_tls_block_makes_its_certificate_and_says_each_windows_sslmode() -> None:
+    plan = make_plan("tls-trade", "tiny")
+    block = pgbench_block(plan)
+    assert "openssl req -x509" in block and "-c ssl=True" in block
+    assert "client_tls_sslmode = allow" in block  # the pooler serves plain and TLS windows alike
+    modes = re.findall(r"PGSSLMODE=(\w+) .*pgbench .* -T", block)
+    assert modes == ["require" if w.tls else "disable" for w in plan.spec.workloads]
+    assert "PGSSLMODE" not in pgbench_block(make_plan("pgbouncer", "tiny"))
+
+
+@pytest.mark.usefixtures("require_root", "require_postgres")
+def test_the_tls_block_runs(shared_tmp: Path) -> None:
+    """Every window of the TLS block completes: TLS and plain, direct and through the pooler."""
+    plan = make_plan("tls-trade", "tiny")
+    script = shared_tmp / "check.sh"
+    script.write_text(pgbench_block(plan) + "\n")
+    script.chmod(0o644)
+    result = subprocess.run(
+        ["runuser", "-u", "postgres", "--", "bash", str(script)],
+        capture_output=True, text=True, timeout=180, cwd=shared_tmp, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    sections = re.split(r"^== ", result.stdout, flags=re.M)[1:]
+    assert [section.splitlines()[0] for section in sections] == [w.label for w in plan.spec.workloads]
+    for section in sections:
+        assert re.search(r"tps = [0-9.]+", section), section

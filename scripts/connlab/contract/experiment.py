@@ -60,6 +60,10 @@ class Experiment(Strict):
     fit: Literal["usl"] | None = None
     profiles: dict[ProfileName, Profile]
 
+    @property
+    def uses_tls(self) -> bool:
+        return any(workload.tls for workload in self.workloads)
+
     def pooler(self, name: str) -> PoolerSpec | None:
         return next((pooler for pooler in self.poolers if pooler.kind == name), None)
 
@@ -81,6 +85,9 @@ class Experiment(Strict):
                 )
             if workload.role is not None and workload.role not in names:
                 raise ValueError(f"workload {workload.id}: role {workload.role!r} is not in roles")
+            if workload.tls and (workload.transport or self.transport) != "tcp":
+                # libpq never negotiates TLS on a unix socket, so sslmode=require would measure nothing.
+                raise ValueError(f"workload {workload.id}: tls needs transport tcp")
             if workload.pool_size is not None and workload.target == "direct":
                 raise ValueError(f"workload {workload.id}: pool_size needs a pooler as its target")
         if self.server.versions and self.poolers:

@@ -36,6 +36,9 @@ class MachineFile(BaseModel):
     pgpool_version: str = Field(default=NOT_AVAILABLE, max_length=200)
     odyssey_version: str = Field(default=NOT_AVAILABLE, max_length=200)
     pgcat_version: str = Field(default=NOT_AVAILABLE, max_length=200)
+    # Whether the kernel's netem qdisc could add network delay here: "available", or the probe's reason
+    # ("netem not available on this machine: ..."); absent from files written before it was probed.
+    netem: str | None = Field(default=None, max_length=300)
     cpu_budget_method: Literal["cgroup-v1", "cgroup-v2", "taskset", "published"]
     profile: Literal["tiny", "quick", "full", "published"]
     calibration_tps: float | None = Field(

@@ -79,6 +79,9 @@ class Workload(Strict):
     # Through a pooler: a pool of this many server connections (a database alias of its own); "Nx" is
     # N times the server's cores, expanded by make_plan.
     pool_size: int | str | None = None
+    # TLS between the clients and what they connect to (sslmode=require over TCP): the server gets ssl = on
+    # with a throwaway certificate, a pooler its client-side TLS; the other workloads' clients ask for none.
+    tls: bool = False
     # The PostgreSQL major version this workload runs on; set by make_plan from server.versions.
     postgres: int | None = None
 

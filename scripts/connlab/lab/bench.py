@@ -14,6 +14,7 @@ import contextlib
 import os
 import resource
 import secrets
+import shutil
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -27,15 +28,17 @@ from connlab.contract.names import BENCH_DB, SERVER_USER, pool_alias, session_op
 from connlab.contract.pgbench_options import PgbenchOptions
 from connlab.contract.poolers import PoolerSetup
 from connlab.contract.poolers.from_plan import plan_setup
+from connlab.contract.tls import POOLER_CLIENT_TLS, SSLMODE_PLAIN, SSLMODE_TLS
 from connlab.errors import LabError
 from connlab.interrupts import group_guard, run_in_group
-from connlab.lab import counters
+from connlab.lab import counters, tls
 from connlab.lab.cluster import Cluster
 from connlab.lab.cpu_budget import CpuBudget, create_budget
 from connlab.lab.host import find_bindir, find_program, free_port
 from connlab.lab.pgbench import PgbenchReport, build_command, parse_report
 from connlab.lab.poolers import POOLERS
 from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
+from connlab.paths import LAB_DIR
 
 # pgbench gets its window twice over plus this before it is killed: a window can never hang the sweep
 # (a frozen server, a pooler that never answers), yet a slow start at hundreds of clients still fits.
@@ -96,6 +99,8 @@ class Bench:
         environment = dict(os.environ)
         if role and role.name in self.passwords:
             environment["PGPASSWORD"] = self.passwords[role.name]
+        # Said either way: libpq's default (prefer) would take TLS wherever the server or pooler offers it.
+        environment["PGSSLMODE"] = sslmode_of(workload)
         if workload is not None and workload.settings:
             environment["PGOPTIONS"] = session_options(workload.settings)
         usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -119,6 +124,11 @@ class Bench:
         return parse_report(output, process.returncode), cpu
 
 
+def sslmode_of(workload: Workload | None) -> str:
+    """libpq's sslmode for a window's clients: require for a TLS workload, disable for every other."""
+    return SSLMODE_TLS if workload is not None and workload.tls else SSLMODE_PLAIN
+
+
 def database_of(workload: Workload | None) -> str:
     """The database pgbench connects to: the benchmark's, or its pooler alias with a pool size."""
     return pool_alias(workload.pool_size) if workload is not None and workload.pool_size else BENCH_DB
@@ -132,6 +142,26 @@ def check_poolers(plan: Plan) -> None:
                 f"experiment {plan.experiment}: pooler kind {spec.kind!r} is not registered; "
                 f"known: {', '.join(sorted(POOLERS))} (connlab/lab/poolers/__init__.py)"
             )
+    for workload in plan.spec.workloads:
+        if workload.tls and workload.target not in ("direct", *POOLER_CLIENT_TLS):
+            raise LabError(
+                f"experiment {plan.experiment}: workload {workload.id} asks for TLS through "
+                f"{workload.target}, whose client-side TLS the harness does not configure "
+                f"(it does for: {', '.join(POOLER_CLIENT_TLS)})"
+            )
+
+
+@contextlib.contextmanager
+def certificate_for(plan: Plan, name: str) -> Iterator[tls.TlsFiles | None]:
+    """A throwaway certificate beside the run's cluster folder when a workload asks for TLS, removed after."""
+    if not plan.spec.uses_tls:
+        yield None
+        return
+    folder = LAB_DIR / f"{name}-tls"
+    try:
+        yield tls.make_certificate(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def prepare_database(cluster: Cluster, scale: int, prewarm: list[str]) -> None:
@@ -163,9 +193,18 @@ def open_bench(plan: Plan, name: str, bindir: Path | None = None) -> Iterator[Be
     bindir: a given PostgreSQL build instead of the machine's (a run over several versions)."""
     check_poolers(plan)
     hba = [line for role in plan.spec.roles for line in role.hba_lines()]
-    # The binaries are found before any cgroup exists, so a missing binary leaks nothing.
-    cluster = Cluster(name, dict(plan.spec.server.settings), hba_lines=hba, bindir=bindir or find_bindir())
-    cluster.budget = create_budget(plan.server_cores, f"connlab-{name}")
+    with contextlib.ExitStack() as stack:
+        certificate = stack.enter_context(certificate_for(plan, name))
+        settings = dict(plan.spec.server.settings)
+        if certificate is not None:
+            settings.update(tls.server_settings(certificate))
+        # The binaries are found before any cgroup exists, so a missing binary leaks nothing.
+        cluster = Cluster(name, settings, hba_lines=hba, bindir=bindir or find_bindir())
+        cluster.budget = create_budget(plan.server_cores, f"connlab-{name}")
+        yield from _started_bench(plan, cluster, certificate)
+
+
+def _started_bench(plan: Plan, cluster: Cluster, certificate: tls.TlsFiles | None) -> Iterator[Bench]:
     with cluster, contextlib.ExitStack() as poolers:
         prepare_database(cluster, plan.scale, plan.spec.database.prewarm)
         passwords = {role.name: secrets.token_urlsafe(24) for role in plan.spec.roles if role.needs_password}
@@ -174,7 +213,10 @@ def open_bench(plan: Plan, name: str, bindir: Path | None = None) -> Iterator[Be
         pgbench = find_program("pgbench", cluster.bindir)
         bench = Bench(cluster, cluster.budget, pgbench, plan.spec.transport, roles, passwords=passwords)
         for spec in plan.spec.poolers:
-            adapter = POOLERS[spec.kind](pooler_setup(cluster, plan, spec.kind, verifiers))
+            setup = pooler_setup(cluster, plan, spec.kind, verifiers)
+            if certificate is not None and spec.kind in POOLER_CLIENT_TLS:
+                setup.settings.update(POOLER_CLIENT_TLS[spec.kind](certificate.cert.parent))
+            adapter = POOLERS[spec.kind](setup)
             try:
                 bench.poolers[spec.kind] = poolers.enter_context(adapter)
             except PoolerUnavailable as error:

@@ -19,6 +19,7 @@ import yaml
 from connlab.contract.machine_schema import NOT_AVAILABLE
 from connlab.lab import pg_dist
 from connlab.lab.host import find_bindir, find_program
+from connlab.lab.netem import probe_netem
 from connlab.lab.results_file import write_atomically
 from connlab.paths import MACHINE_FILE_NAME, machine_results_dir
 
@@ -103,6 +104,15 @@ POOLER_VERSION_COMMANDS = {
 }
 
 
+NETEM_AVAILABLE = "available"
+
+
+def netem_status() -> str:
+    """Whether network-distance windows can run here: NETEM_AVAILABLE, or the probe's reason they cannot."""
+    status = probe_netem()
+    return NETEM_AVAILABLE if status.ok else status.reason
+
+
 def pooler_versions() -> dict[str, str]:
     """Each pooler's version, or NOT_AVAILABLE where its binary is not on PATH."""
     return {
@@ -134,6 +144,7 @@ def collect(
         "postgres_source": pg_dist.source_of(bindir),
         "pgbench_version": program_version([find_program("pgbench", bindir), "--version"]),
         **pooler_versions(),
+        "netem": netem_status(),
         "cpu_budget_method": cpu_budget_method,
         "profile": profile,
         "collected_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -24,14 +24,14 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from connlab.contract import tls as pure
 from connlab.contract.names import SERVER_USER
 from connlab.errors import LabError
 from connlab.lab.host import chown_to_server_user
 
-CERT_NAME = "server.crt"
-KEY_NAME = "server.key"
+CERT_NAME = pure.CERT_NAME
+KEY_NAME = pure.KEY_NAME
 OPENSSL_TIMEOUT_S = 60
-SUBJECT = "/CN=localhost"
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,7 @@ def openssl_command(folder: Path) -> list[str]:
     openssl = shutil.which("openssl")
     if openssl is None:
         raise LabError("openssl: not available on this machine; install it (package openssl) for TLS windows")
-    return [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", SUBJECT, "-days", "1",
-            "-keyout", str(folder / KEY_NAME), "-out", str(folder / CERT_NAME)]  # fmt: skip
+    return [openssl, *pure.openssl_arguments(folder)]
 
 
 def make_certificate(folder: Path) -> TlsFiles:
@@ -68,16 +67,12 @@ def make_certificate(folder: Path) -> TlsFiles:
 
 def server_settings(files: TlsFiles) -> dict[str, object]:
     """postgresql.conf settings: TLS on, with this pair (clients still choose it with sslmode)."""
-    return {"ssl": True, "ssl_cert_file": str(files.cert), "ssl_key_file": str(files.key)}
+    return pure.server_settings(files.cert.parent)
 
 
-def pgbouncer_client_tls(files: TlsFiles, sslmode: str = "require") -> dict[str, object]:
+def pgbouncer_client_tls(files: TlsFiles, sslmode: str = pure.SSLMODE_TLS) -> dict[str, object]:
     """PgBouncer settings for TLS between clients and the pooler (`require` refuses plain clients)."""
-    return {
-        "client_tls_sslmode": sslmode,
-        "client_tls_key_file": str(files.key),
-        "client_tls_cert_file": str(files.cert),
-    }
+    return pure.pgbouncer_client_tls(files.cert.parent, sslmode)
 
 
 def client_conninfo(port: int, dbname: str, user: str = SERVER_USER, sslmode: str = "require") -> str:

@@ -23,6 +23,13 @@ from connlab.contract.names import BENCH_DB, CFS_PERIOD_US, SERVER_USER, pool_al
 from connlab.contract.poolers import CONFIGS
 from connlab.contract.poolers.from_plan import plan_setup
 from connlab.contract.probes import IDLE_BACKENDS_SQL, PROBES, WAIT_EVENTS_SQL
+from connlab.contract.tls import (
+    POOLER_CLIENT_TLS,
+    SSLMODE_PLAIN,
+    SSLMODE_TLS,
+    openssl_arguments,
+    server_settings,
+)
 from connlab.paths import PARTIALS_DIR
 
 SNIPPET_PORT = 54329
@@ -31,6 +38,8 @@ POOLER_PORT = 64329
 # The first line of every block, after "# ".
 BLOCK_ORIGIN = "the {profile} profile of experiments/{experiment}/experiment.yaml, one pass"
 SNIPPETS_DIR = PARTIALS_DIR / "snippets"
+# Where a TLS block's throwaway certificate lives.
+TLS_DIR = "$DIR/tls"
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(SNIPPETS_DIR),
@@ -71,6 +80,8 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
             server_port="$PORT",
             secret=lambda role: "$PASSWORD" if role.needs_password else "",
         )
+        if plan.spec.uses_tls and spec.kind in POOLER_CLIENT_TLS:
+            setup.settings.update(POOLER_CLIENT_TLS[spec.kind](TLS_DIR))
         poolers.append({
             "kind": spec.kind, "port_variable": variable, "port": POOLER_PORT + number, "root": root,
             "files": sorted(config.config_files(setup).items()), "start": config.snippet_start(root),
@@ -119,6 +130,8 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         database = pool_alias(workload.pool_size) if isinstance(workload.pool_size, int) else BENCH_DB
         session = f"PGOPTIONS='{session_options(workload.settings)}' " if workload.settings else ""
         password = "PGPASSWORD=$PASSWORD " if role and role.needs_password else ""
+        if spec.uses_tls:  # said either way, as the harness does
+            password += f"PGSSLMODE={SSLMODE_TLS if workload.tls else SSLMODE_PLAIN} "
         connection = _connection(workload, spec.transport, pooler)
         pgbench = (
             f"{password}{session}{enter.format(cgroup='$CGC')}taskset -c 1 pgbench {connection} "
@@ -139,6 +152,10 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
             "script": workload.script.strip() if workload.script else None,
             "client_quota": round(share * CFS_PERIOD_US) if share else "max",
         })  # fmt: skip
+    server = dict(spec.server.settings)
+    if spec.uses_tls:
+        server.update(server_settings(TLS_DIR))
+    openssl = " ".join(_shell_word(word) for word in openssl_arguments(TLS_DIR)) if spec.uses_tls else ""
     stop = f'{as_pg}$BIN/pg_ctl -D "$DIR/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$DIR"'
     return _ENV.get_template("block.sh.j2").render(
         # Names the spec the block comes from: a reader can compare, and the test suite finds the
@@ -147,7 +164,8 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         port=SNIPPET_PORT, with_quota=with_quota, period=CFS_PERIOD_US, stop=stop, as_pg=as_pg,
         hba=[line for role in spec.roles for line in role.hba_lines()],
         enter_server=enter.format(cgroup="$CG"),
-        settings=session_options(dict(spec.server.settings)), database=BENCH_DB, scale=plan.scale,
+        settings=session_options(server), database=BENCH_DB, scale=plan.scale, openssl=openssl,
+        tls_dir=TLS_DIR,
         roles=spec.roles, poolers=poolers, workloads=workloads, quotas=quotas,
         # The harness alternates the budgets at every point; one pass of each, in turn, is enough here.
         quota_label=f", server quota $q of {CFS_PERIOD_US} us" if len(quotas) > 1 else "",

@@ -7,11 +7,13 @@ from __future__ import annotations
 from connlab.lab.poolers.base import PoolerProcess
 from connlab.lab.poolers.odyssey import Odyssey
 from connlab.lab.poolers.pgbouncer import PgBouncer
+from connlab.lab.poolers.pgbouncer_pair import PgBouncerPair
 from connlab.lab.poolers.pgcat import PgCat
 from connlab.lab.poolers.pgpool import PgPool
 
 POOLERS: dict[str, type[PoolerProcess]] = {
     PgBouncer.name: PgBouncer,
+    PgBouncerPair.name: PgBouncerPair,
     PgPool.name: PgPool,
     Odyssey.name: Odyssey,
     PgCat.name: PgCat,

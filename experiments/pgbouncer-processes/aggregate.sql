@@ -1,0 +1,26 @@
+-- pgbouncer-processes: one PgBouncer process against two on one port (so_reuseport), with direct beside.
+-- Input: the view windows (results/*/pgbouncer-processes/*.csv, most thorough profile per machine).
+
+CREATE OR REPLACE TABLE points AS
+SELECT
+    machine, profile, workload, target, clients, server_cores, clients_per_core, pool_size,
+    windows, windows_ok, windows_client_saturated, tps_median, tps_min, tps_max, latency_avg_median,
+    server_cpu_median, client_cpu_median, pooler_cpu_median, server_backends_max, errors
+FROM point_stats;
+
+-- Two processes over one, with the range the passes allow, and each side's pooler CPU (cores; the pair's
+-- is both processes summed) and the direct throughput at the same crowd.
+CREATE OR REPLACE TABLE processes AS
+SELECT one.machine, one.clients, one.server_cores, one.clients_per_core,
+       d.tps_median AS direct_tps,
+       one.tps_median AS one_tps, one.tps_min AS one_tps_min, one.tps_max AS one_tps_max,
+       two.tps_median AS two_tps, two.tps_min AS two_tps_min, two.tps_max AS two_tps_max,
+       two.tps_median / one.tps_median AS two_over_one,
+       two.tps_min / one.tps_max AS two_over_one_low,
+       two.tps_max / one.tps_min AS two_over_one_high,
+       one.pooler_cpu_median AS one_pooler_cpu, two.pooler_cpu_median AS two_pooler_cpu,
+       one.server_backends_max AS one_backends, two.server_backends_max AS two_backends
+FROM point_stats one
+JOIN point_stats two ON two.machine = one.machine AND two.clients = one.clients
+LEFT JOIN point_stats d ON d.machine = one.machine AND d.clients = one.clients AND d.target = 'direct'
+WHERE one.target = 'pgbouncer' AND two.target = 'pgbouncer-pair';

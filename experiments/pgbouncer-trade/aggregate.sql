@@ -1,0 +1,82 @@
+-- pgbouncer-trade (seed 004): the seed's three tables per machine, each figure with the range its passes
+-- allow, and PgBouncer's own CPU beside the server's.
+-- Input: the view windows (results/*/pgbouncer-trade/*.csv, most thorough profile per machine).
+
+CREATE OR REPLACE TABLE points AS
+SELECT
+    machine, profile, workload, target, clients, server_cores, clients_per_core, pool_size,
+    windows, windows_ok, windows_client_saturated, tps_median, tps_min, tps_max,
+    latency_avg_median, latency_avg_min, latency_avg_max, connection_ms_median,
+    server_cpu_median, client_cpu_median, pooler_cpu_median,
+    server_backends_max, server_backends_min, errors
+FROM point_stats;
+
+-- Table 1: a new connection per transaction, direct against through PgBouncer at the same client count.
+-- The speed-up's range: slowest pooled over fastest direct, and fastest pooled over slowest direct.
+CREATE OR REPLACE TABLE churn AS
+SELECT d.machine, d.clients, d.server_cores, d.clients_per_core,
+       d.tps_median AS direct_tps, d.tps_min AS direct_tps_min, d.tps_max AS direct_tps_max,
+       p.tps_median AS pooled_tps, p.tps_min AS pooled_tps_min, p.tps_max AS pooled_tps_max,
+       d.latency_avg_median AS direct_latency_ms, p.latency_avg_median AS pooled_latency_ms,
+       p.tps_median / d.tps_median AS speedup,
+       p.tps_min / d.tps_max AS speedup_low,
+       p.tps_max / d.tps_min AS speedup_high,
+       p.pooler_cpu_median AS pooler_cpu
+FROM point_stats d JOIN point_stats p ON p.machine = d.machine AND p.clients = d.clients
+WHERE d.workload = 'churn-direct' AND p.workload = 'churn-pgbouncer';
+
+-- Table 2: persistent clients straight to the server, select-only and tpcb-like (the builtin is the
+-- workload id's remainder after 'direct-').
+CREATE OR REPLACE TABLE direct_curve AS
+SELECT machine, regexp_replace(workload, '^direct-', '') AS builtin, clients, server_cores, clients_per_core,
+       tps_median, tps_min, tps_max, latency_avg_median, latency_avg_min, latency_avg_max,
+       server_cpu_median, server_backends_max,
+       tps_median / max(tps_median) OVER (PARTITION BY machine, workload) AS share_of_peak
+FROM point_stats
+WHERE target = 'direct' AND workload IN ('direct-select-only', 'direct-tpcb-like');
+
+-- Table 3: persistent clients through PgBouncer at a fixed crowd, by pool size, against the same crowd
+-- direct. Statements through the pooler per second = transactions x statements per transaction: pgbench's
+-- select-only sends 1, tpcb-like 7 (BEGIN, three updates, a select, an insert, END), as the seed counts them.
+-- Per-backend server CPU: the server's cores spread over the backends it held (the pool, plus the
+-- harness's own sampler connection).
+CREATE OR REPLACE TABLE pool_sizes AS
+WITH pooled AS (
+    SELECT *, regexp_extract(workload, '^pooled-(select-only|tpcb-like)', 1) AS builtin
+    FROM point_stats WHERE target = 'pgbouncer' AND workload LIKE 'pooled-%'
+)
+SELECT p.machine, p.builtin, p.clients, p.server_cores, p.pool_size,
+       p.tps_median AS pooled_tps, p.tps_min AS pooled_tps_min, p.tps_max AS pooled_tps_max,
+       p.latency_avg_median AS pooled_latency_ms,
+       d.tps_median AS direct_tps, d.tps_min AS direct_tps_min, d.tps_max AS direct_tps_max,
+       d.latency_avg_median AS direct_latency_ms,
+       p.tps_median / d.tps_median AS pooled_over_direct,
+       p.tps_min / d.tps_max AS pooled_over_direct_low,
+       p.tps_max / d.tps_min AS pooled_over_direct_high,
+       p.tps_median * CASE p.builtin WHEN 'tpcb-like' THEN 7 ELSE 1 END AS statements_per_s,
+       p.tps_min * CASE p.builtin WHEN 'tpcb-like' THEN 7 ELSE 1 END AS statements_per_s_min,
+       p.tps_max * CASE p.builtin WHEN 'tpcb-like' THEN 7 ELSE 1 END AS statements_per_s_max,
+       p.pooler_cpu_median AS pooler_cpu,
+       p.server_cpu_median AS server_cpu,
+       p.server_backends_max AS server_backends,
+       p.server_cpu_median / nullif(p.server_backends_max, 0) AS server_cpu_per_backend
+FROM pooled p
+LEFT JOIN point_stats d
+  ON d.machine = p.machine AND d.clients = p.clients AND d.target = 'direct'
+ AND d.workload = 'direct-' || p.builtin;
+
+-- Pool size barely matters: the best and worst pooled throughput among the pool sizes at 200 clients,
+-- per builtin, and the best pool's share of direct (the seed's 45% and 47%).
+CREATE OR REPLACE TABLE pool_spread AS
+SELECT machine, builtin, clients,
+       max(pooled_tps) AS best_pooled_tps, min(pooled_tps) AS worst_pooled_tps,
+       min(pooled_tps) / max(pooled_tps) AS worst_over_best,
+       arg_max(pool_size, pooled_tps) AS best_pool_size,
+       arg_max(pooled_over_direct, pooled_tps) AS best_over_direct,
+       arg_max(pooled_over_direct_low, pooled_tps) AS best_over_direct_low,
+       arg_max(pooled_over_direct_high, pooled_tps) AS best_over_direct_high,
+       max(statements_per_s) AS best_statements_per_s,
+       max(pooler_cpu) AS pooler_cpu_max
+FROM pool_sizes
+WHERE clients = 200 AND pooled_tps IS NOT NULL
+GROUP BY machine, builtin, clients;

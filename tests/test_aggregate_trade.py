@@ -1,0 +1,126 @@
+"""The aggregate.sql of seed 004's experiments (pgbouncer-trade, too-many-clients, tls-trade) over rows
+written as a run writes them: pairs found by target and workload id, ranges from the passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from connlab.data.aggregate import aggregate_all
+from test_aggregate import db_records, passes
+
+if TYPE_CHECKING:
+    from conftest import RunWriter
+
+REFUSAL = "FATAL:  sorry, too many clients already"
+
+
+def pooled(
+    workload: str, clients: int, tps: list[float], pool_size: int, **extra: Any
+) -> list[dict[str, Any]]:
+    rows = passes(workload, clients, tps)
+    for row in rows:
+        row.update(target="pgbouncer", pool_size=pool_size, **extra)
+    return rows
+
+
+def aggregate(tmp_path: Path, write_run: RunWriter, experiment: str, rows: list[dict[str, Any]]) -> Path:
+    results = tmp_path / "results"
+    write_run(results, "gamma", rows, profile="quick", experiment=experiment)
+    return aggregate_all(results_dir=results, out_dir=tmp_path / "data")
+
+
+def test_churn_speedup_and_its_range(tmp_path: Path, write_run: RunWriter) -> None:
+    rows = [
+        *passes("churn-direct", 16, [900, 1000, 1100]),
+        *pooled("churn-pgbouncer", 16, [18000, 19000, 20000], pool_size=2),
+    ]
+    database = aggregate(tmp_path, write_run, "pgbouncer-trade", rows)
+    (churn,) = db_records(database, "SELECT * FROM pgbouncer_trade.churn")
+    assert churn["speedup"] == pytest.approx(19.0)
+    assert churn["speedup_low"] == pytest.approx(18000 / 1100)
+    assert churn["speedup_high"] == pytest.approx(20000 / 900)
+
+
+def test_pool_sizes_against_direct_with_statements_through_the_pooler(
+    tmp_path: Path, write_run: RunWriter
+) -> None:
+    rows = [
+        *passes("direct-tpcb-like", 200, [12000, 12600, 13000]),
+        *pooled("pooled-tpcb-like-pool4", 200, [4800, 5000, 5200], pool_size=4, server_backends_max=5),
+        *pooled("pooled-tpcb-like-pool8", 200, [5800, 6000, 6200], pool_size=8, server_backends_max=9),
+        *passes("direct-select-only", 200, [145000, 145000, 145000]),
+        *pooled("pooled-select-only-pool8", 200, [65000, 65000, 65000], pool_size=8),
+    ]
+    database = aggregate(tmp_path, write_run, "pgbouncer-trade", rows)
+    sizes = {
+        (r["builtin"], r["pool_size"]): r
+        for r in db_records(database, "SELECT * FROM pgbouncer_trade.pool_sizes")
+    }
+    eight = sizes[("tpcb-like", 8)]
+    assert eight["pooled_over_direct"] == pytest.approx(6000 / 12600)
+    assert (eight["pooled_over_direct_low"], eight["pooled_over_direct_high"]) == pytest.approx(
+        (5800 / 13000, 6200 / 12000)
+    )
+    assert eight["statements_per_s"] == pytest.approx(7 * 6000)  # seven statements a transaction
+    assert sizes[("select-only", 8)]["statements_per_s"] == pytest.approx(65000)
+    assert sizes[("tpcb-like", 4)]["server_cpu_per_backend"] == pytest.approx(0.95 / 5)
+    spread = {r["builtin"]: r for r in db_records(database, "SELECT * FROM pgbouncer_trade.pool_spread")}
+    assert spread["tpcb-like"]["best_pool_size"] == 8
+    assert spread["tpcb-like"]["worst_over_best"] == pytest.approx(5000 / 6000)
+
+
+def test_too_many_clients_keeps_the_refusal_and_who_got_in(tmp_path: Path, write_run: RunWriter) -> None:
+    refused = passes("direct", 150, [1.0, 1.0, 1.0])
+    for row in refused:
+        row.update(ok=False, exit_code=1, tps=None, transactions=None, failed_transactions=None,
+                   latency_avg_ms=None, error=REFUSAL, clients_connected=99)  # fmt: skip
+    rows = [*refused, *pooled("pgbouncer", 150, [70000, 75000, 76000], pool_size=2, server_backends_max=3)]
+    database = aggregate(tmp_path, write_run, "too-many-clients", rows)
+    (refusal,) = db_records(database, "SELECT * FROM too_many_clients.refusal")
+    assert (refusal["windows"], refusal["windows_refused"]) == (3, 3)
+    assert refusal["fatal_message"] == "sorry, too many clients already"
+    assert refusal["clients_connected_median"] == 99
+    (through,) = db_records(database, "SELECT * FROM too_many_clients.pooled")
+    assert (through["tps_median"], through["server_backends_max"]) == (75000, 3)
+
+
+def test_tls_cost_and_the_handshakes_share_of_a_connection(tmp_path: Path, write_run: RunWriter) -> None:
+    def churn(workload: str, tps: list[float], connection_ms: float, **extra: Any) -> list[dict[str, Any]]:
+        rows = (
+            pooled(workload, 2, tps, pool_size=2, **extra)
+            if "pgbouncer" in workload
+            else passes(workload, 2, tps)
+        )
+        for row in rows:
+            row.update(avg_connection_ms=connection_ms, transport="tcp")
+        return rows
+
+    rows = [
+        *churn("churn-direct-plain", [800, 1000, 1200], 2.0),
+        *churn("churn-direct-tls", [400, 500, 600], 4.0),
+        *churn("churn-pgbouncer-plain", [9000, 10000, 11000], 0.1),
+        *churn("churn-pgbouncer-tls", [2000, 2500, 3000], 0.5),
+    ]
+    database = aggregate(tmp_path, write_run, "tls-trade", rows)
+    cost = {r["target"]: r for r in db_records(database, "SELECT * FROM tls_trade.tls_cost")}
+    assert cost["direct"]["tls_over_plain"] == pytest.approx(0.5)
+    assert cost["direct"]["tls_over_plain_low"] == pytest.approx(400 / 1200)
+    assert cost["direct"]["handshake_share"] == pytest.approx(0.5)
+    (speedup,) = db_records(database, "SELECT * FROM tls_trade.churn_speedup")
+    assert (speedup["plain_speedup"], speedup["tls_speedup"]) == pytest.approx((10.0, 5.0))
+
+
+def test_the_machines_netem_line_reaches_the_facts(tmp_path: Path, write_run: RunWriter) -> None:
+    """Network-distance rows cite the machine's own probe, never a figure made up for the page."""
+    database = aggregate(tmp_path, write_run, "pgbouncer-trade", passes("churn-direct", 16, [1.0, 1.0, 1.0]))
+    (machine,) = db_records(database, "SELECT netem FROM main.machines WHERE id = 'gamma'")
+    assert machine["netem"] is None  # never probed: said as unknown, not as available
+    reason = "netem not available on this machine: Specified qdisc kind is unknown"
+    machine_file = tmp_path / "results" / "gamma" / "machine.yaml"
+    machine_file.write_text(machine_file.read_text() + f"netem: '{reason}'\n")
+    database = aggregate_all(results_dir=tmp_path / "results", out_dir=tmp_path / "data2")
+    (machine,) = db_records(database, "SELECT netem FROM main.machines WHERE id = 'gamma'")
+    assert machine["netem"] == reason
