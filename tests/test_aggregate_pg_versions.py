@@ -3,13 +3,22 @@ far past it, the newest major against the oldest, and the cost of a new SCRAM co
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pytest
 
-from connlab.data.aggregate import aggregate_experiment, load_machines, register_machines, register_published
+from connlab.data.aggregate import (
+    aggregate_all,
+    aggregate_experiment,
+    load_machines,
+    register_machines,
+    register_published,
+)
+from connlab.data.validate import validate_results
+from connlab.site.render import render_site
 
 if TYPE_CHECKING:
     from conftest import RunWriter
@@ -144,3 +153,35 @@ def test_a_machine_with_one_major_has_no_pairs(tmp_path: Path, write_run: RunWri
     assert records(connection, "SELECT * FROM pg_versions.peaks") != []
     assert records(connection, "SELECT * FROM pg_versions.version_pairs") == []
     assert records(connection, "SELECT * FROM pg_versions.connect_pairs") == []
+
+
+def test_the_article_and_machine_page_answer_the_three_questions(
+    tmp_path: Path, write_run: RunWriter
+) -> None:
+    """Rendered from the fixture: the versions' section with its figures, chart and verdicts."""
+    results = tmp_path / "results"
+    write_run(results, "gamma", ROWS, profile="quick", experiment=EXPERIMENT)
+    # The article's sections stand on a client-count sweep of the same machine.
+    sweep = [
+        {"workload": workload, "clients": clients, "tps": 100.0 * clients + pass_no, "pass_no": pass_no}
+        for workload in ("mixed", "select-only", "tpcb-like")
+        for clients in (1, 2, 4, 8, 16, 32)
+        for pass_no in (1, 2, 3)
+    ]
+    write_run(results, "gamma", sweep, profile="quick")
+    assert validate_results(results) == []
+    aggregate_all(results_dir=results, out_dir=tmp_path / "data")
+    render_site(tmp_path / "data", tmp_path / "docs")
+    article = (tmp_path / "docs" / "articles" / "too-many-connections.md").read_text()
+    machine_page = (tmp_path / "docs" / "machines" / "gamma.md").read_text()
+    for page in (article, machine_page):
+        assert "Does the PostgreSQL version move the peak?" in page
+        assert "15.18" in page and "18.1" in page
+    # The article holds the table across machines; the machine's page the detail and both curves.
+    assert "| [gamma](../machines/gamma.md) | 15.18 → 18.1 | 2.0 (1.0–2.0) |" in article
+    assert "peak moved by a factor of **2.0**" in machine_page
+    assert "tmc-gamma-versions" in machine_page and "tmc-gamma-versions" not in article
+    claims = json.loads((tmp_path / "data" / "claims" / "too-many-connections.json").read_text())
+    verdicts = {c["id"]: c for c in claims["claims"]} if isinstance(claims, dict) else None
+    assert verdicts is not None
+    assert "peak-same-across-versions" in verdicts

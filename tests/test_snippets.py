@@ -193,3 +193,12 @@ def test_block_runs(plan: Plan, site_blocks: dict[str, str], shared_tmp: Path) -
         assert probe.connect_ex(("127.0.0.1", SNIPPET_PORT)) != 0
     leftovers = [f"/sys/fs/cgroup/{v1}connlab-check{c}" for v1 in ("cpu/", "") for c in ("", "-client")]
     assert not any(Path(p).exists() for p in leftovers)
+
+
+def test_a_block_over_several_versions_runs_each_workload_once_on_one_server() -> None:
+    """The block runs the server PG_BINDIR names: one copy of each workload, labelled with no version."""
+    plan = make_plan("pg-versions", "full")
+    block = pgbench_block(plan)
+    headers = [line for line in block.splitlines() if line.startswith("echo '== ")]
+    assert len(headers) == len({w.id.rsplit("-pg", 1)[0] for w in plan.spec.workloads})
+    assert not any("PostgreSQL" in header for header in headers)
