@@ -4,12 +4,15 @@ far past it, the newest major against the oldest, and the cost of a new SCRAM co
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pytest
+import yaml
 
+from conftest import REPO_ROOT
 from connlab.data.aggregate import (
     aggregate_all,
     aggregate_experiment,
@@ -185,3 +188,28 @@ def test_the_article_and_machine_page_answer_the_three_questions(
     verdicts = {c["id"]: c for c in claims["claims"]} if isinstance(claims, dict) else None
     assert verdicts is not None
     assert "peak-same-across-versions" in verdicts
+
+
+def test_each_article_names_its_seeds_version_beside_the_one_measured_here(
+    tmp_path: Path, write_run: RunWriter
+) -> None:
+    """The seed's version comes from its published machine.yaml; where pg-versions measured that major, the
+    machine's figure stands beside the seed's published one."""
+    results = tmp_path / "results"
+    for folder in ("published-too-many-connections", "published-pool-sizing"):
+        shutil.copytree(REPO_ROOT / "results" / folder, results / folder)
+    seed = yaml.safe_load((results / "published-too-many-connections" / "machine.yaml").read_text())
+    seed_major = int(seed["postgres_version"].split(".")[0])
+    rows = [{**row, "workload": row["workload"].replace("-pg18", f"-pg{seed_major}")} for row in ROWS]
+    write_run(results, "gamma", rows, profile="quick", experiment=EXPERIMENT)
+    aggregate_all(results_dir=results, out_dir=tmp_path / "data")
+    render_site(tmp_path / "data", tmp_path / "docs")
+    article = (tmp_path / "docs" / "articles" / "too-many-connections.md").read_text()
+    assert f"The seed measured **PostgreSQL {seed['postgres_version']}**" in article
+    assert "on gamma, PostgreSQL 18.1 put the mixed workload's peak at\n4.0 clients per core" in article
+    pool_sizing = (tmp_path / "docs" / "articles" / "pool-sizing.md").read_text()
+    pool_seed = yaml.safe_load((results / "published-pool-sizing" / "machine.yaml").read_text())
+    pool_major = pool_seed["postgres_version"].split(".")[0]
+    assert f"The seed measured **PostgreSQL {pool_seed['postgres_version']}**" in pool_sizing
+    if int(pool_major) not in (15, seed_major):
+        assert f"No machine here has measured PostgreSQL {pool_major}" in pool_sizing

@@ -210,14 +210,14 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
     """main.machines: one row per results folder; server_cores is the server's CPU allocation."""
     con.execute(
         "CREATE OR REPLACE TABLE main.machines (id VARCHAR, published BOOLEAN, cores DOUBLE, "
-        "server_cores DOUBLE, calibration_tps DOUBLE, profile VARCHAR)"
+        "server_cores DOUBLE, calibration_tps DOUBLE, profile VARCHAR, postgres_version VARCHAR)"
     )
     for machine in machines:
         con.execute(
-            "INSERT INTO main.machines VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO main.machines VALUES (?, ?, ?, ?, ?, ?, ?)",
             [machine["id"], machine["published"], machine.get("cores"),
              machine.get("server_cores") or machine.get("cores"), machine.get("calibration_tps"),
-             machine.get("profile")],
+             machine.get("profile"), machine.get("postgres_version")],
         )  # fmt: skip
 
 
