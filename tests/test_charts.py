@@ -10,7 +10,13 @@ import pytest
 import vl_convert
 
 from connlab.site.chart_html import VL_VERSION, render_svg
-from connlab.site.charts import MEASURED_HERE, PUBLISHED_ARTICLE, normalised_throughput, usl_simulator
+from connlab.site.charts import (
+    MEASURED_HERE,
+    PUBLISHED_ARTICLE,
+    normalised_throughput,
+    throughput_by_version,
+    usl_simulator,
+)
 
 FIT = {"fit_lambda": 2065.16, "fit_sigma": 0.3678, "fit_kappa": 0.004152}
 CLIENTS = (1, 2, 4, 8, 16, 32, 50, 100, 200, 400)
@@ -119,3 +125,19 @@ def test_normalised_chart_names_its_sources_in_words() -> None:
     svg = render_svg(spec)
     assert PUBLISHED_ARTICLE in svg and MEASURED_HERE in svg
     assert not re.search(r">(true|false)<", svg), "a raw boolean in the legend"
+
+
+def test_version_chart_has_one_curve_and_band_per_server() -> None:
+    """Each version's curve is named by its exact server, and its band spans the passes."""
+    records = [
+        {"postgres_version": version, "clients": n, "clients_per_core": n, "tps_median": tps,
+         "tps_min": tps * 0.9, "tps_max": tps * 1.1}
+        for version in ("15.18", "18.6")
+        for n, tps in ((1, 100.0), (4, 300.0), (32, 150.0))
+    ]  # fmt: skip
+    spec = throughput_by_version(records)
+    (band, line) = spec["layer"]
+    assert band["encoding"]["y2"]["field"] == "tps_max"
+    assert line["encoding"]["y"]["field"] == "tps_median"
+    svg = render_svg(spec)
+    assert "PostgreSQL 15.18" in svg and "PostgreSQL 18.6" in svg

@@ -221,3 +221,12 @@ def test_the_tls_block_runs(shared_tmp: Path) -> None:
     assert [section.splitlines()[0] for section in sections] == [w.label for w in plan.spec.workloads]
     for section in sections:
         assert re.search(r"tps = [0-9.]+", section), section
+
+
+def test_a_block_over_several_versions_runs_each_workload_once_on_one_server() -> None:
+    """The block runs the server PG_BINDIR names: one copy of each workload, labelled with no version."""
+    plan = make_plan("pg-versions", "full")
+    block = pgbench_block(plan)
+    headers = [line for line in block.splitlines() if line.startswith("echo '== ")]
+    assert len(headers) == len({w.id.rsplit("-pg", 1)[0] for w in plan.spec.workloads})
+    assert not any("PostgreSQL" in header for header in headers)

@@ -33,6 +33,20 @@ JOIN curve_points c
 WHERE w.ok
 GROUP BY w.machine, c.workload, c.major, w.pass_no;
 
+-- The furthest point each curve measured, client-bound or not: the collapse is read there, at the same
+-- client count on every version (a client-bound far point is flagged, its figure is then a lower bound).
+CREATE OR REPLACE TABLE far_points AS
+SELECT machine, workload, major,
+       max(clients) AS far_clients,
+       arg_max(clients_per_core, clients) AS far_per_core,
+       arg_max(tps_median, clients) AS far_tps,
+       arg_max(tps_min, clients) AS far_tps_min,
+       arg_max(tps_max, clients) AS far_tps_max,
+       arg_max(windows_client_saturated, clients) > 0 AS far_client_bound
+FROM points
+WHERE workload IN ('mixed', 'tpcb-like') AND windows_ok > 0
+GROUP BY machine, workload, major;
+
 -- Each version's peak on the medians, the range of its passes' peaks, and what is left of the peak at the
 -- furthest point measured (the collapse past it).
 CREATE OR REPLACE TABLE peaks AS
@@ -42,22 +56,24 @@ WITH ranked AS (
            arg_max(clients_per_core, tps_median) AS peak_per_core,
            max(tps_median) AS peak_tps,
            arg_max(tps_min, tps_median) AS peak_tps_min,
-           arg_max(tps_max, tps_median) AS peak_tps_max,
-           max(clients) AS far_clients,
-           arg_max(clients_per_core, clients) AS far_per_core,
-           arg_max(tps_median, clients) AS far_tps,
-           arg_max(tps_min, clients) AS far_tps_min,
-           arg_max(tps_max, clients) AS far_tps_max
+           arg_max(tps_max, tps_median) AS peak_tps_max
     FROM curve_points
     GROUP BY machine, workload, major
+),
+pass_range AS (
+    SELECT machine, workload, major, min(peak_per_core) AS peak_per_core_low,
+           max(peak_per_core) AS peak_per_core_high
+    FROM pass_peaks
+    GROUP BY machine, workload, major
 )
-SELECT r.*, min(p.peak_per_core) AS peak_per_core_low, max(p.peak_per_core) AS peak_per_core_high,
-       r.far_tps / r.peak_tps AS far_share,
-       r.far_tps_min / r.peak_tps_max AS far_share_low,
-       r.far_tps_max / r.peak_tps_min AS far_share_high
+SELECT r.*, p.peak_per_core_low, p.peak_per_core_high,
+       f.far_clients, f.far_per_core, f.far_tps, f.far_tps_min, f.far_tps_max, f.far_client_bound,
+       f.far_tps / r.peak_tps AS far_share,
+       f.far_tps_min / r.peak_tps_max AS far_share_low,
+       f.far_tps_max / r.peak_tps_min AS far_share_high
 FROM ranked r
-JOIN pass_peaks p USING (machine, workload, major)
-GROUP BY ALL;
+JOIN pass_range p USING (machine, workload, major)
+JOIN far_points f USING (machine, workload, major);
 
 -- The newest major against the oldest on each machine: where the peak sits, how much is left far past
 -- it, and the throughput at every point, each with the range its passes allow.
@@ -77,10 +93,16 @@ SELECT b.machine, o.workload, b.old_major, b.new_major, o.points,
        n.peak_tps / o.peak_tps AS peak_tps_ratio,
        n.peak_tps_min / o.peak_tps_max AS peak_tps_ratio_low,
        n.peak_tps_max / o.peak_tps_min AS peak_tps_ratio_high,
-       o.far_per_core, o.far_share AS old_far_share, n.far_share AS new_far_share,
-       n.far_share - o.far_share AS far_share_change,
-       n.far_share_low - o.far_share_high AS far_share_change_low,
-       n.far_share_high - o.far_share_low AS far_share_change_high
+       o.far_per_core, o.far_client_bound OR n.far_client_bound AS far_client_bound,
+       o.far_share AS old_far_share, n.far_share AS new_far_share,
+       o.far_share_low AS old_far_share_low, o.far_share_high AS old_far_share_high,
+       n.far_share_low AS new_far_share_low, n.far_share_high AS new_far_share_high,
+       -- Only compared where both curves reach the same far point.
+       CASE WHEN o.far_clients = n.far_clients THEN n.far_share - o.far_share END AS far_share_change,
+       CASE WHEN o.far_clients = n.far_clients THEN n.far_share_low - o.far_share_high END
+           AS far_share_change_low,
+       CASE WHEN o.far_clients = n.far_clients THEN n.far_share_high - o.far_share_low END
+           AS far_share_change_high
 FROM bounds b
 JOIN peaks o ON o.machine = b.machine AND o.major = b.old_major
 JOIN peaks n ON n.machine = b.machine AND n.major = b.new_major AND n.workload = o.workload;

@@ -127,3 +127,53 @@ FROM core_budget.peaks p JOIN core_budget.pass_peaks q USING (machine, workload,
 WHERE p.workload = 'mixed'
 GROUP BY p.machine, p.budget, p.peak_clients, p.peak_clients_per_core
 ORDER BY machine, experiment, server_cores;
+
+-- name: version_pairs
+-- pg-versions: the newest major against the oldest on each machine, each with its exact server.
+SELECT p.*, o.postgres_version AS old_version, n.postgres_version AS new_version
+FROM pg_versions.version_pairs p
+JOIN pg_versions.versions o ON o.machine = p.machine AND o.major = p.old_major
+JOIN pg_versions.versions n ON n.machine = p.machine AND n.major = p.new_major
+ORDER BY machine, workload;
+
+-- name: version_peaks
+SELECT k.*, v.postgres_version
+FROM pg_versions.peaks k JOIN pg_versions.versions v USING (machine, major)
+ORDER BY machine, workload, major;
+
+-- name: version_points
+SELECT p.*, v.postgres_version
+FROM pg_versions.points p JOIN pg_versions.versions v USING (machine, major)
+WHERE p.workload IN ('mixed', 'tpcb-like')
+ORDER BY machine, workload, major, clients;
+
+-- name: version_connect
+SELECT * FROM pg_versions.connect_cost ORDER BY machine, major;
+
+-- name: version_connect_pairs
+SELECT * FROM pg_versions.connect_pairs ORDER BY machine;
+
+-- name: version_summary
+-- One row per machine for the article's table across machines: the three questions of pg-versions.
+SELECT p.machine, o.postgres_version AS old_version, n.postgres_version AS new_version,
+       p.peak_moved, p.peak_moved_low, p.peak_moved_high,
+       p.far_per_core, p.far_share_change, p.far_share_change_low, p.far_share_change_high,
+       c.connection_ratio, c.connection_ratio_low, c.connection_ratio_high
+FROM pg_versions.version_pairs p
+JOIN pg_versions.versions o ON o.machine = p.machine AND o.major = p.old_major
+JOIN pg_versions.versions n ON n.machine = p.machine AND n.major = p.new_major
+LEFT JOIN pg_versions.connect_pairs c ON c.machine = p.machine
+WHERE p.workload = 'mixed'
+ORDER BY machine;
+
+-- name: seed_version_peaks
+-- The seed's PostgreSQL major, measured here by pg-versions: each machine's mixed peak per core on
+-- that major beside the seed's published peak.
+SELECT k.machine, v.postgres_version, k.peak_per_core, k.peak_per_core_low, k.peak_per_core_high,
+       s.peak_clients_per_core AS seed_peak_per_core
+FROM main.machines m
+JOIN pg_versions.peaks k ON k.major = CAST(split_part(m.postgres_version, '.', 1) AS INTEGER)
+JOIN pg_versions.versions v ON v.machine = k.machine AND v.major = k.major
+JOIN clients_sweep.curve_peaks s ON s.machine = m.id AND s.workload = k.workload
+WHERE m.id = 'published-too-many-connections' AND k.workload = 'mixed'
+ORDER BY k.machine;

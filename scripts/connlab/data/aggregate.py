@@ -208,17 +208,19 @@ def load_machines(results_dir: Path = RESULTS_DIR) -> list[dict[str, object]]:
 
 def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, object]]) -> None:
     """main.machines: one row per results folder; server_cores is the server's CPU allocation; netem is
-    whether network delay could be added there ("available" or why not; NULL where never probed)."""
+    whether network delay could be added there ("available" or why not; NULL where never probed);
+    postgres_version is the machine's own PostgreSQL (a published article's: the version its seed ran)."""
     con.execute(
         "CREATE OR REPLACE TABLE main.machines (id VARCHAR, published BOOLEAN, cores DOUBLE, "
-        "server_cores DOUBLE, calibration_tps DOUBLE, profile VARCHAR, netem VARCHAR)"
+        "server_cores DOUBLE, calibration_tps DOUBLE, profile VARCHAR, netem VARCHAR, "
+        "postgres_version VARCHAR)"
     )
     for machine in machines:
         con.execute(
-            "INSERT INTO main.machines VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO main.machines VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [machine["id"], machine["published"], machine.get("cores"),
              machine.get("server_cores") or machine.get("cores"), machine.get("calibration_tps"),
-             machine.get("profile"), machine.get("netem")],
+             machine.get("profile"), machine.get("netem"), machine.get("postgres_version")],
         )  # fmt: skip
 
 

@@ -184,6 +184,28 @@ def throughput_by_budget(records: Records) -> dict:
     )
 
 
+def throughput_by_version(records: Records) -> dict:
+    """One line per PostgreSQL version (its exact server in the legend), against clients per core, with a
+    band from the slowest to the fastest pass: two versions' curves read side by side."""
+    labelled = [{**record, "server": f"PostgreSQL {record['postgres_version']}"} for record in records]
+    base = _base(labelled).encode(
+        x=alt.X("clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core"),
+        color=alt.Color("server:N", title="server"),
+    )
+    band = base.mark_area(opacity=0.2).encode(y="tps_min:Q", y2="tps_max:Q")
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("tps_median:Q", title="transactions per second"),
+        tooltip=[
+            alt.Tooltip("server:N"),
+            alt.Tooltip("clients:Q"),
+            alt.Tooltip("tps_median:Q", title="median", format=",.0f"),
+            alt.Tooltip("tps_min:Q", title="min", format=",.0f"),
+            alt.Tooltip("tps_max:Q", title="max", format=",.0f"),
+        ],
+    )
+    return alt.layer(band, line).to_dict()
+
+
 def wait_event_shares(records: Records) -> dict:
     """Stacked bars: each client count's active-backend samples split into running and the most frequent
     waits (the rest pooled as "other"), one row of bars per workload."""

@@ -122,7 +122,12 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
     poolers = _poolers(plan)
     roles = {role.name: role for role in spec.roles}
     workloads = []
+    # A plan over several versions holds each workload once per major; the block runs one server (the one
+    # PG_BINDIR names), so it keeps one copy of each workload and says no version of its own.
+    first_major = spec.server.versions[0] if spec.server.versions else None
     for workload in spec.workloads:
+        if workload.postgres not in (None, first_major):
+            continue
         options = window_options(plan, workload, clients=1, jobs=client_jobs, script_dir="$DIR")
         flags = [flag for flag in options.flags(shell_variables=True) if flag != "-l"]  # -l: percentiles only
         role = roles.get(workload.role or "")
@@ -148,7 +153,8 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         )  # fmt: skip
         share = workload.client_cpu_share
         workloads.append({
-            "id": workload.id, "label": workload.label, "loop": loop.rstrip("\n"),
+            "id": workload.id, "loop": loop.rstrip("\n"),
+            "label": workload.label.removesuffix(f", PostgreSQL {workload.postgres}"),
             "script": workload.script.strip() if workload.script else None,
             "client_quota": round(share * CFS_PERIOD_US) if share else "max",
         })  # fmt: skip
