@@ -57,7 +57,9 @@ def test_the_harness_refuses_a_kind_it_has_no_adapter_for() -> None:
     plan = make_plan("queue-depth", "tiny")
     poolers = [pooler.model_copy(update={"kind": "nosuch"}) for pooler in plan.spec.poolers]
     plan = dataclasses.replace(plan, spec=plan.spec.model_copy(update={"poolers": poolers}))
-    with pytest.raises(LabError, match="pooler kind 'nosuch' is not registered; known: pgbouncer"):
+    with pytest.raises(
+        LabError, match="pooler kind 'nosuch' is not registered; known: odyssey, pgbouncer, pgcat, pgpool"
+    ):
         check_poolers(plan)
 
 

@@ -174,7 +174,7 @@ def open_bench(plan: Plan, name: str, bindir: Path | None = None) -> Iterator[Be
         pgbench = find_program("pgbench", cluster.bindir)
         bench = Bench(cluster, cluster.budget, pgbench, plan.spec.transport, roles, passwords=passwords)
         for spec in plan.spec.poolers:
-            adapter = POOLERS[spec.kind](pooler_setup(cluster, plan, spec.kind, verifiers))
+            adapter = POOLERS[spec.kind](pooler_setup(cluster, plan, spec.kind, verifiers, passwords))
             try:
                 bench.poolers[spec.kind] = poolers.enter_context(adapter)
             except PoolerUnavailable as error:
@@ -182,12 +182,22 @@ def open_bench(plan: Plan, name: str, bindir: Path | None = None) -> Iterator[Be
         yield bench
 
 
-def pooler_setup(cluster: Cluster, plan: Plan, kind: str, verifiers: dict[str, str]) -> PoolerSetup:
-    """The pooler's auth file holds the server's SCRAM verifiers, never a password: it checks the client's
-    proof with them and logs in to the server with the keys that proof gave it."""
+def pooler_setup(
+    cluster: Cluster,
+    plan: Plan,
+    kind: str,
+    verifiers: dict[str, str],
+    passwords: dict[str, str] | None = None,
+) -> PoolerSetup:
+    """PgBouncer's auth file holds the server's SCRAM verifiers, never a password: it checks the client's
+    proof with them and logs in to the server with the keys that proof gave it. PgPool-II, Odyssey and pgcat
+    log in to the server with the password itself: they get this run's (memory, and their mode-600 files in
+    the cluster's folder, removed with it)."""
+    passwords = passwords or {}
     setup = plan_setup(
         plan, kind, root=cluster.root / kind, port=free_port(), server_host=str(cluster.socket_dir),
         server_port=cluster.port, secret=lambda role: verifiers.get(role.name, ""),
+        password=lambda role: passwords.get(role.name),
     )  # fmt: skip
     setup.budget = cluster.budget
     return setup

@@ -70,11 +70,13 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
             server_host="$DIR",
             server_port="$PORT",
             secret=lambda role: "$PASSWORD" if role.needs_password else "",
+            password=lambda role: "$PASSWORD" if role.needs_password else None,
         )
         poolers.append({
             "kind": spec.kind, "port_variable": variable, "port": POOLER_PORT + number, "root": root,
             "files": sorted(config.config_files(setup).items()), "start": config.snippet_start(root),
             "pid_file": config.pid_file, "admin_database": config.admin_database,
+            "prepare": config.snippet_prepare(root, setup) if config.snippet_prepare else [],
         })  # fmt: skip
     return poolers
 
@@ -92,7 +94,12 @@ def _body(plan: Plan, workload: Workload, pooler: dict[str, object] | None) -> s
     """The partial that runs a window: the first of the experiment's probes that has one and applies (a
     pooler's probe only through a pooler whose admin console the block knows)."""
     for name in plan.spec.probes:
-        applies = not PROBES[name].needs_pooler or bool(pooler and pooler.get("admin_database"))
+        probe = PROBES[name]
+        applies = not probe.needs_pooler or bool(
+            pooler
+            and pooler.get("files") is not None
+            and (not probe.needs_admin_console or pooler.get("admin_database"))
+        )
         if applies and (SNIPPETS_DIR / f"probe_{name}.sh.j2").exists():
             return f"probe_{name}.sh.j2"
     return "window.sh.j2"
