@@ -98,6 +98,8 @@ class Bench:
             environment["PGPASSWORD"] = self.passwords[role.name]
         if workload is not None and workload.settings:
             environment["PGOPTIONS"] = session_options(workload.settings)
+        if workload is not None and workload.connect_timeout_s:
+            environment["PGCONNECT_TIMEOUT"] = str(workload.connect_timeout_s)
         usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         deadline_s = pgbench_deadline_s(options.duration_s)
         process = subprocess.Popen(
@@ -174,18 +176,18 @@ def open_bench(plan: Plan, name: str, bindir: Path | None = None) -> Iterator[Be
         pgbench = find_program("pgbench", cluster.bindir)
         bench = Bench(cluster, cluster.budget, pgbench, plan.spec.transport, roles, passwords=passwords)
         for spec in plan.spec.poolers:
-            adapter = POOLERS[spec.kind](pooler_setup(cluster, plan, spec.kind, verifiers, passwords))
+            adapter = POOLERS[spec.kind](pooler_setup(cluster, plan, spec.instance, verifiers, passwords))
             try:
-                bench.poolers[spec.kind] = poolers.enter_context(adapter)
+                bench.poolers[spec.instance] = poolers.enter_context(adapter)
             except PoolerUnavailable as error:
-                bench.unavailable[spec.kind] = str(error)
+                bench.unavailable[spec.instance] = str(error)
         yield bench
 
 
 def pooler_setup(
     cluster: Cluster,
     plan: Plan,
-    kind: str,
+    instance: str,
     verifiers: dict[str, str],
     passwords: dict[str, str] | None = None,
 ) -> PoolerSetup:
@@ -195,7 +197,7 @@ def pooler_setup(
     the cluster's folder, removed with it)."""
     passwords = passwords or {}
     setup = plan_setup(
-        plan, kind, root=cluster.root / kind, port=free_port(), server_host=str(cluster.socket_dir),
+        plan, instance, root=cluster.root / instance, port=free_port(), server_host=str(cluster.socket_dir),
         server_port=cluster.port, secret=lambda role: verifiers.get(role.name, ""),
         password=lambda role: passwords.get(role.name),
     )  # fmt: skip

@@ -56,15 +56,15 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
     poolers = []
     for number, spec in enumerate(plan.spec.poolers):
         variable = "POOLER_PORT" if number == 0 else f"POOLER_PORT_{number + 1}"
-        root = f"$DIR/{spec.kind}"
+        root = f"$DIR/{spec.instance}"
         config = CONFIGS.get(spec.kind)
         if config is None:  # the harness runs it, but no pure config module tells the block its files
-            poolers.append({"kind": spec.kind, "port_variable": variable, "port": POOLER_PORT + number,
+            poolers.append({"kind": spec.instance, "port_variable": variable, "port": POOLER_PORT + number,
                             "root": root, "files": None})  # fmt: skip
             continue
         setup = plan_setup(
             plan,
-            spec.kind,
+            spec.instance,
             root=Path(root),
             port=f"${variable}",
             server_host="$DIR",
@@ -73,7 +73,7 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
             password=lambda role: "$PASSWORD" if role.needs_password else None,
         )
         poolers.append({
-            "kind": spec.kind, "port_variable": variable, "port": POOLER_PORT + number, "root": root,
+            "kind": spec.instance, "port_variable": variable, "port": POOLER_PORT + number, "root": root,
             "files": sorted(config.config_files(setup).items()), "start": config.snippet_start(root),
             "pid_file": config.pid_file, "admin_database": config.admin_database,
             "prepare": config.snippet_prepare(root, setup) if config.snippet_prepare else [],
@@ -125,6 +125,8 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         pooler = next((p for p in poolers if p["kind"] == workload.target), None)
         database = pool_alias(workload.pool_size) if isinstance(workload.pool_size, int) else BENCH_DB
         session = f"PGOPTIONS='{session_options(workload.settings)}' " if workload.settings else ""
+        if workload.connect_timeout_s:
+            session += f"PGCONNECT_TIMEOUT={workload.connect_timeout_s} "
         password = "PGPASSWORD=$PASSWORD " if role and role.needs_password else ""
         connection = _connection(workload, spec.transport, pooler)
         pgbench = (

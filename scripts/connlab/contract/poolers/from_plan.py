@@ -14,7 +14,7 @@ from connlab.contract.spec_parts import Role
 
 def plan_setup(
     plan: Plan,
-    kind: str,
+    instance: str,
     *,
     root: Path,
     port: int | str,
@@ -28,8 +28,8 @@ def plan_setup(
     run's password in the block); `password` the role's password for poolers that log in to the server with
     it (PgPool-II, Odyssey, pgcat): the run's, in memory only. Extra pools: one per pool size the workloads
     through it name."""
-    spec = plan.spec.pooler(kind)
-    assert spec is not None, kind
+    spec = plan.spec.pooler(instance)
+    assert spec is not None, instance
     roles = [Role(name=SERVER_USER, auth="trust"), *plan.spec.roles]
     return PoolerSetup(
         root=root, port=port, server_host=server_host, server_port=server_port,
@@ -37,5 +37,5 @@ def plan_setup(
         users=[PoolerUser(role.name, secret(role), password(role)) for role in roles],
         hba_lines=[line for role in roles for line in role.hba_lines()], settings=dict(spec.settings),
         pool_sizes=sorted({w.pool_size for w in plan.spec.workloads
-                           if isinstance(w.pool_size, int) and w.target == kind}),
+                           if isinstance(w.pool_size, int) and w.target == instance}),
     )  # fmt: skip
