@@ -192,6 +192,7 @@ def test_snippet_configs_keep_shell_variables_as_numbers() -> None:
     conf = pgpool.config_files(setup)["pgpool.conf"]
     assert "port = $POOLER_PORT\n" in conf and "pcp_port = $(($POOLER_PORT + 1))\n" in conf
     assert "backend_port0 = $PORT\n" in conf and "socket_dir = '$DIR/pgpool'\n" in conf
+    assert "backend_hostname0 = '$DIR'\n" in conf
     assert any(
         "pg_enc -m" in line and "-u bench" in line for line in pgpool.snippet_prepare("$DIR/pgpool", setup)
     )

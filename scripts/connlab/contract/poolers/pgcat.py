@@ -32,7 +32,7 @@ ADMIN_DB = "pgcat"
 ADMIN_USER = "connlab_admin"
 ADMIN_PASSWORD_SETTING = "admin_password"
 PREPARED_CACHE_SIZE = 500
-_SHELL_NUMBER = re.compile(r"\$[A-Z_0-9]+")
+_SHELL_NUMBER = re.compile(r"\$[A-Z_0-9]*PORT[A-Z_0-9]*")  # a port variable, not "$DIR"
 
 
 def _toml(value: object) -> str:

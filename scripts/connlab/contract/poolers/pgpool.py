@@ -26,7 +26,8 @@ KEY_FILE = ".pgpoolkey"
 POOL_PASSWD = "pool_passwd"
 PID_FILE = "pgpool.pid"
 # "$PORT" or "$(($POOLER_PORT + 1))": a number in the snippet's shell, written bare so the heredoc expands it.
-_SHELL_NUMBER = re.compile(r"\$[A-Z_0-9]+|\$\(\(\$[A-Z_0-9]+ \+ 1\)\)")
+# Only port variables: "$DIR" is a folder, quoted like any text.
+_SHELL_NUMBER = re.compile(r"\$[A-Z_0-9]*PORT[A-Z_0-9]*|\$\(\(\$[A-Z_0-9]*PORT[A-Z_0-9]* \+ 1\)\)")
 
 
 def _quote(value: object) -> str:
