@@ -22,7 +22,8 @@ import pytest
 from connlab.errors import LabError
 from connlab.interrupts import kill_group
 from connlab.lab import cluster as cluster_module
-from connlab.lab.cluster import Cluster, find_program, free_port
+from connlab.lab.cluster import Cluster
+from connlab.lab.host import find_program, free_port
 from connlab.lab.pgbench import parse_report
 from connlab.lab.pooler_memory import PoolerMemorySampler
 from connlab.lab.poolers.base import PoolerSetup, PoolerUser

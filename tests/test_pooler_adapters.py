@@ -198,3 +198,10 @@ def test_snippet_configs_keep_shell_variables_as_numbers() -> None:
     )
     toml = pgcat.config_files(setup)["pgcat.toml"]
     assert "port = $POOLER_PORT\n" in toml and 'servers = [["127.0.0.1", $PORT, "primary"]]' in toml
+
+
+def test_only_poolers_that_can_close_their_server_connections_say_so() -> None:
+    from connlab.lab.poolers.pgbouncer import PgBouncer
+
+    assert PgBouncer(golden_setup("pgbouncer", [TRUST])).closes_server_connections()
+    assert not any(ADAPTERS[case].closes_server_connections() for case in ("pgpool", "odyssey", "pgcat"))

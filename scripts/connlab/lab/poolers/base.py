@@ -123,6 +123,10 @@ class PoolerProcess:
     def reset_server_connections(self) -> None:
         """Close the pooler's idle server connections so each window starts from an empty pool."""
 
+    def closes_server_connections(self) -> bool:
+        """Whether reset_server_connections() does anything: an adapter that overrides it does."""
+        return type(self).reset_server_connections is not PoolerProcess.reset_server_connections
+
     def counters(self) -> dict[str, float]:
         return {}
 
