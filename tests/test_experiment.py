@@ -317,3 +317,35 @@ def test_tls_trade_pairs_every_tls_workload_with_a_plain_one() -> None:
     plain_ids = {w.id for w in spec.workloads if not w.tls}
     assert len(tls_ids) == 4
     assert {i.removesuffix("-tls") for i in tls_ids} == {i.removesuffix("-plain") for i in plain_ids}
+
+
+def test_the_same_pooler_kind_twice_needs_a_name_for_each() -> None:
+    from pydantic import ValidationError
+
+    from connlab.contract.experiment import Experiment
+
+    spec = make_plan("prepared-statements", "quick").spec
+    assert spec.pooler("pgbouncer-prepared") is not None
+    assert spec.pooler("pgbouncer-prepared").kind == "pgbouncer"  # type: ignore[union-attr]
+    assert spec.pooler("pgbouncer").instance == "pgbouncer"  # type: ignore[union-attr]
+    data = spec.model_dump(mode="json")
+    data["poolers"] = [
+        {"kind": "pgbouncer"},
+        {"kind": "pgbouncer", "settings": {"prepared_statements": True}},
+    ]
+    data["workloads"] = [w for w in data["workloads"] if w["target"] == "pgbouncer"]
+    with pytest.raises(ValidationError, match="each kind at most once unless each has its own name"):
+        Experiment.model_validate(data)
+    data["poolers"][1]["name"] = "pgbouncer-prepared"
+    assert Experiment.model_validate(data).pooler("pgbouncer-prepared") is not None
+
+
+def test_a_workload_may_set_its_own_protocol_and_connect_bound() -> None:
+    plan = make_plan("prepared-statements", "quick")
+    protocols = {}
+    for workload in plan.spec.workloads:
+        flags = window_options(plan, workload, 50, jobs=1).flags()
+        protocols[workload.id] = flags[flags.index("-M") + 1]
+        assert workload.connect_timeout_s == 5
+    assert protocols["pgbouncer-simple"] == "simple" and protocols["pgpool-prepared"] == "prepared"
+    assert protocols["odyssey-prepared-extended"] == "extended"

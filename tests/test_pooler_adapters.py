@@ -102,7 +102,7 @@ def test_odyssey_refuses_a_quote_in_a_value() -> None:
         Odyssey(golden_setup("odyssey", [user])).config_files()
 
 
-def test_pgcat_refuses_a_user_without_a_password() -> None:
+def test_pgcat_refuses_a_setup_without_a_password_user() -> None:
     with pytest.raises(LabError, match="MD5"):
         PgCat(golden_setup("pgcat", [TRUST])).config_files()
 
@@ -165,3 +165,43 @@ def test_pgpool_children_counts_from_real_titles(golden_dir: Path) -> None:
     health check are not children that serve clients)."""
     titles = (golden_dir.parent / "poolers" / "pgpool-titles" / "titles.txt").read_text().splitlines()
     assert children_counts(titles) == {"children": 4, "children_free": 3, "clients_served": 1}
+
+
+@pytest.mark.parametrize("case", sorted(ADAPTERS))
+def test_adapters_write_exactly_their_pure_config_modules_files(case: str) -> None:
+    """The harness writes what the site's check-it-yourself block prints: one module, connlab.contract."""
+    from connlab.contract.poolers import CONFIGS
+
+    adapter = ADAPTERS[case]
+    assert adapter.config_files() == CONFIGS[adapter.name].config_files(adapter.setup)
+    assert CONFIGS[adapter.name].label == adapter.label
+
+
+def test_pgcat_leaves_out_a_user_without_a_password() -> None:
+    text = PgCat(golden_setup("pgcat", [TRUST, BENCH], admin_password="x")).config_files()["pgcat.toml"]
+    assert 'username = "bench"' in text and 'username = "postgres"' not in text
+
+
+def test_snippet_configs_keep_shell_variables_as_numbers() -> None:
+    """In the block, ports are shell variables: bare, so the heredoc makes them numbers."""
+    from connlab.contract.poolers import pgcat, pgpool
+
+    bench = PoolerUser("bench", "$PASSWORD", "$PASSWORD")
+    setup = PoolerSetup(root=Path("$DIR/pgpool"), port="$POOLER_PORT", server_host="$DIR",
+                        server_port="$PORT", databases=["bench"], users=[TRUST, bench])  # fmt: skip
+    conf = pgpool.config_files(setup)["pgpool.conf"]
+    assert "port = $POOLER_PORT\n" in conf and "pcp_port = $(($POOLER_PORT + 1))\n" in conf
+    assert "backend_port0 = $PORT\n" in conf and "socket_dir = '$DIR/pgpool'\n" in conf
+    assert "backend_hostname0 = '$DIR'\n" in conf
+    assert any(
+        "pg_enc -m" in line and "-u bench" in line for line in pgpool.snippet_prepare("$DIR/pgpool", setup)
+    )
+    toml = pgcat.config_files(setup)["pgcat.toml"]
+    assert "port = $POOLER_PORT\n" in toml and 'servers = [["127.0.0.1", $PORT, "primary"]]' in toml
+
+
+def test_only_poolers_that_can_close_their_server_connections_say_so() -> None:
+    from connlab.lab.poolers.pgbouncer import PgBouncer
+
+    assert PgBouncer(golden_setup("pgbouncer", [TRUST])).closes_server_connections()
+    assert not any(ADAPTERS[case].closes_server_connections() for case in ("pgpool", "odyssey", "pgcat"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from connlab.lab.poolers import features
@@ -54,3 +56,23 @@ def test_base_and_features_agree_on_the_word_for_supported() -> None:
     from connlab.lab.poolers.base import SUPPORTED
 
     assert features.SUPPORTED == SUPPORTED
+
+
+def test_pgbouncer_prepared_setting_is_its_max_prepared_statements_or_not_supported(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Asked for prepared-statement support, 1.21+ gets max_prepared_statements; 1.18 is reported as not
+    supported by this version (like a missing pooler), never started with a key it does not know."""
+    from connlab.contract.poolers import pgbouncer as config
+    from connlab.lab.poolers.base import PoolerSetup, PoolerUnavailable
+    from connlab.lab.poolers.pgbouncer import PgBouncer
+
+    setup = PoolerSetup(root=tmp_path, port=6400, server_host="/tmp", server_port=5400, databases=["bench"],
+                        settings={"prepared_statements": True})  # fmt: skip
+    ini = config.config_files(setup)["pgbouncer.ini"]
+    assert "max_prepared_statements = 200" in ini and "prepared_statements = True" not in ini
+    monkeypatch.setattr(PgBouncer, "version", classmethod(lambda cls: "PgBouncer 1.18.0"))
+    with pytest.raises(PoolerUnavailable, match=r"not supported by this version \(1\.18\.0\)"):
+        PgBouncer(setup).prepare()
+    monkeypatch.setattr(PgBouncer, "version", classmethod(lambda cls: "PgBouncer 1.21.0"))
+    PgBouncer(setup).prepare()

@@ -67,3 +67,39 @@ def test_sampler_without_processes_has_no_figures() -> None:
         "pooler_rss_peak_bytes": None, "pooler_pss_peak_bytes": None, "pooler_processes_peak": None,
         "pooler_memory_samples": 0,
     }  # fmt: skip
+
+
+def test_series_takes_the_first_reading_at_each_step() -> None:
+    sampler = PoolerMemorySampler(lambda: [])
+    readings = [(0.0, 1), (4.9, 2), (10.2, 3), (10.7, 4), (19.9, 5), (31.0, 6)]
+    sampler.samples = [(seconds, TreeMemory(kib * 1024, 0, 1)) for seconds, kib in readings]
+    assert sampler.series_kib(10) == [1, 3, 6]  # 19.9 s is before the 20 s mark
+
+
+def test_probe_reports_the_window_peaks_the_series_and_the_start_reading() -> None:
+    """The pooler_memory probe over a fake pooler whose tree is this test process: every column of its
+    declaration, the start reading the adapter took, and a series that validation accepts."""
+    import re
+    from types import SimpleNamespace
+
+    from connlab.contract.columns import WINDOW_COLUMNS
+    from connlab.contract.probes import PROBES
+    from connlab.lab.samplers import SAMPLERS, WindowContext
+
+    me = psutil.Process()
+    pooler = SimpleNamespace(processes=lambda: [me], start_memory=TreeMemory(1 << 20, 1 << 19, 3))
+    context = WindowContext("", 10, 1, None, pooler)  # type: ignore[arg-type]
+    with SAMPLERS["pooler_memory"](context) as probe:
+        time.sleep(0.6)
+    figures = probe.figures()
+    assert set(figures) == set(PROBES["pooler_memory"].columns)
+    assert (figures["pooler_start_rss_bytes"], figures["pooler_start_processes"]) == (1 << 20, 3)
+    assert figures["pooler_rss_peak_bytes"] > 0 and figures["pooler_processes_peak"] == 1
+    pattern = next(column.pattern for column in WINDOW_COLUMNS if column.name == "pooler_rss_series_kib")
+    assert pattern and re.fullmatch(pattern, str(figures["pooler_rss_series_kib"]))
+    declared = {column.name: column for column in WINDOW_COLUMNS}
+    assert all(
+        declared[name].minimum == 0
+        for name in PROBES["pooler_memory"].columns
+        if name != "pooler_rss_series_kib"
+    )

@@ -299,6 +299,7 @@ def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) ->
     assert set(written) == {
         docs / "articles" / f"{ARTICLE}.md",
         docs / "articles" / "pool-sizing.md",
+        docs / "articles" / "four-poolers.md",
         docs / "methodology.md",
         docs / "machines.md",
         docs / "machines" / "alpha-box.md",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from connlab.contract.probes import PROBES, WAIT_EVENTS_PATTERN
+from connlab.contract.probes import POOLER_SERIES_PATTERN, POOLER_SERIES_STEP_S, PROBES, WAIT_EVENTS_PATTERN
 
 
 @dataclass(frozen=True)
@@ -237,6 +237,72 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         required=False,
         added_later=True,
         minimum=0,
+    ),
+    # The pooler_memory probe: the pooler's whole process tree (connlab.lab.pooler_memory).
+    Column(
+        "pooler_rss_peak_bytes",
+        "BIGINT",
+        "peak RSS summed over the pooler's process tree during the window",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
+    Column(
+        "pooler_pss_peak_bytes",
+        "BIGINT",
+        "peak PSS summed over the pooler's process tree during the window",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
+    Column(
+        "pooler_processes_peak",
+        "INTEGER",
+        "most processes in the pooler's tree during the window",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
+    Column(
+        "pooler_memory_samples",
+        "INTEGER",
+        "readings of the pooler's tree in the window (every 500 ms, and at its start and end)",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
+    Column(
+        "pooler_start_rss_bytes",
+        "BIGINT",
+        "RSS of the pooler's tree once after its start, before any window (idle, no query yet)",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
+    Column(
+        "pooler_start_pss_bytes",
+        "BIGINT",
+        "PSS of the pooler's tree once after its start, before any window",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
+    Column(
+        "pooler_start_processes",
+        "INTEGER",
+        "processes in the pooler's tree once after its start, before any window",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
+    Column(
+        "pooler_rss_series_kib",
+        "VARCHAR",
+        f"RSS of the pooler's tree in KiB every {POOLER_SERIES_STEP_S} s from the window's start, ';'-joined",
+        pattern=POOLER_SERIES_PATTERN,
+        pattern_hint="whole KiB separated by ';', e.g. 6800;13400;13420",
+        required=False,
+        added_later=True,
     ),
     Column("cpu_budget_method", "VARCHAR", "cgroup-v1, cgroup-v2 or taskset"),
     Column("postgres_version", "VARCHAR", "server_version"),

@@ -65,16 +65,18 @@ class Experiment(Strict):
         return any(workload.tls for workload in self.workloads)
 
     def pooler(self, name: str) -> PoolerSpec | None:
-        return next((pooler for pooler in self.poolers if pooler.kind == name), None)
+        return next((pooler for pooler in self.poolers if pooler.instance == name), None)
 
     _clients = field_validator("clients")(check_client_entries)
 
     @model_validator(mode="after")
     def _roles_exist(self) -> Experiment:
         names = {role.name for role in self.roles}
-        poolers = [pooler.kind for pooler in self.poolers]
+        poolers = [pooler.instance for pooler in self.poolers]
         if len(set(poolers)) != len(poolers):
-            raise ValueError(f"poolers: each kind at most once (got {', '.join(poolers)})")
+            raise ValueError(
+                f"poolers: each kind at most once unless each has its own name: (got {', '.join(poolers)})"
+            )
         unknown = [name for name in self.probes if name not in PROBES]
         if unknown:
             raise ValueError(f"probes: unknown {', '.join(unknown)}; known: {', '.join(PROBES)}")
@@ -236,5 +238,5 @@ def window_options(
         clients=clients,
         jobs=workload.jobs or jobs,
         duration_s=plan.profile.duration_s,
-        protocol=plan.spec.protocol,
+        protocol=workload.protocol or plan.spec.protocol,
     )

@@ -25,6 +25,8 @@ class Probe:
     what: str  # one line for the methodology page
     # Runs only on windows whose clients go through a pooler (it asks the pooler).
     needs_pooler: bool = False
+    # Its snippet reads the pooler's admin console (SHOW POOLS): only where the block knows one.
+    needs_admin_console: bool = False
 
     @property
     def interval_ms(self) -> int:
@@ -35,6 +37,26 @@ MEMORY_COLUMNS = (
     "mem_backends", "mem_cgroup_usage_bytes", "mem_cgroup_rss_bytes", "mem_cgroup_cache_bytes",
     "mem_rss_sum_bytes", "mem_pss_sum_bytes", "mem_anon_rss_sum_bytes",
 )  # fmt: skip
+
+# The pooler's tree: peaks over the window, and one reading after its start, before any window ran (PgPool-II
+# forks all its children then: the seed's gigabyte before the first query).
+POOLER_MEMORY_COLUMNS = (
+    "pooler_rss_peak_bytes", "pooler_pss_peak_bytes", "pooler_processes_peak", "pooler_memory_samples",
+    "pooler_start_rss_bytes", "pooler_start_pss_bytes", "pooler_start_processes", "pooler_rss_series_kib",
+)  # fmt: skip
+# pooler_rss_series_kib: the tree's RSS in KiB every POOLER_SERIES_STEP_S from the window's start, ';'-joined
+# (the sustained-load experiment: warm-up, plateau, drift).
+POOLER_SERIES_STEP_S = 10
+POOLER_SERIES_PATTERN = r"^[0-9]{1,15}(;[0-9]{1,15})*$"
+
+
+def encode_series(values: list[int]) -> str | None:
+    return ";".join(str(value) for value in values) if values else None
+
+
+def decode_series(cell: str | None) -> list[int]:
+    return [int(value) for value in cell.split(";")] if cell else []
+
 
 PROBES: dict[str, Probe] = {
     probe.name: probe
@@ -59,11 +81,20 @@ PROBES: dict[str, Probe] = {
             "connections are connected and idle (polled until they are)",
         ),
         Probe(
+            "pooler_memory",
+            0.5,
+            POOLER_MEMORY_COLUMNS,
+            "RSS and PSS summed over the pooler's whole process tree (smaps_rollup) and its process count, "
+            "peaks over the window; and the same once after the pooler started, before its first window",
+            needs_pooler=True,
+        ),
+        Probe(
             "pools",
             0.25,
             ("pool_samples", "pool_cl_waiting_avg", "pool_cl_waiting_max", "pool_maxwait_ms_max"),
             "clients waiting for a server connection in the window's pool (PgBouncer's SHOW POOLS)",
             needs_pooler=True,
+            needs_admin_console=True,
         ),
     )
 }

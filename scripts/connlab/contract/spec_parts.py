@@ -84,6 +84,12 @@ class Workload(Strict):
     tls: bool = False
     # The PostgreSQL major version this workload runs on; set by make_plan from server.versions.
     postgres: int | None = None
+    # pgbench -M for this workload; default the experiment's protocol.
+    protocol: Literal["simple", "extended", "prepared"] | None = None
+    # A bound on each client's wait to connect (PGCONNECT_TIMEOUT, libpq's whole seconds): a client a
+    # pooler never serves (PgPool-II past num_init_children) fails the window after this long, with the
+    # clients that did connect counted, instead of hanging until pgbench is killed.
+    connect_timeout_s: int | None = Field(default=None, ge=2)
 
     @field_validator("clients")
     @classmethod
@@ -112,13 +118,21 @@ class PoolerSpec(Strict):
     """A pooler in front of the server, started once per run on the server's CPU budget.
 
     `kind` names an adapter of the harness's pooler registry (connlab.lab.poolers.POOLERS); the harness
-    refuses a plan whose kind it does not know. Workloads name the pooler by its kind in `target`."""
+    refuses a plan whose kind it does not know. Workloads name the pooler in `target` by its `name`, which
+    defaults to its kind: the same kind twice with different settings (prepared statements on and off) needs
+    a name for each."""
 
     kind: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    name: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_-]*$")
     pool_size: int = Field(default=20, ge=1)
     pool_mode: Literal["session", "transaction", "statement"] = "transaction"
     # Adapter-specific settings, written into the pooler's own config as they are.
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+    @property
+    def instance(self) -> str:
+        """What workloads' `target` and the rows' target column call it: its name, else its kind."""
+        return self.name or self.kind
 
 
 def check_client_entries(entries: list[int | str] | None) -> list[int | str] | None:

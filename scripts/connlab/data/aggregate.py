@@ -260,7 +260,7 @@ def register_pooler_settings(con: duckdb.DuckDBPyConnection) -> None:
     for name in experiment_names():
         for pooler in load_experiment(name).poolers:
             con.execute(
-                "INSERT INTO main.pooler_settings VALUES (?, ?, ?)", [name, pooler.pool_size, pooler.kind]
+                "INSERT INTO main.pooler_settings VALUES (?, ?, ?)", [name, pooler.pool_size, pooler.instance]
             )
 
 

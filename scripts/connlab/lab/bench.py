@@ -103,6 +103,8 @@ class Bench:
         environment["PGSSLMODE"] = sslmode_of(workload)
         if workload is not None and workload.settings:
             environment["PGOPTIONS"] = session_options(workload.settings)
+        if workload is not None and workload.connect_timeout_s:
+            environment["PGCONNECT_TIMEOUT"] = str(workload.connect_timeout_s)
         usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         deadline_s = pgbench_deadline_s(options.duration_s)
         process = subprocess.Popen(
@@ -213,23 +215,33 @@ def _started_bench(plan: Plan, cluster: Cluster, certificate: tls.TlsFiles | Non
         pgbench = find_program("pgbench", cluster.bindir)
         bench = Bench(cluster, cluster.budget, pgbench, plan.spec.transport, roles, passwords=passwords)
         for spec in plan.spec.poolers:
-            setup = pooler_setup(cluster, plan, spec.kind, verifiers)
+            setup = pooler_setup(cluster, plan, spec.instance, verifiers, passwords)
             if certificate is not None and spec.kind in POOLER_CLIENT_TLS:
                 setup.settings.update(POOLER_CLIENT_TLS[spec.kind](certificate.cert.parent))
             adapter = POOLERS[spec.kind](setup)
             try:
-                bench.poolers[spec.kind] = poolers.enter_context(adapter)
+                bench.poolers[spec.instance] = poolers.enter_context(adapter)
             except PoolerUnavailable as error:
-                bench.unavailable[spec.kind] = str(error)
+                bench.unavailable[spec.instance] = str(error)
         yield bench
 
 
-def pooler_setup(cluster: Cluster, plan: Plan, kind: str, verifiers: dict[str, str]) -> PoolerSetup:
-    """The pooler's auth file holds the server's SCRAM verifiers, never a password: it checks the client's
-    proof with them and logs in to the server with the keys that proof gave it."""
+def pooler_setup(
+    cluster: Cluster,
+    plan: Plan,
+    instance: str,
+    verifiers: dict[str, str],
+    passwords: dict[str, str] | None = None,
+) -> PoolerSetup:
+    """PgBouncer's auth file holds the server's SCRAM verifiers, never a password: it checks the client's
+    proof with them and logs in to the server with the keys that proof gave it. PgPool-II, Odyssey and pgcat
+    log in to the server with the password itself: they get this run's (memory, and their mode-600 files in
+    the cluster's folder, removed with it)."""
+    passwords = passwords or {}
     setup = plan_setup(
-        plan, kind, root=cluster.root / kind, port=free_port(), server_host=str(cluster.socket_dir),
+        plan, instance, root=cluster.root / instance, port=free_port(), server_host=str(cluster.socket_dir),
         server_port=cluster.port, secret=lambda role: verifiers.get(role.name, ""),
+        password=lambda role: passwords.get(role.name),
     )  # fmt: skip
     setup.budget = cluster.budget
     return setup

@@ -29,9 +29,11 @@ from typing import Self
 
 import psutil
 
+from connlab.contract.probes import PROBES
 from connlab.lab.memory import kib_field
 
-SAMPLE_INTERVAL_S = 0.5
+SAMPLE_INTERVAL_S = PROBES["pooler_memory"].interval_s
+# The window's peaks (the start reading's columns come from the adapter's `start_memory`).
 POOLER_MEMORY_COLUMNS = (
     "pooler_rss_peak_bytes", "pooler_pss_peak_bytes", "pooler_processes_peak", "pooler_memory_samples",
 )  # fmt: skip
@@ -105,6 +107,17 @@ class PoolerMemorySampler:
         self._stop.set()
         self._thread.join(timeout=5)
         self.sample()
+
+    def series_kib(self, step_s: float) -> list[int]:
+        """RSS in KiB at each multiple of `step_s` from the start: the first reading at or after each mark."""
+        with self._lock:
+            samples = list(self.samples)
+        series, mark = [], 0.0
+        for seconds, reading in samples:
+            if seconds >= mark:
+                series.append(reading.rss_bytes // 1024)
+                mark = (int(seconds // step_s) + 1) * step_s
+        return series
 
     def figures(self) -> dict[str, int | None]:
         with self._lock:

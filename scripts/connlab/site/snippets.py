@@ -65,27 +65,29 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
     poolers = []
     for number, spec in enumerate(plan.spec.poolers):
         variable = "POOLER_PORT" if number == 0 else f"POOLER_PORT_{number + 1}"
-        root = f"$DIR/{spec.kind}"
+        root = f"$DIR/{spec.instance}"
         config = CONFIGS.get(spec.kind)
         if config is None:  # the harness runs it, but no pure config module tells the block its files
-            poolers.append({"kind": spec.kind, "port_variable": variable, "port": POOLER_PORT + number,
+            poolers.append({"kind": spec.instance, "port_variable": variable, "port": POOLER_PORT + number,
                             "root": root, "files": None})  # fmt: skip
             continue
         setup = plan_setup(
             plan,
-            spec.kind,
+            spec.instance,
             root=Path(root),
             port=f"${variable}",
             server_host="$DIR",
             server_port="$PORT",
             secret=lambda role: "$PASSWORD" if role.needs_password else "",
+            password=lambda role: "$PASSWORD" if role.needs_password else None,
         )
         if plan.spec.uses_tls and spec.kind in POOLER_CLIENT_TLS:
             setup.settings.update(POOLER_CLIENT_TLS[spec.kind](TLS_DIR))
         poolers.append({
-            "kind": spec.kind, "port_variable": variable, "port": POOLER_PORT + number, "root": root,
+            "kind": spec.instance, "port_variable": variable, "port": POOLER_PORT + number, "root": root,
             "files": sorted(config.config_files(setup).items()), "start": config.snippet_start(root),
             "pid_file": config.pid_file, "admin_database": config.admin_database,
+            "prepare": config.snippet_prepare(root, setup) if config.snippet_prepare else [],
         })  # fmt: skip
     return poolers
 
@@ -103,7 +105,12 @@ def _body(plan: Plan, workload: Workload, pooler: dict[str, object] | None) -> s
     """The partial that runs a window: the first of the experiment's probes that has one and applies (a
     pooler's probe only through a pooler whose admin console the block knows)."""
     for name in plan.spec.probes:
-        applies = not PROBES[name].needs_pooler or bool(pooler and pooler.get("admin_database"))
+        probe = PROBES[name]
+        applies = not probe.needs_pooler or bool(
+            pooler
+            and pooler.get("files") is not None
+            and (not probe.needs_admin_console or pooler.get("admin_database"))
+        )
         if applies and (SNIPPETS_DIR / f"probe_{name}.sh.j2").exists():
             return f"probe_{name}.sh.j2"
     return "window.sh.j2"
@@ -134,6 +141,8 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         pooler = next((p for p in poolers if p["kind"] == workload.target), None)
         database = pool_alias(workload.pool_size) if isinstance(workload.pool_size, int) else BENCH_DB
         session = f"PGOPTIONS='{session_options(workload.settings)}' " if workload.settings else ""
+        if workload.connect_timeout_s:
+            session += f"PGCONNECT_TIMEOUT={workload.connect_timeout_s} "
         password = "PGPASSWORD=$PASSWORD " if role and role.needs_password else ""
         if spec.uses_tls:  # said either way, as the harness does
             password += f"PGSSLMODE={SSLMODE_TLS if workload.tls else SSLMODE_PLAIN} "

@@ -8,7 +8,7 @@ password written in a spec or a result.
 from __future__ import annotations
 
 from connlab.contract.names import SERVER_USER, pool_alias
-from connlab.contract.poolers.setup import PoolerConfig, PoolerSetup
+from connlab.contract.poolers.setup import PREPARED_STATEMENTS_SETTING, PoolerConfig, PoolerSetup
 
 INI = "pgbouncer.ini"
 AUTH_FILE = "userlist.txt"
@@ -16,6 +16,8 @@ HBA_FILE = "pgbouncer_hba.conf"
 LOG_FILE = "pgbouncer.log"
 PID_FILE = "pgbouncer.pid"
 ADMIN_DATABASE = "pgbouncer"
+# max_prepared_statements (1.21+) when the setup asks for prepared-statement support: the seed's value.
+PREPARED_CACHE_SIZE = 200
 
 
 def config_files(setup: PoolerSetup) -> dict[str, str]:
@@ -40,8 +42,10 @@ def config_files(setup: PoolerSetup) -> dict[str, str]:
         "logfile": root / LOG_FILE,
         "pidfile": root / PID_FILE,
         "server_login_retry": 1,
-        **setup.settings,
+        **{key: value for key, value in setup.settings.items() if key != PREPARED_STATEMENTS_SETTING},
     }
+    if setup.settings.get(PREPARED_STATEMENTS_SETTING):
+        settings["max_prepared_statements"] = PREPARED_CACHE_SIZE
     lines = "\n".join(f"{key} = {value}" for key, value in settings.items())
     files = {
         INI: "[databases]\n" + "\n".join(databases) + f"\n\n[pgbouncer]\n{lines}\n",

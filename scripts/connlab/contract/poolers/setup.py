@@ -9,6 +9,16 @@ from typing import Protocol
 
 from connlab.contract.names import SERVER_USER
 
+# The one setting every pooler's config reads from `PoolerSetup.settings` and maps to its own key: turn its
+# prepared-statement support on (PgBouncer max_prepared_statements, Odyssey pool_reserve_prepared_statement,
+# pgcat prepared_statements_cache_size; PgPool-II needs nothing).
+PREPARED_STATEMENTS_SETTING = "prepared_statements"
+
+
+def server_tcp_host(server_host: str) -> str:
+    """Odyssey and pgcat reach the server over TCP; a socket folder means the same server on loopback."""
+    return "127.0.0.1" if server_host.startswith("/") or server_host.startswith("$") else server_host
+
 
 class Budget(Protocol):
     """The CPU budget a pooler runs on (the harness's CpuBudget): enter() moves the calling process in."""
@@ -57,3 +67,5 @@ class PoolerConfig:
     pid_file: str  # under root, for the snippet's clean-up
     # The database of its admin console (PgBouncer's SHOW commands), or None where it has none.
     admin_database: str | None = None
+    # Shell lines the snippet runs before the start line (PgPool-II: its key file and pg_enc), if any.
+    snippet_prepare: Callable[[str, PoolerSetup], list[str]] | None = None

@@ -44,10 +44,12 @@ from connlab.contract.poolers.setup import PoolerSetup, PoolerUser
 from connlab.errors import LabError
 from connlab.interrupts import hold_signals
 from connlab.lab.host import as_server_user, chown_to_server_user
+from connlab.lab.pooler_memory import TreeMemory, snapshot
 
 __all__ = ["PoolerProcess", "PoolerSetup", "PoolerUnavailable", "PoolerUser", "find_binary"]
 
 START_TIMEOUT_S = 15
+START_SETTLE_S = 1.0
 STOP_WAIT_S = 5
 SUPPORTED = "ok"
 
@@ -94,6 +96,8 @@ class PoolerProcess:
     def __init__(self, setup: PoolerSetup) -> None:
         self.setup = setup
         self.process: subprocess.Popen[bytes] | None = None
+        # The tree once it accepts, before any window: what it costs before the first query.
+        self.start_memory: TreeMemory | None = None
 
     # --- what each adapter provides ---------------------------------------------------------------
     @classmethod
@@ -118,6 +122,10 @@ class PoolerProcess:
 
     def reset_server_connections(self) -> None:
         """Close the pooler's idle server connections so each window starts from an empty pool."""
+
+    def closes_server_connections(self) -> bool:
+        """Whether reset_server_connections() does anything: an adapter that overrides it does."""
+        return type(self).reset_server_connections is not PoolerProcess.reset_server_connections
 
     def counters(self) -> dict[str, float]:
         return {}
@@ -169,6 +177,8 @@ class PoolerProcess:
                 self.stop()
                 raise LabError(f"{self.name} exited at start: {self.log_tail()}")
             if self.accepts():
+                time.sleep(START_SETTLE_S)  # children forked at start, still touching their pages
+                self.start_memory = snapshot(self.processes())
                 return self
             time.sleep(0.1)
         self.stop()

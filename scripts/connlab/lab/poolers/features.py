@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from connlab.contract.poolers.setup import PREPARED_STATEMENTS_SETTING as _PREPARED_SETTING
+
 SUPPORTED = "ok"  # the same word as base.SUPPORTED; kept here so this module imports nothing heavy
 
 # Feature names the experiments ask about; adapters answer any other name with UNKNOWN_FEATURE.
@@ -27,7 +29,7 @@ FEATURES = (PREPARED_IN_TRANSACTION_MODE, SCRAM_CLIENT_AUTH, TRANSACTION_POOLING
 # The one setting every adapter reads from `PoolerSetup.settings` and maps to its own key: turn the
 # pooler's prepared-statement support on (PgBouncer max_prepared_statements, Odyssey
 # pool_reserve_prepared_statement, pgcat prepared_statements_cache_size; PgPool-II needs nothing).
-PREPARED_STATEMENTS_SETTING = "prepared_statements"
+PREPARED_STATEMENTS_SETTING = _PREPARED_SETTING  # defined in the contract: the configs read it too
 
 PGBOUNCER_PREPARED_SINCE = (1, 21)
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")

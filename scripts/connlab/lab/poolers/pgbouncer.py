@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import psycopg
 
 from connlab.contract.poolers import pgbouncer as config
-from connlab.lab.poolers.base import PoolerProcess, find_binary
+from connlab.lab.poolers import features
+from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable, find_binary
 
 
 class PgBouncer(PoolerProcess):
@@ -29,6 +30,17 @@ class PgBouncer(PoolerProcess):
 
     def config_files(self) -> dict[str, str]:
         return config.config_files(self.setup)
+
+    def prepare(self) -> None:
+        """Prepared-statement support asked for on a version without it: a result ("not supported by this
+        version"), reported like a missing pooler, never a start that fails on an unknown key."""
+        if self.setup.settings.get(features.PREPARED_STATEMENTS_SETTING):
+            answer = self.support(features.PREPARED_IN_TRANSACTION_MODE)
+            if answer != features.SUPPORTED:
+                raise PoolerUnavailable(f"{self.name}: prepared statements in transaction mode: {answer}")
+
+    def support(self, feature: str) -> str:
+        return features.pgbouncer_support(feature, self.version())
 
     def command(self, binary: str) -> list[str]:
         # Foreground (no -d): the process is ours to watch and to stop.

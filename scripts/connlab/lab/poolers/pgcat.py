@@ -3,18 +3,18 @@
 Contract: `PoolerProcess` (base.py). Where the binary is absent, `binary()` raises `PoolerUnavailable`
 ("pgcat: not available on this machine; ...") and the row says so: nothing is faked.
 
-The config (pgcat.toml) from the `PoolerSetup`: one `[pools.<database>]` per database in transaction mode,
-one user entry per user with `pool_size` server connections, one shard whose single server is the
-throwaway cluster over TCP on 127.0.0.1, an admin console (database "pgcat", its own user and a password
-generated per adapter) for `SHOW POOLS`, no Prometheus exporter, no query parser.
+The config (pgcat.toml) is written by connlab.contract.poolers.pgcat, the module the site's
+check-it-yourself block prints too: one `[pools.<database>]` per database, one user entry per password user
+with `pool_size` server connections, the throwaway cluster over TCP on 127.0.0.1, an admin console
+(database "pgcat", its own user and a password generated per adapter) for `SHOW POOLS`.
 
 SCRAM and its traps:
 - pgcat logs in to the server with SCRAM from the plain password in the config (the run's generated one,
   in a mode-600 file removed with the cluster), but it checks its own clients with MD5 only (client SCRAM
   is an open feature request upstream): `support("scram-sha-256 client authentication")` says so, and the
   seed's "scram-sha-256 on both sides" held for pgcat's server side only.
-- MD5 needs a password for every user: a user without one (the server's trust user) is refused when the
-  config is written. The start check therefore logs in to the admin console instead.
+- MD5 needs a password for every user: a user without one (the server's trust user) is left out of the
+  config. The start check therefore logs in to the admin console instead.
 - pgcat logs to the terminal only; the shell sends that to pooler.log. It has no unix socket: a
   unix-transport window through it is refused in one line.
 - SIGINT starts a graceful shutdown that waits `shutdown_timeout` (60 s by default) for clients: 1 s here.
@@ -26,54 +26,43 @@ SCRAM and its traps:
 
 from __future__ import annotations
 
-import json
 import secrets
 import subprocess
+from dataclasses import replace
 from typing import ClassVar
 
 from connlab.contract.names import SERVER_USER
+from connlab.contract.poolers import pgcat as config
 from connlab.errors import LabError
 from connlab.lab.poolers import admin, features
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, find_binary, logging_to
-from connlab.lab.poolers.odyssey import server_tcp_host
 
-ADMIN_DB = "pgcat"
-ADMIN_USER = "connlab_admin"
-PREPARED_CACHE_SIZE = 500
+ADMIN_DB = config.ADMIN_DB
+ADMIN_USER = config.ADMIN_USER
 VERSION_TIMEOUT_S = 10
 # The per-pool prepared_statements_cache_size came with postgresml/pgcat#618 (October 2023); the first
 # release carrying it is assumed to be 1.2: check against an installed binary's CONFIG.md.
 PREPARED_SINCE = (1, 2)
 
 
-def _toml(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(item) for item in value) + "]"
-    return json.dumps(str(value))  # a JSON string is a valid TOML basic string
-
-
-def _table(name: str, values: dict[str, object]) -> list[str]:
-    return [f"[{name}]", *[f"{key} = {_toml(value)}" for key, value in values.items()], ""]
-
-
 class PgCat(PoolerProcess):
     name: ClassVar[str] = "pgcat"
-    label: ClassVar[str] = "pgcat"
+    label: ClassVar[str] = config.CONFIG.label
     env_var: ClassVar[str] = "PGCAT_BIN"
+    log_file: ClassVar[str] = config.LOG_FILE
     known_paths: ClassVar[tuple[str, ...]] = (
         "/usr/local/bin/pgcat",
         "/usr/bin/pgcat",
     )
-    config_name: ClassVar[str] = "pgcat.toml"
+    config_name: ClassVar[str] = config.CONF
 
     def __init__(self, setup: PoolerSetup) -> None:
-        super().__init__(setup)
         # The admin console's password: per adapter, never a fixed word (a fixed one only for golden tests).
-        self.admin_password = str(setup.settings.get("admin_password") or secrets.token_urlsafe(24))
+        self.admin_password = str(
+            setup.settings.get(config.ADMIN_PASSWORD_SETTING) or secrets.token_urlsafe(24)
+        )
+        settings = {**setup.settings, config.ADMIN_PASSWORD_SETTING: self.admin_password}
+        super().__init__(replace(setup, settings=settings))
 
     @classmethod
     def binary(cls) -> str:
@@ -86,53 +75,8 @@ class PgCat(PoolerProcess):
         )
         return (result.stdout + result.stderr).strip()
 
-    # --- configuration (pure) --------------------------------------------------------------------
-    def general(self) -> dict[str, object]:
-        own = (features.PREPARED_STATEMENTS_SETTING, "admin_password")
-        extra = {key: value for key, value in self.setup.settings.items() if key not in own}
-        return {
-            "host": "127.0.0.1",
-            "port": self.setup.port,
-            "admin_username": ADMIN_USER,
-            "admin_password": self.admin_password,
-            "enable_prometheus_exporter": False,
-            "worker_threads": 1,
-            "connect_timeout": 5000,
-            "server_lifetime": 86_400_000,
-            "shutdown_timeout": 1000,
-            "log_client_connections": False,
-            "log_client_disconnections": False,
-            **extra,
-        }
-
-    def pool_tables(self, database: str) -> list[str]:
-        setup = self.setup
-        cache = PREPARED_CACHE_SIZE if setup.settings.get(features.PREPARED_STATEMENTS_SETTING) else 0
-        pool = {
-            "pool_mode": setup.pool_mode,
-            "default_role": "primary",
-            "query_parser_enabled": False,
-            "prepared_statements_cache_size": cache,
-        }
-        lines = _table(f"pools.{json.dumps(database)}", pool)
-        for index, user in enumerate(setup.users):
-            if not user.password:
-                raise LabError(f"pgcat: user {user.name} has no password; pgcat checks every client with MD5")
-            values = {"username": user.name, "password": user.password, "pool_size": setup.pool_size,
-                      "min_pool_size": 0, "statement_timeout": 0}  # fmt: skip
-            lines += _table(f"pools.{json.dumps(database)}.users.{index}", values)
-        server = [server_tcp_host(setup.server_host), setup.server_port, "primary"]
-        lines += _table(f"pools.{json.dumps(database)}.shards.0", {"servers": [server], "database": database})
-        return lines
-
-    def config_text(self) -> str:
-        lines = _table("general", self.general())
-        for database in self.setup.databases:
-            lines += self.pool_tables(database)
-        return "\n".join(lines)
-
     def config_files(self) -> dict[str, str]:
-        return {self.config_name: self.config_text()}
+        return config.config_files(self.setup)
 
     def command(self, binary: str) -> list[str]:
         root = self.setup.root

@@ -37,12 +37,13 @@ from typing import ClassVar
 import psutil
 import psycopg
 
+from connlab.contract.poolers import pgpool as config
 from connlab.errors import LabError
 from connlab.lab.host import as_server_user, chown_to_server_user
 from connlab.lab.poolers import features
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, find_binary, logging_to
 
-KEY_FILE = ".pgpoolkey"
+KEY_FILE = config.KEY_FILE
 PAIRS_FILE = "pg_enc.pairs"
 PG_ENC_TIMEOUT_S = 30
 VERSION_TIMEOUT_S = 10
@@ -55,14 +56,6 @@ CHILD_PREFIX = "pgpool: "
 HELPER_TITLES = ("pgpool: PCP", "pgpool: health check", "pgpool: worker", "pgpool: logger")
 
 
-def _quote(value: object) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, int):
-        return str(value)
-    return "'" + str(value).replace("'", "''") + "'"
-
-
 def children_counts(titles: list[str]) -> dict[str, float]:
     """From the tree's process titles: the children that serve clients (not the parent, runuser or the
     helpers), how many wait for a client, and how many serve one now."""
@@ -73,7 +66,7 @@ def children_counts(titles: list[str]) -> dict[str, float]:
 
 class PgPool(PoolerProcess):
     name: ClassVar[str] = "pgpool"
-    label: ClassVar[str] = "PgPool-II"
+    label: ClassVar[str] = config.CONFIG.label
     env_var: ClassVar[str] = "PGPOOL_BIN"
     known_paths: ClassVar[tuple[str, ...]] = ("/usr/sbin/pgpool",)
 
@@ -85,74 +78,17 @@ class PgPool(PoolerProcess):
     def pg_enc(cls) -> str:
         return find_binary("pg_enc", "PG_ENC_BIN", "/usr/sbin/pg_enc")
 
-    # --- configuration (pure) --------------------------------------------------------------------
+    # --- configuration (pure, in connlab.contract.poolers.pgpool) ------------------------------------
     def settings(self) -> dict[str, object]:
-        setup, root = self.setup, self.setup.root
-        return {
-            "backend_clustering_mode": "raw",
-            "listen_addresses": "127.0.0.1",
-            "port": setup.port,
-            "socket_dir": str(root),
-            # PCP only on a unix socket in our folder; its port names the socket file, nothing listens.
-            "pcp_listen_addresses": "",
-            "pcp_port": setup.port + 1,
-            "pcp_socket_dir": str(root),
-            "backend_hostname0": setup.server_host,
-            "backend_port0": setup.server_port,
-            "backend_weight0": 1,
-            "backend_flag0": "DISALLOW_TO_FAILOVER",
-            # The pool: one child per client, each caching one backend -> pool_size server connections.
-            "num_init_children": setup.pool_size,
-            "max_pool": 1,
-            "connection_cache": True,
-            "child_life_time": 0,
-            "child_max_connections": 0,
-            "connection_life_time": 0,
-            "client_idle_limit": 0,
-            "reserved_connections": 0,  # past the children, clients wait (the seed's ceiling)
-            "enable_pool_hba": True,
-            "pool_passwd": str(root / "pool_passwd"),
-            "allow_clear_text_frontend_auth": False,
-            "load_balance_mode": False,
-            "health_check_period": 0,
-            "sr_check_period": 0,
-            "failover_on_backend_error": False,
-            "use_watchdog": False,
-            "memory_cache_enabled": False,
-            "pid_file_name": str(root / "pgpool.pid"),
-            "logdir": str(root),
-            "log_destination": "stderr",
-            "logging_collector": False,
-            "log_min_messages": "warning",
-            **{
-                key: value
-                for key, value in setup.settings.items()
-                if key != features.PREPARED_STATEMENTS_SETTING
-            },
-        }
-
-    def hba_lines(self) -> list[str]:
-        """pg_hba-style lines per role; without them, trust for trust users and SCRAM for the others."""
-        if self.setup.hba_lines:
-            return list(self.setup.hba_lines)
-        lines = []
-        for user in self.setup.users:
-            method = "scram-sha-256" if user.verifier or user.password else "trust"
-            lines += [f"local all {user.name} {method}", f"host all {user.name} 127.0.0.1/32 {method}"]
-        return lines
+        return config.settings(self.setup)
 
     def config_files(self) -> dict[str, str]:
-        conf = "".join(f"{key} = {_quote(value)}\n" for key, value in self.settings().items())
-        return {
-            "pgpool.conf": conf,
-            "pool_hba.conf": "\n".join(self.hba_lines()) + "\n",
-            "pcp.conf": "",  # PCP is unused; pgpool still wants the file
-        }
+        return config.config_files(self.setup)
 
     def command(self, binary: str) -> list[str]:
         root = self.setup.root
-        pgpool = [binary, "-n", "-f", str(root / "pgpool.conf"), "-F", str(root / "pcp.conf"),
-                  "-a", str(root / "pool_hba.conf")]  # fmt: skip
+        pgpool = [binary, "-n", "-f", str(root / config.CONF), "-F", str(root / config.PCP_FILE),
+                  "-a", str(root / config.HBA_FILE)]  # fmt: skip
         return logging_to(root / self.log_file, pgpool)
 
     def extra_environment(self) -> dict[str, str]:
@@ -186,7 +122,7 @@ class PgPool(PoolerProcess):
         key.write_text(secrets.token_urlsafe(32) + "\n")
         key.chmod(0o600)
         chown_to_server_user(key)
-        (root / "pool_passwd").unlink(missing_ok=True)
+        (root / config.POOL_PASSWD).unlink(missing_ok=True)
         pairs = self.password_users()
         if not pairs:
             return
@@ -196,7 +132,7 @@ class PgPool(PoolerProcess):
             with os.fdopen(descriptor, "w") as stream:
                 stream.writelines(f"{name}:{password}\n" for name, password in pairs)
             chown_to_server_user(pairs_file)
-            command = [self.pg_enc(), "-m", "-f", str(root / "pgpool.conf"), "-k", str(key),
+            command = [self.pg_enc(), "-m", "-f", str(root / config.CONF), "-k", str(key),
                        "-i", str(pairs_file)]  # fmt: skip
             result = subprocess.run(
                 as_server_user(command), capture_output=True, text=True, timeout=PG_ENC_TIMEOUT_S

@@ -1,0 +1,28 @@
+-- Figures quoted by the article "Four poolers compared".
+-- Each `-- name:` query becomes a list of records in build/data/facts/four-poolers.json.
+
+-- name: memory
+SELECT * FROM pooler_memory.memory ORDER BY machine, pooler, clients;
+
+-- name: memory_at_start
+SELECT * FROM pooler_memory.memory_at_start ORDER BY machine, pooler;
+
+-- name: ceiling
+SELECT * FROM pooler_ceiling.ceiling ORDER BY machine, pooler;
+
+-- name: prepared
+SELECT * FROM prepared_statements.protocols ORDER BY machine, pooler, protocol;
+
+-- name: churn
+SELECT * FROM pooler_churn.churn ORDER BY machine, target, clients;
+
+-- name: churn_direction
+SELECT * FROM pooler_churn.churn_direction ORDER BY machine, target;
+
+-- name: sustained
+SELECT * FROM pooler_sustained.sustained ORDER BY machine, pooler, pass_no;
+
+-- name: published
+-- The seed's own figures, drawn beside the measured ones and never mixed into them.
+SELECT experiment, workload, clients, metric, value, unit, note
+FROM main.published WHERE machine = 'published-four-poolers' ORDER BY experiment, workload, metric;
