@@ -49,6 +49,7 @@ from connlab.lab.pooler_memory import TreeMemory, snapshot
 __all__ = ["PoolerProcess", "PoolerSetup", "PoolerUnavailable", "PoolerUser", "find_binary"]
 
 START_TIMEOUT_S = 15
+VERSION_TIMEOUT_S = 10
 START_SETTLE_S = 1.0
 STOP_WAIT_S = 5
 SUPPORTED = "ok"
@@ -83,13 +84,16 @@ def logging_to(log_path: Path, command: list[str]) -> list[str]:
 class PoolerProcess:
     """Shared start/stop/watch for poolers that run as one foreground process (which may fork).
 
-    A subclass sets `name`, `label`, `env_var`, implements `binary()`, `config_files()`, `command()` and
-    `version()`, and may override `stop_signal`, `extra_environment()`, `reset_server_connections()`,
-    `counters()` and `support()`.
+    A subclass sets `name`, `label`, `env_var`, `binary_name` and `known_paths`, implements
+    `config_files()` and `command()`, and may override `version()` (default: what `--version` prints),
+    `stop_signal`, `extra_environment()`, `reset_server_connections()`, `counters()` and `support()`.
     """
 
     name: ClassVar[str]
     label: ClassVar[str]
+    env_var: ClassVar[str]
+    binary_name: ClassVar[str]  # the program's file name; name is the pooler's kind
+    known_paths: ClassVar[tuple[str, ...]] = ()
     log_file: ClassVar[str] = "pooler.log"
     stop_signal: ClassVar[signal.Signals] = signal.SIGINT
 
@@ -102,7 +106,8 @@ class PoolerProcess:
     # --- what each adapter provides ---------------------------------------------------------------
     @classmethod
     def binary(cls) -> str:
-        raise NotImplementedError
+        """The binary named by `env_var`, else `binary_name` on PATH, else one of `known_paths`."""
+        return find_binary(cls.binary_name, cls.env_var, *cls.known_paths)
 
     def config_files(self) -> dict[str, str]:
         raise NotImplementedError
@@ -112,7 +117,15 @@ class PoolerProcess:
 
     @classmethod
     def version(cls) -> str:
-        raise NotImplementedError
+        """What `<binary> --version` prints, on either stream (PgPool-II writes it to stderr)."""
+        result = subprocess.run(
+            [cls.binary(), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT_S,
+            check=False,
+        )
+        return (result.stdout + result.stderr).strip()
 
     def extra_environment(self) -> dict[str, str]:
         return {}

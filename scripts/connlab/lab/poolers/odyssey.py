@@ -25,16 +25,14 @@ SCRAM end to end and its traps:
 
 from __future__ import annotations
 
-import subprocess
 from typing import ClassVar
 
 from connlab.contract.names import SERVER_USER
 from connlab.contract.poolers import odyssey as config
 from connlab.lab.poolers import admin, features
-from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, find_binary
+from connlab.lab.poolers.base import SUPPORTED, PoolerProcess
 
 CONSOLE_DB = config.CONSOLE_DB
-VERSION_TIMEOUT_S = 10
 # The first release we know has pool_reserve_prepared_statement (the seed's 1.4.0).
 PREPARED_SINCE = (1, 4)
 
@@ -44,22 +42,12 @@ class Odyssey(PoolerProcess):
     label: ClassVar[str] = config.CONFIG.label
     env_var: ClassVar[str] = "ODYSSEY_BIN"
     log_file: ClassVar[str] = config.LOG_FILE
+    binary_name: ClassVar[str] = "odyssey"
     known_paths: ClassVar[tuple[str, ...]] = (
         "/usr/local/bin/odyssey",
         "/usr/bin/odyssey",
     )
     config_name: ClassVar[str] = config.CONF
-
-    @classmethod
-    def binary(cls) -> str:
-        return find_binary("odyssey", cls.env_var, *cls.known_paths)
-
-    @classmethod
-    def version(cls) -> str:
-        result = subprocess.run(
-            [cls.binary(), "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S
-        )
-        return (result.stdout + result.stderr).strip()
 
     def config_files(self) -> dict[str, str]:
         return config.config_files(self.setup)

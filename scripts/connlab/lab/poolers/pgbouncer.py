@@ -15,18 +15,16 @@ import psycopg
 
 from connlab.contract.poolers import pgbouncer as config
 from connlab.lab.poolers import features
-from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable, find_binary
+from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
 
 
 class PgBouncer(PoolerProcess):
     name = "pgbouncer"
     label = config.CONFIG.label
     env_var = "CONNLAB_PGBOUNCER"
+    binary_name = "pgbouncer"
+    known_paths = ("/usr/sbin/pgbouncer",)
     log_file = config.LOG_FILE
-
-    @classmethod
-    def binary(cls) -> str:
-        return find_binary("pgbouncer", cls.env_var, "/usr/sbin/pgbouncer")
 
     def config_files(self) -> dict[str, str]:
         return config.config_files(self.setup)

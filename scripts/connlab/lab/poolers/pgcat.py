@@ -27,7 +27,6 @@ SCRAM and its traps:
 from __future__ import annotations
 
 import secrets
-import subprocess
 from dataclasses import replace
 from typing import ClassVar
 
@@ -35,11 +34,10 @@ from connlab.contract.names import SERVER_USER
 from connlab.contract.poolers import pgcat as config
 from connlab.errors import LabError
 from connlab.lab.poolers import admin, features
-from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, find_binary, logging_to
+from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, logging_to
 
 ADMIN_DB = config.ADMIN_DB
 ADMIN_USER = config.ADMIN_USER
-VERSION_TIMEOUT_S = 10
 # The per-pool prepared_statements_cache_size came with postgresml/pgcat#618 (October 2023); the first
 # release carrying it is assumed to be 1.2: check against an installed binary's CONFIG.md.
 PREPARED_SINCE = (1, 2)
@@ -50,6 +48,7 @@ class PgCat(PoolerProcess):
     label: ClassVar[str] = config.CONFIG.label
     env_var: ClassVar[str] = "PGCAT_BIN"
     log_file: ClassVar[str] = config.LOG_FILE
+    binary_name: ClassVar[str] = "pgcat"
     known_paths: ClassVar[tuple[str, ...]] = (
         "/usr/local/bin/pgcat",
         "/usr/bin/pgcat",
@@ -63,17 +62,6 @@ class PgCat(PoolerProcess):
         )
         settings = {**setup.settings, config.ADMIN_PASSWORD_SETTING: self.admin_password}
         super().__init__(replace(setup, settings=settings))
-
-    @classmethod
-    def binary(cls) -> str:
-        return find_binary("pgcat", cls.env_var, *cls.known_paths)
-
-    @classmethod
-    def version(cls) -> str:
-        result = subprocess.run(
-            [cls.binary(), "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S
-        )
-        return (result.stdout + result.stderr).strip()
 
     def config_files(self) -> dict[str, str]:
         return config.config_files(self.setup)

@@ -46,7 +46,6 @@ from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, find_binary, logg
 KEY_FILE = config.KEY_FILE
 PAIRS_FILE = "pg_enc.pairs"
 PG_ENC_TIMEOUT_S = 30
-VERSION_TIMEOUT_S = 10
 ADMIN_TIMEOUT_S = 2
 START_LOGIN_S = 5
 PREPARED = features.PREPARED_STATEMENTS_SETTING  # nothing to turn on: each client keeps its backend
@@ -68,11 +67,8 @@ class PgPool(PoolerProcess):
     name: ClassVar[str] = "pgpool"
     label: ClassVar[str] = config.CONFIG.label
     env_var: ClassVar[str] = "PGPOOL_BIN"
+    binary_name: ClassVar[str] = "pgpool"
     known_paths: ClassVar[tuple[str, ...]] = ("/usr/sbin/pgpool",)
-
-    @classmethod
-    def binary(cls) -> str:
-        return find_binary("pgpool", cls.env_var, *cls.known_paths)
 
     @classmethod
     def pg_enc(cls) -> str:
@@ -93,14 +89,6 @@ class PgPool(PoolerProcess):
 
     def extra_environment(self) -> dict[str, str]:
         return {"PGPOOLKEYFILE": str(self.setup.root / KEY_FILE)}
-
-    @classmethod
-    def version(cls) -> str:
-        """`pgpool --version` prints "pgpool-II version 4.3.5 (tamahomeboshi)" on stderr."""
-        result = subprocess.run(
-            [cls.binary(), "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S
-        )
-        return (result.stdout + result.stderr).strip()
 
     # --- start-up ---------------------------------------------------------------------------------
     def password_users(self) -> list[tuple[str, str]]:
