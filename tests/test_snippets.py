@@ -24,6 +24,12 @@ EXPERIMENTS = [
     "clients-sweep", "connect-cost", "pgbouncer", "core-budget", "wait-events", "idle-memory", "sync-commit",
     "queue-depth", "client-bound",
 ]  # fmt: skip
+# Boxes the site shows and this suite checks character for character, but does not yet run: their scripts
+# start several poolers (Odyssey and pgcat are not on every machine) or several PostgreSQL builds.
+SHOWN_NOT_RUN = [
+    "pg-versions", "pooler-ceiling", "pooler-churn", "pooler-memory", "pooler-sustained",
+    "prepared-statements",
+]  # fmt: skip
 # What each block prints per client count, by the kind of experiment.
 RESULT_LINE = {
     "wait-events": r"clients: tps = [0-9.]+ .*; [0-9]+ samples:( \S+ [0-9]+%)*$",
@@ -116,7 +122,7 @@ def site_blocks() -> dict[str, str]:
 
 
 def test_every_experiment_has_a_box_on_the_site(site_blocks: dict[str, str]) -> None:
-    assert sorted(site_blocks) == sorted(EXPERIMENTS)
+    assert sorted(site_blocks) == sorted(EXPERIMENTS + SHOWN_NOT_RUN)
 
 
 def test_the_site_shows_the_generated_block(site_blocks: dict[str, str]) -> None:

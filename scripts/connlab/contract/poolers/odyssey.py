@@ -91,15 +91,15 @@ def route(setup: PoolerSetup, user: PoolerUser, database: str) -> list[str]:
         "pool_reserve_prepared_statement": prepared_statements(setup),
     }
     lines = [*auth, *[f"{key} {_value(value)}" for key, value in options.items()], *storage_password]
-    return [f"\tuser {_string(user.name)} {{", *[f"\t\t{line}" for line in lines], "\t}"]
+    return [f"    user {_string(user.name)} {{", *[f"        {line}" for line in lines], "    }"]
 
 
 def config_text(setup: PoolerSetup) -> str:
     lines = [f"{key} {_value(value)}" for key, value in global_settings(setup).items()]
-    lines += ["", "listen {", '\thost "127.0.0.1"', f"\tport {setup.port}", "}", ""]
+    lines += ["", "listen {", '    host "127.0.0.1"', f"    port {setup.port}", "}", ""]
     server_host = _string(server_tcp_host(setup.server_host))
-    lines += ['storage "server" {', '\ttype "remote"', f"\thost {server_host}"]
-    lines += [f"\tport {setup.server_port}", "}", "", 'storage "local" {', '\ttype "local"', "}", ""]
+    lines += ['storage "server" {', '    type "remote"', f"    host {server_host}"]
+    lines += [f"    port {setup.server_port}", "}", "", 'storage "local" {', '    type "local"', "}", ""]
     for database in setup.databases:
         lines.append(f"database {_string(database)} {{")
         for user in setup.users:
@@ -107,8 +107,8 @@ def config_text(setup: PoolerSetup) -> str:
         lines += ["}", ""]
     # The admin console: SHOW POOLS for the counters, as the server's own user (trust, as on the server).
     console = ['authentication "none"', 'role "admin"', 'pool "session"', 'storage "local"']
-    lines += [f"database {_string(CONSOLE_DB)} {{", f"\tuser {_string(SERVER_USER)} {{",
-              *[f"\t\t{line}" for line in console], "\t}", "}"]  # fmt: skip
+    lines += [f"database {_string(CONSOLE_DB)} {{", f"    user {_string(SERVER_USER)} {{",
+              *[f"        {line}" for line in console], "    }", "}"]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
