@@ -84,12 +84,9 @@ $(NODE_STAMP): package.json package-lock.json
 run: $(VENV_STAMP)
 	$(CONNLAB) run $(EXP) --profile $(PROFILE)
 
-## run-all: run (or resume) every experiment with PROFILE=quick|full, one after the other
+## run-all: run (or resume) every experiment with PROFILE=quick|full, one after the other, one ETA for all
 run-all: $(VENV_STAMP)
-	@failed=""; for experiment in $(EXPERIMENTS); do \
-	  $(CONNLAB) run $$experiment --profile $(PROFILE) || failed="$$failed $$experiment"; \
-	done; \
-	if [ -n "$$failed" ]; then echo "run-all: did not complete:$$failed (see the errors above)" >&2; exit 1; fi
+	$(CONNLAB) run-all --profile $(PROFILE) $(EXPERIMENTS)
 
 ## contribute: run every experiment (PROFILE=full unless given), validate, print what to commit
 contribute: PROFILE = full

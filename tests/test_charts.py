@@ -14,6 +14,7 @@ from connlab.site.charts import (
     MEASURED_HERE,
     PUBLISHED_ARTICLE,
     normalised_throughput,
+    pooled_over_direct_by_pool,
     throughput_by_version,
     usl_simulator,
 )
@@ -141,3 +142,23 @@ def test_version_chart_has_one_curve_and_band_per_server() -> None:
     assert line["encoding"]["y"]["field"] == "tps_median"
     svg = render_svg(spec)
     assert "PostgreSQL 15.18" in svg and "PostgreSQL 18.6" in svg
+
+
+def test_pool_chart_draws_the_ratio_with_its_range_against_a_rule_at_direct() -> None:
+    """Below the dashed rule at 1 the pooler costs throughput; the band is the passes' range of the ratio."""
+    records = [
+        {"builtin": builtin, "clients": 200, "pool_size": pool, "pooled_over_direct": ratio,
+         "pooled_over_direct_low": ratio * 0.8, "pooled_over_direct_high": ratio * 1.2,
+         "pooled_tps": 1000 * ratio, "direct_tps": 1000.0}
+        for builtin, ratio in (("select-only", 0.45), ("tpcb-like", 0.47))
+        for pool in (4, 16, 100)
+    ]  # fmt: skip
+    spec = pooled_over_direct_by_pool(records)
+    band, line, direct = spec["layer"]
+    assert (band["encoding"]["y"]["field"], band["encoding"]["y2"]["field"]) == (
+        "pooled_over_direct_low", "pooled_over_direct_high",
+    )  # fmt: skip
+    assert line["encoding"]["x"]["scale"]["type"] == "log"
+    assert direct["mark"]["type"] == "rule" and direct["data"]["values"] == [{"direct": 1}]
+    svg = render_svg(spec)
+    assert "select-only" in svg and "tpcb-like" in svg

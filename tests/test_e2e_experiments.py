@@ -8,6 +8,7 @@ the server's budget, backends counted during windows, and nothing left running a
 from __future__ import annotations
 
 import csv
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -110,6 +111,26 @@ def test_a_missing_pooler_leaves_its_windows_out_and_says_so(connlab_env: dict[s
     plan = make_plan("pgbouncer", "tiny")
     assert len(rows) == sum(window.workload.target == "direct" for window in plan.windows())
     assert {row["target"] for row in rows} == {"direct"}
+
+
+def test_run_all_reports_a_missing_pooler_and_shows_one_eta_across_experiments(
+    connlab_env: dict[str, str],
+) -> None:
+    """`make all` runs every experiment through run-all: a pooler the machine lacks is reported as not
+    available, not a failure (exit 0), and every window's line carries the progress across experiments."""
+    env = {**connlab_env, "CONNLAB_PGBOUNCER": "/nonexistent/pgbouncer"}
+    result = subprocess.run(
+        [sys.executable, "-m", "connlab.cli", "run-all", "connect-cost", "pgbouncer", "--profile", "tiny",
+         "--machine", MACHINE],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "not measured here: pgbouncer: CONNLAB_PGBOUNCER=/nonexistent/pgbouncer" in result.stderr
+    assert "== connect-cost (experiment 1 of 2, 0% of all, ETA unknown)" in result.stderr
+    shares = [int(m) for m in re.findall(r"experiment [12] of 2, (\d+)% of all, ETA \d+ min", result.stderr)]
+    assert shares and shares == sorted(shares) and shares[-1] == 100, result.stderr
+    for experiment in ("connect-cost", "pgbouncer"):
+        assert sorted((Path(env["CONNLAB_RESULTS_DIR"]) / MACHINE / experiment).glob("*.csv"))
 
 
 def test_core_budget_alternates_quotas(connlab_env: dict[str, str]) -> None:

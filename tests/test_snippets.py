@@ -22,7 +22,7 @@ PGBENCH_LINE = re.compile(
 )
 EXPERIMENTS = [
     "clients-sweep", "connect-cost", "pgbouncer", "core-budget", "wait-events", "idle-memory", "sync-commit",
-    "queue-depth", "client-bound",
+    "queue-depth", "client-bound", "pgbouncer-trade", "too-many-clients", "tls-trade", "pgbouncer-processes",
 ]  # fmt: skip
 # Boxes the site shows and this suite checks character for character, but does not yet run: their scripts
 # start several poolers (Odyssey and pgcat are not on every machine) or several PostgreSQL builds.
@@ -35,6 +35,11 @@ RESULT_LINE = {
     "wait-events": r"clients: tps = [0-9.]+ .*; [0-9]+ samples:( \S+ [0-9]+%)*$",
     "idle-memory": r"idle connections, summed: RSS [0-9]+ MiB, PSS [0-9]+ MiB, RssAnon [0-9]+ MiB$",
     "queue-depth": r"clients: tps = [0-9.]+ .*; clients waiting: mean [0-9.]+, most [0-9]+$",
+    # Straight to the server the crowd is refused: pgbench's error is the line.
+    "too-many-clients": (
+        r"clients: (pgbench: error: .*too many clients already.*"
+        r"|.*latency average = [0-9.]+ ms.*tps = [0-9.]+.*)"
+    ),
 }
 DEFAULT_RESULT_LINE = r"clients: .*latency average = [0-9.]+ ms.*tps = [0-9.]+"
 
@@ -194,6 +199,11 @@ def test_block_runs(plan: Plan, site_blocks: dict[str, str], shared_tmp: Path) -
             if "new connection" in section:
                 assert "average connection time" in line, line
             assert re.search(pattern, line), line
+    if plan.experiment == "too-many-clients":
+        # The refusal is the result: printed straight to the server, absent through the pooler.
+        direct, pooled = sections
+        assert "sorry, too many clients already" in direct, direct
+        assert "too many clients" not in pooled and re.search(r"tps = [0-9.]+", pooled), pooled
     # The script cleans up after itself: no server is left on its port, no cgroup behind.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         assert probe.connect_ex(("127.0.0.1", SNIPPET_PORT)) != 0
@@ -209,24 +219,6 @@ def test_a_tls_block_makes_its_certificate_and_says_each_windows_sslmode() -> No
     modes = re.findall(r"PGSSLMODE=(\w+) .*pgbench .* -T", block)
     assert modes == ["require" if w.tls else "disable" for w in plan.spec.workloads]
     assert "PGSSLMODE" not in pgbench_block(make_plan("pgbouncer", "tiny"))
-
-
-@pytest.mark.usefixtures("require_root", "require_postgres")
-def test_the_tls_block_runs(shared_tmp: Path) -> None:
-    """Every window of the TLS block completes: TLS and plain, direct and through the pooler."""
-    plan = make_plan("tls-trade", "tiny")
-    script = shared_tmp / "check.sh"
-    script.write_text(pgbench_block(plan) + "\n")
-    script.chmod(0o644)
-    result = subprocess.run(
-        ["runuser", "-u", "postgres", "--", "bash", str(script)],
-        capture_output=True, text=True, timeout=180, cwd=shared_tmp, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout + result.stderr
-    sections = re.split(r"^== ", result.stdout, flags=re.M)[1:]
-    assert [section.splitlines()[0] for section in sections] == [w.label for w in plan.spec.workloads]
-    for section in sections:
-        assert re.search(r"tps = [0-9.]+", section), section
 
 
 def test_a_block_over_several_versions_runs_each_workload_once_on_one_server() -> None:

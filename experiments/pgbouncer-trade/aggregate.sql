@@ -56,7 +56,7 @@ SELECT p.machine, p.builtin, p.clients, p.server_cores, p.pool_size,
        p.tps_median * CASE p.builtin WHEN 'tpcb-like' THEN 7 ELSE 1 END AS statements_per_s,
        p.tps_min * CASE p.builtin WHEN 'tpcb-like' THEN 7 ELSE 1 END AS statements_per_s_min,
        p.tps_max * CASE p.builtin WHEN 'tpcb-like' THEN 7 ELSE 1 END AS statements_per_s_max,
-       p.pooler_cpu_median AS pooler_cpu,
+       p.pooler_cpu_median AS pooler_cpu, p.pooler_cpu_min, p.pooler_cpu_max,
        p.server_cpu_median AS server_cpu,
        p.server_backends_max AS server_backends,
        p.server_cpu_median / nullif(p.server_backends_max, 0) AS server_cpu_per_backend

@@ -59,6 +59,49 @@ def run(
     err.print(f"wrote {path}")
 
 
+@app.command(name="run-all")
+@one_line_errors
+def run_all(
+    experiments: Annotated[
+        list[str] | None, typer.Argument(help="experiments to run, in order; default every one")
+    ] = None,
+    profile: Annotated[str, typer.Option(help="quick, full or tiny")] = "quick",
+    machine: MachineOption = None,
+) -> None:
+    """Run (or resume) several experiments one after the other, with one progress line and ETA across
+    them all. A pooler this machine lacks is reported, not a failure."""
+    from connlab.lab.machine import default_machine_id
+
+    _run_experiments(experiments, profile, machine or default_machine_id())
+
+
+def _run_experiments(names: list[str] | None, profile: str, machine_id: str) -> None:
+    """Every named experiment (default all), each after the other; a failed one is named at the end, after
+    the rest ran, and a pooler missing here is said as such."""
+    from connlab.contract.experiment import experiment_names, make_plan
+    from connlab.lab.overall import Overall
+    from connlab.lab.sweep import PoolerUnavailable, pending_windows, run_sweep
+
+    plans = [make_plan(name, profile) for name in names or experiment_names()]
+    overall = Overall.of([(plan, pending_windows(plan, machine_id)) for plan in plans])
+    unavailable: set[str] = set()
+    failed: list[str] = []
+    for number, plan in enumerate(plans, 1):
+        overall.experiment_no = number
+        err.print(f"== {plan.experiment} ({overall.line()})", highlight=False)
+        try:
+            err.print(f"wrote {run_sweep(plan, machine_id, err, overall)}")
+        except PoolerUnavailable as missing:
+            unavailable.update(missing.reasons)
+        except LabError as error:
+            err.print(f"[red]error:[/red] {plan.experiment}: {error}", highlight=False, soft_wrap=True)
+            failed.append(plan.experiment)
+    for reason in sorted(unavailable):
+        err.print(f"not measured here: {reason}", highlight=False)
+    if failed:
+        raise LabError(f"did not complete: {', '.join(failed)} (see the errors above); rerun to resume them")
+
+
 @app.command()
 @one_line_errors
 def validate() -> None:
@@ -102,15 +145,12 @@ def contribute(
     ] = None,
 ) -> None:
     """Run every experiment on this machine, validate the results and say what to commit."""
-    from connlab.contract.experiment import experiment_names, make_plan
     from connlab.data.validate import validate_machine_folder
     from connlab.lab.machine import default_machine_id
-    from connlab.lab.sweep import run_sweep
     from connlab.paths import machine_results_dir
 
     machine_id = machine or default_machine_id()
-    for experiment in experiment_names():
-        run_sweep(make_plan(experiment, profile), machine_id, err)
+    _run_experiments(None, profile, machine_id)
     folder = machine_results_dir(machine_id)
     problems = list(validate_machine_folder(folder))
     for problem in problems:

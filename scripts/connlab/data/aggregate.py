@@ -282,6 +282,12 @@ def register_published(con: duckdb.DuckDBPyConnection, results_dir: Path) -> Non
         typed = ", ".join(f"NULL::{kind} AS {name}" for name, kind in PUBLISHED_TYPES.items())
         source = f"SELECT NULL::VARCHAR AS machine, {typed} WHERE false"
     con.execute(f"CREATE OR REPLACE TABLE main.published AS {source}")
+    # A seed's operating point per server core of its machine, so that its figure can be set beside
+    # ours at the same clients per core (main.machines is registered first).
+    con.execute(
+        "CREATE OR REPLACE VIEW main.published_per_core AS SELECT p.*, m.server_cores, p.clients / "
+        "m.server_cores AS clients_per_core FROM main.published p JOIN main.machines m ON m.id = p.machine"
+    )
 
 
 def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> Path:

@@ -56,6 +56,8 @@ SELECT
     median(server_cpu_cores) AS server_cpu_median,
     median(client_cpu_cores) AS client_cpu_median,
     median(pooler_cpu_cores) AS pooler_cpu_median,
+    min(pooler_cpu_cores) AS pooler_cpu_min,
+    max(pooler_cpu_cores) AS pooler_cpu_max,
     max(steal_pct) AS steal_pct_max,
     max(cpu_pressure_pct) AS cpu_pressure_pct_max,
     sum(checkpoints) AS checkpoints,

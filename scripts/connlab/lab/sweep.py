@@ -27,12 +27,21 @@ from connlab.contract.machine_schema import SAFE_ID_PATTERN
 from connlab.errors import LabError
 from connlab.lab import machine
 from connlab.lab.bench import Bench, calibrate, open_bench, pgbench_deadline_s
+from connlab.lab.overall import Overall, setup_estimate_s, window_estimate_s
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
 from connlab.lab.versions import open_benches
 from connlab.lab.window import measure_window
 from connlab.paths import LAB_DIR, experiment_results_dir
 
-__all__ = ["measure_window", "open_bench", "pgbench_deadline_s", "run_sweep"]
+__all__ = ["measure_window", "open_bench", "pending_windows", "pgbench_deadline_s", "run_sweep"]
+
+
+class PoolerUnavailable(LabError):
+    """Some windows were left out because their pooler is not on this machine; the rest were measured."""
+
+    def __init__(self, message: str, reasons: list[str]) -> None:
+        super().__init__(message)
+        self.reasons = reasons  # one "<pooler>: not available on this machine" per missing pooler
 
 
 def _measure_or_stop(
@@ -67,8 +76,19 @@ def _progress(console: Console) -> Progress:
     )
 
 
-def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Path:
-    """Run (or resume) the plan; return the CSV path."""
+def pending_windows(plan: Plan, machine_id: str) -> int:
+    """How many windows a run of the plan would measure now (all of them, unless a run can resume)."""
+    windows = plan.windows()
+    folder = experiment_results_dir(machine_id, plan.experiment)
+    results = find_resumable(folder, plan.profile_name, plan.spec_hash, len(windows))
+    return len(windows) - (len(results.done_keys()) if results else 0)
+
+
+def run_sweep(
+    plan: Plan, machine_id: str, console: Console | None = None, overall: Overall | None = None
+) -> Path:
+    """Run (or resume) the plan; return the CSV path. With `overall`, the progress also covers the other
+    experiments of a run-all."""
     console = console or Console(stderr=True)
     if not re.fullmatch(SAFE_ID_PATTERN, machine_id):
         raise LabError(
@@ -96,8 +116,11 @@ def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Pa
             console.print(f"[yellow]{reason}[/]: its windows are left out of this run", highlight=False)
         left_out = [(n, w) for n, w in todo if w.workload.target in bench.unavailable]
         todo = [(n, w) for n, w in todo if w.workload.target not in bench.unavailable]
+        if overall:
+            overall.advance(setup_estimate_s(plan) + len(left_out) * window_estimate_s(plan))
         with _progress(console) as progress:
             task = progress.add_task(f"{plan.experiment} ({plan.profile_name})", total=len(todo))
+            all_task = progress.add_task(overall.line(), total=None) if overall else None
             for number, window in todo:
                 progress.update(
                     task,
@@ -112,19 +135,24 @@ def run_sweep(plan: Plan, machine_id: str, console: Console | None = None) -> Pa
                         f"  window {number}: {row['workload']} c={row['clients']} failed: {row['error']}"
                     )
                 progress.advance(task)
+                if overall and all_task is not None:
+                    overall.advance(window_estimate_s(plan))
+                    progress.update(all_task, description=overall.line())
                 if not console.is_terminal:
                     # A log file gets no live bar; one line per window keeps the ETA visible there.
                     remaining = progress.tasks[0].time_remaining
                     eta = f"{remaining / 60:.0f} min" if remaining is not None else "unknown"
+                    across = f" ({overall.line()})" if overall else ""
                     console.print(
                         f"[{number}/{len(windows)}] {window.workload.id} c={window.clients} "
-                        f"pass {window.pass_no}: {row['tps'] or 'failed'} tps; ETA {eta}",
+                        f"pass {window.pass_no}: {row['tps'] or 'failed'} tps; ETA {eta}{across}",
                         highlight=False,
                     )
     if left_out:
-        raise LabError(
+        raise PoolerUnavailable(
             f"{len(left_out)} window(s) not measured, their pooler cannot run here: "
             f"{'; '.join(bench.unavailable.values())}. The {len(results.rows)} window(s) measured are kept "
-            f"in {results.path}; rerun the same command once it is installed to measure the rest"
+            f"in {results.path}; rerun the same command once it is installed to measure the rest",
+            reasons=list(bench.unavailable.values()),
         )
     return results.path

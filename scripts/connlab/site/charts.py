@@ -256,3 +256,37 @@ def idle_memory_measures(records: Records) -> dict:
         )
         .to_dict()
     )
+
+
+def pooled_over_direct_by_pool(records: Records) -> dict:
+    """Through the pooler ÷ straight to the server against the pool size, one line per workload with the
+    range of the passes; the rule at 1 is the direct throughput, so a line below it is the pooler's cost."""
+    x = alt.X("pool_size:Q", scale=alt.Scale(type="log"), title="server connections in the pool (log scale)")
+    color = alt.Color("builtin:N", title="workload")
+    tooltip = [
+        alt.Tooltip("builtin:N", title="workload"),
+        alt.Tooltip("clients:Q"),
+        alt.Tooltip("pool_size:Q", title="pool size"),
+        alt.Tooltip("pooled_over_direct:Q", title="pooled ÷ direct", format=".2f"),
+        alt.Tooltip("pooled_over_direct_low:Q", title="low", format=".2f"),
+        alt.Tooltip("pooled_over_direct_high:Q", title="high", format=".2f"),
+        alt.Tooltip("pooled_tps:Q", title="pooled tps", format=",.0f"),
+        alt.Tooltip("direct_tps:Q", title="direct tps", format=",.0f"),
+    ]
+    band = (
+        _base(records)
+        .mark_area(opacity=0.2)
+        .encode(x=x, y=alt.Y("pooled_over_direct_low:Q"), y2="pooled_over_direct_high:Q", color=color)
+    )
+    line = (
+        _base(records)
+        .mark_line(point=True)
+        .encode(
+            x=x,
+            y=alt.Y("pooled_over_direct:Q", scale=alt.Scale(zero=True), title="through PgBouncer ÷ direct"),
+            color=color,
+            tooltip=tooltip,
+        )
+    )
+    direct = alt.Chart(alt.Data(values=[{"direct": 1}])).mark_rule(strokeDash=[4, 4]).encode(y="direct:Q")
+    return alt.layer(band, line, direct).to_dict()

@@ -18,7 +18,9 @@ MACHINE_VIEW = "machine"
 MACHINE_PAGES_DIR = "machines"
 # Facts an article's page shows for every machine at once (one chart each): everything else that names a
 # machine is that machine's detail and lives on its page.
-ACROSS_MACHINE_FACTS = frozenset({"normalised", "peaks_by_cores", "version_summary", "seed_version_peaks"})
+ACROSS_MACHINE_FACTS = frozenset(
+    {"normalised", "peaks_by_cores", "version_summary", "seed_version_peaks", "network_summary"}
+)
 
 Records = list[dict]
 

@@ -13,11 +13,12 @@ with no config module here still runs in the harness; its check-it-yourself bloc
 
 from __future__ import annotations
 
-from connlab.contract.poolers import odyssey, pgbouncer, pgcat, pgpool
+from connlab.contract.poolers import odyssey, pgbouncer, pgbouncer_pair, pgcat, pgpool
 from connlab.contract.poolers.setup import PoolerConfig, PoolerSetup, PoolerUser
 
 CONFIGS: dict[str, PoolerConfig] = {
     "pgbouncer": pgbouncer.CONFIG,
+    pgbouncer_pair.KIND: pgbouncer_pair.CONFIG,
     "pgpool": pgpool.CONFIG,
     "odyssey": odyssey.CONFIG,
     "pgcat": pgcat.CONFIG,

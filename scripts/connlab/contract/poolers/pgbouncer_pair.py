@@ -28,7 +28,7 @@ def log_name(number: int) -> str:
     return f"pgbouncer-{number}.log"
 
 
-def pid_name(number: int) -> str:
+def pid_name(number: int | str) -> str:
     return f"pgbouncer-{number}.pid"
 
 
@@ -57,14 +57,16 @@ def config_files(setup: PoolerSetup) -> dict[str, str]:
 
 
 def snippet_start(root: str) -> str:
-    starts = " && ".join(f'pgbouncer -d "{root}/{ini_name(number)}"' for number in PROCESSES)
-    return f"sh -c '{starts}'"
+    # Double quotes outside so the block's shell expands $DIR before the inner shell runs both starts.
+    starts = " && ".join(f"pgbouncer -d '{root}/{ini_name(number)}'" for number in PROCESSES)
+    return f'sh -c "{starts}"'
 
 
 CONFIG = PoolerConfig(
     label="PgBouncer, two processes",
     config_files=config_files,
     snippet_start=snippet_start,
-    pid_file=pid_name(1),
+    # Both processes' pid files: the snippet's clean-up expands the pattern and stops each.
+    pid_file=pid_name("*"),
     admin_database=pgbouncer.ADMIN_DATABASE,
 )

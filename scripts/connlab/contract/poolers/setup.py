@@ -64,7 +64,7 @@ class PoolerConfig:
     config_files: Callable[[PoolerSetup], dict[str, str]]  # file name -> text
     # The shell line that starts it in the background in the snippet, reading its files under `root`.
     snippet_start: Callable[[str], str]
-    pid_file: str  # under root, for the snippet's clean-up
+    pid_file: str  # under root, for the snippet's clean-up; a glob pattern where there are several
     # The database of its admin console (PgBouncer's SHOW commands), or None where it has none.
     admin_database: str | None = None
     # Shell lines the snippet runs before the start line (PgPool-II: its key file and pg_enc), if any.
