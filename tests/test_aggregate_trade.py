@@ -3,11 +3,13 @@ written as a run writes them: pairs found by target and workload id, ranges from
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from connlab.contract.names import CLAIMS_SUBDIR
 from connlab.data.aggregate import aggregate_all
 from test_aggregate import db_records, passes
 
@@ -124,3 +126,30 @@ def test_the_machines_netem_line_reaches_the_facts(tmp_path: Path, write_run: Ru
     database = aggregate_all(results_dir=tmp_path / "results", out_dir=tmp_path / "data2")
     (machine,) = db_records(database, "SELECT netem FROM main.machines WHERE id = 'gamma'")
     assert machine["netem"] == reason
+
+
+def test_the_crowd_claims_are_judged_at_25_clients_per_core_with_their_range(
+    tmp_path: Path, write_run: RunWriter
+) -> None:
+    """Seed 004's crowd (200 clients on 8 cores, a pool of 16) is 25 per core on a pool of 2 per core here:
+    the verdict carries the passes' range, and a range that straddles the seed's 45% is inconclusive."""
+    rows = [
+        *passes("direct-select-only", 25, [1000, 1100, 1200]),
+        *pooled("pooled-select-only-crowd25x", 25, [400, 450, 500], pool_size=2),
+        *passes("direct-tpcb-like", 25, [100, 100, 100]),
+        *pooled("pooled-tpcb-like-crowd25x", 25, [30, 30, 30], pool_size=2),
+    ]
+    aggregate(tmp_path, write_run, "pgbouncer-trade", rows)
+    claims = json.loads((tmp_path / "data" / CLAIMS_SUBDIR / "pgbouncer-trade.json").read_text())
+    verdicts = {
+        claim["id"]: next(v for v in claim["verdicts"] if v["machine"] == "gamma")
+        for claim in claims["claims"]
+    }
+    select_only = verdicts["crowd-pooled-select-only"]
+    assert select_only["verdict"] == "inconclusive"  # 0.41, passes 0.33 to 0.5 around the seed's 0.45
+    assert (select_only["low"], select_only["value"], select_only["high"]) == pytest.approx(
+        (400 / 1200, 450 / 1100, 500 / 1000)
+    )
+    assert verdicts["crowd-pooled-read-write"]["verdict"] == "holds"  # 0.3 <= 0.47
+    assert verdicts["direct-beats-pooled-held"]["verdict"] == "holds"  # every crowd below 1
+    assert verdicts["churn-speedup-2-per-core"]["verdict"] == "not measured"

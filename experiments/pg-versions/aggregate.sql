@@ -75,6 +75,16 @@ FROM ranked r
 JOIN pass_range p USING (machine, workload, major)
 JOIN far_points f USING (machine, workload, major);
 
+-- Each seed's own PostgreSQL major, where a machine measured it: that machine's peak on that major, for
+-- the articles to set beside the seed's published peak (main.machines holds the seeds' versions).
+CREATE OR REPLACE TABLE at_seed_major AS
+SELECT m.id AS seed, k.machine, k.workload, v.postgres_version,
+       k.peak_per_core, k.peak_per_core_low, k.peak_per_core_high
+FROM main.machines m
+JOIN peaks k ON k.major = TRY_CAST(split_part(m.postgres_version, '.', 1) AS INTEGER)
+JOIN versions v ON v.machine = k.machine AND v.major = k.major
+WHERE m.published;
+
 -- The newest major against the oldest on each machine: where the peak sits, how much is left far past
 -- it, and the throughput at every point, each with the range its passes allow.
 CREATE OR REPLACE TABLE version_pairs AS

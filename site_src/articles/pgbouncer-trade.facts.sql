@@ -141,16 +141,15 @@ ORDER BY m.id;
 -- name: seed_version_peaks
 -- The seed's PostgreSQL major, measured here by pg-versions: each machine's tpcb-like peak per core on
 -- that major beside the seed's published peak (its read-write curve peaked at 16 clients on 8 cores).
-SELECT k.machine, v.postgres_version, k.peak_per_core, k.peak_per_core_low, k.peak_per_core_high,
-       (SELECT arg_max(p.clients, p.value) / any_value(m2.server_cores) FROM main.published p
-        JOIN main.machines m2 ON m2.id = p.machine
-        WHERE p.machine = 'published-pgbouncer-tradeoffs' AND p.experiment = 'clients-sweep'
-          AND p.workload = 'tpcb-like' AND p.metric = 'tps') AS seed_peak_per_core
-FROM main.machines m
-JOIN pg_versions.peaks k ON k.major = CAST(split_part(m.postgres_version, '.', 1) AS INTEGER)
-JOIN pg_versions.versions v ON v.machine = k.machine AND v.major = k.major
-WHERE m.id = 'published-pgbouncer-tradeoffs' AND k.workload = 'tpcb-like'
-ORDER BY k.machine;
+SELECT a.machine, a.postgres_version, a.peak_per_core, a.peak_per_core_low, a.peak_per_core_high,
+       s.seed_peak_per_core
+FROM pg_versions.at_seed_major a
+JOIN (
+    SELECT machine, arg_max(clients_per_core, value) AS seed_peak_per_core FROM main.published_per_core
+    WHERE experiment = 'clients-sweep' AND workload = 'tpcb-like' AND metric = 'tps' GROUP BY machine
+) s ON s.machine = a.seed
+WHERE a.seed = 'published-pgbouncer-tradeoffs' AND a.workload = 'tpcb-like'
+ORDER BY a.machine;
 
 -- name: published
 -- The seed's own figures, as printed.

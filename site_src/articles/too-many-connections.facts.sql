@@ -169,11 +169,9 @@ ORDER BY machine;
 -- name: seed_version_peaks
 -- The seed's PostgreSQL major, measured here by pg-versions: each machine's mixed peak per core on
 -- that major beside the seed's published peak.
-SELECT k.machine, v.postgres_version, k.peak_per_core, k.peak_per_core_low, k.peak_per_core_high,
+SELECT a.machine, a.postgres_version, a.peak_per_core, a.peak_per_core_low, a.peak_per_core_high,
        s.peak_clients_per_core AS seed_peak_per_core
-FROM main.machines m
-JOIN pg_versions.peaks k ON k.major = CAST(split_part(m.postgres_version, '.', 1) AS INTEGER)
-JOIN pg_versions.versions v ON v.machine = k.machine AND v.major = k.major
-JOIN clients_sweep.curve_peaks s ON s.machine = m.id AND s.workload = k.workload
-WHERE m.id = 'published-too-many-connections' AND k.workload = 'mixed'
-ORDER BY k.machine;
+FROM pg_versions.at_seed_major a
+JOIN clients_sweep.curve_peaks s ON s.machine = a.seed AND s.workload = a.workload
+WHERE a.seed = 'published-too-many-connections' AND a.workload = 'mixed'
+ORDER BY a.machine;

@@ -63,6 +63,7 @@ def _shell_word(flag: str) -> str:
 def _poolers(plan: Plan) -> list[dict[str, object]]:
     """Each pooler's files as its harness adapter writes them, with shell variables for paths and ports."""
     poolers = []
+    pid_files: list[str] = []  # every pooler started so far: each clean-up stops them all
     for number, spec in enumerate(plan.spec.poolers):
         variable = "POOLER_PORT" if number == 0 else f"POOLER_PORT_{number + 1}"
         root = f"$DIR/{spec.instance}"
@@ -83,11 +84,14 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
         )
         if plan.spec.uses_tls and spec.kind in POOLER_CLIENT_TLS:
             setup.settings.update(POOLER_CLIENT_TLS[spec.kind](TLS_DIR))
+        pid_files.append(f'"{root}"/{config.pid_file}')
         poolers.append({
             "kind": spec.instance, "port_variable": variable, "port": POOLER_PORT + number, "root": root,
             "files": sorted(config.config_files(setup).items()), "start": config.snippet_start(root),
-            "pid_file": config.pid_file, "admin_database": config.admin_database,
+            "pid_file": config.pid_file, "pid_files": " ".join(pid_files),
+            "admin_database": config.admin_database,
             "prepare": config.snippet_prepare(root, setup) if config.snippet_prepare else [],
+            "binary": config.binary, "ready": variable.replace("PORT", "READY"),
         })  # fmt: skip
     return poolers
 
@@ -163,6 +167,8 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         share = workload.client_cpu_share
         workloads.append({
             "id": workload.id, "loop": loop.rstrip("\n"),
+            # Through a pooler the machine may lack: the loop runs only where the block could start it.
+            "ready": pooler.get("ready") if pooler else None, "pooler": pooler["kind"] if pooler else None,
             "label": workload.label.removesuffix(f", PostgreSQL {workload.postgres}"),
             "script": workload.script.strip() if workload.script else None,
             "client_quota": round(share * CFS_PERIOD_US) if share else "max",

@@ -123,6 +123,7 @@ def snippet_start(root: str) -> str:
 
 CONFIG = PoolerConfig(
     label="Odyssey",
+    binary="odyssey",
     config_files=config_files,
     snippet_start=snippet_start,
     pid_file=PID_FILE,

@@ -62,6 +62,7 @@ def snippet_start(root: str) -> str:
 
 CONFIG = PoolerConfig(
     label="PgBouncer",
+    binary="pgbouncer",
     config_files=config_files,
     snippet_start=snippet_start,
     pid_file=PID_FILE,

@@ -64,6 +64,7 @@ def snippet_start(root: str) -> str:
 
 CONFIG = PoolerConfig(
     label="PgBouncer, two processes",
+    binary="pgbouncer",
     config_files=config_files,
     snippet_start=snippet_start,
     # Both processes' pid files: the snippet's clean-up expands the pattern and stops each.

@@ -109,6 +109,7 @@ def snippet_start(root: str) -> str:
 
 CONFIG = PoolerConfig(
     label="pgcat",
+    binary="pgcat",
     config_files=config_files,
     snippet_start=snippet_start,
     pid_file=PID_FILE,

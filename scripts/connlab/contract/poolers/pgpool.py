@@ -126,6 +126,7 @@ def snippet_start(root: str) -> str:
 
 CONFIG = PoolerConfig(
     label="PgPool-II",
+    binary="pgpool",
     config_files=config_files,
     snippet_start=snippet_start,
     pid_file=PID_FILE,

@@ -61,6 +61,7 @@ class PoolerConfig:
     """A pooler's configuration, pure: shared by its harness adapter and the site's snippet."""
 
     label: str  # how the pages name it, e.g. "PgBouncer"
+    binary: str  # the program the snippet starts: a machine without it says so instead
     config_files: Callable[[PoolerSetup], dict[str, str]]  # file name -> text
     # The shell line that starts it in the background in the snippet, reading its files under `root`.
     snippet_start: Callable[[str], str]
