@@ -1,4 +1,5 @@
-"""The aggregate.sql of seed 004's experiments (pgbouncer-trade, too-many-clients, tls-trade) over rows
+"""The aggregate.sql of seed 004's experiments (pgbouncer-trade, too-many-clients, tls-trade), and seed 002's
+pooler throughput, over rows
 written as a run writes them: pairs found by target and workload id, ranges from the passes."""
 
 from __future__ import annotations
@@ -153,3 +154,29 @@ def test_the_crowd_claims_are_judged_at_25_clients_per_core_with_their_range(
     assert verdicts["crowd-pooled-read-write"]["verdict"] == "holds"  # 0.3 <= 0.47
     assert verdicts["direct-beats-pooled-held"]["verdict"] == "holds"  # every crowd below 1
     assert verdicts["churn-speedup-2-per-core"]["verdict"] == "not measured"
+
+
+def test_pooler_throughput_pairs_say_no_measurable_difference_where_ranges_overlap(
+    tmp_path: Path, write_run: RunWriter
+) -> None:
+    """Seed 002's item: throughput with its spread and the initial connection time per pooler; two poolers
+    whose passes overlap differ by nothing measurable, whatever their medians."""
+
+    def through(pooler: str, clients: int, tps: list[float], connect_ms: float) -> list[dict[str, Any]]:
+        rows = passes(pooler, clients, tps)
+        for row in rows:
+            row.update(target=pooler, pool_size=100, initial_connection_ms=connect_ms)
+        return rows
+
+    rows = [
+        *through("pgbouncer", 10, [1000, 1100, 1200], 50.0),
+        *through("pgpool", 10, [1150, 1300, 1400], 300.0),  # overlaps PgBouncer's 1000-1200
+        *through("pgbouncer", 100, [1000, 1050, 1100], 500.0),
+        *through("pgpool", 100, [400, 500, 600], 3000.0),
+    ]
+    database = aggregate(tmp_path, write_run, "pooler-memory", rows)
+    pairs = {r["clients"]: r for r in db_records(database, "SELECT * FROM pooler_memory.throughput_pairs")}
+    assert pairs[10]["difference"] == "no measurable difference"
+    assert (pairs[100]["difference"], pairs[100]["ratio"]) == ("faster", pytest.approx(1050 / 500))
+    speeds = db_records(database, "SELECT * FROM pooler_memory.throughput WHERE pooler = 'pgpool'")
+    assert sorted(r["connection_ms_median"] for r in speeds) == [300.0, 3000.0]

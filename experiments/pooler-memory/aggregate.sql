@@ -28,3 +28,27 @@ SELECT machine, target AS pooler,
 FROM (SELECT DISTINCT machine, run_id, target, pooler_start_rss_bytes, pooler_start_pss_bytes,
              pooler_start_processes FROM windows WHERE pooler_start_rss_bytes IS NOT NULL)
 GROUP BY machine, target;
+
+-- Throughput with its spread and the initial connection time per pooler and client count (seed 002's
+-- Odyssey took seconds to accept a hundred clients: a cost the tps line never shows).
+CREATE OR REPLACE TABLE throughput AS
+WITH connect AS (
+    SELECT machine, target, clients,
+           median(initial_connection_ms) FILTER (WHERE ok) AS connection_ms_median,
+           min(initial_connection_ms) FILTER (WHERE ok) AS connection_ms_min,
+           max(initial_connection_ms) FILTER (WHERE ok) AS connection_ms_max
+    FROM windows GROUP BY machine, target, clients
+)
+SELECT p.machine, p.target AS pooler, p.clients, p.windows, p.windows_ok, p.tps_median, p.tps_min, p.tps_max,
+       c.connection_ms_median, c.connection_ms_min, c.connection_ms_max
+FROM point_stats p JOIN connect c USING (machine, target, clients);
+
+-- Every pair of poolers at the same client count: where the passes' ranges overlap the difference is
+-- not measurable, whatever the medians say; otherwise which one was faster, and by how much.
+CREATE OR REPLACE TABLE throughput_pairs AS
+SELECT a.machine, a.clients, a.pooler, b.pooler AS other,
+       a.tps_median / b.tps_median AS ratio, a.tps_min / b.tps_max AS ratio_low, a.tps_max / b.tps_min AS ratio_high,
+       CASE WHEN a.tps_min <= b.tps_max AND b.tps_min <= a.tps_max THEN 'no measurable difference'
+            WHEN a.tps_min > b.tps_max THEN 'faster' ELSE 'slower' END AS difference
+FROM throughput a JOIN throughput b ON b.machine = a.machine AND b.clients = a.clients AND a.pooler < b.pooler
+WHERE a.windows_ok = a.windows AND b.windows_ok = b.windows;

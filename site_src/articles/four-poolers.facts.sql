@@ -4,6 +4,12 @@
 -- name: memory
 SELECT * FROM pooler_memory.memory ORDER BY machine, pooler, clients;
 
+-- name: throughput
+SELECT * FROM pooler_memory.throughput ORDER BY machine, clients, pooler;
+
+-- name: throughput_pairs
+SELECT * FROM pooler_memory.throughput_pairs ORDER BY machine, clients, pooler, other;
+
 -- name: memory_at_start
 SELECT * FROM pooler_memory.memory_at_start ORDER BY machine, pooler;
 
