@@ -1,6 +1,6 @@
 """The aggregate.sql of seed 004's experiments (pgbouncer-trade, too-many-clients, tls-trade), and seed 002's
-pooler throughput, over rows
-written as a run writes them: pairs found by target and workload id, ranges from the passes."""
+pooler throughput, over rows written as a run writes them: pairs found by target and workload id, ranges
+from the passes."""
 
 from __future__ import annotations
 
