@@ -17,7 +17,7 @@ from connlab.contract.experiment import Plan, make_plan, window_options
 from connlab.contract.poolers import CONFIGS
 from connlab.contract.spec_parts import Workload
 from connlab.paths import SITE_DIR
-from connlab.site.snippets import BLOCK_ORIGIN, SNIPPET_PORT, pgbench_block
+from connlab.site.snippets import BLOCK_ORIGIN, POOLER_PORT, SNIPPET_PORT, pgbench_block
 
 CLIENT_COUNTS = [1, 2]
 # A loop whose smallest client count is at least this many runs for at least CROWD_DURATION_S seconds.
@@ -237,9 +237,10 @@ def test_block_runs(plan: Plan, site_blocks: dict[str, str], shared_tmp: Path) -
         direct, pooled = sections
         assert "sorry, too many clients already" in direct, direct
         assert "too many clients" not in pooled and re.search(r"tps = [0-9.]+", pooled), pooled
-    # The script cleans up after itself: no server is left on its port, no cgroup behind.
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        assert probe.connect_ex(("127.0.0.1", SNIPPET_PORT)) != 0
+    # The script cleans up after itself: no server or pooler is left on its port, no cgroup behind.
+    for port in [SNIPPET_PORT, *(POOLER_PORT + number for number in range(len(plan.spec.poolers)))]:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            assert probe.connect_ex(("127.0.0.1", port)) != 0, f"something still listens on port {port}"
     leftovers = [f"/sys/fs/cgroup/{v1}connlab-check{c}" for v1 in ("cpu/", "") for c in ("", "-client")]
     assert not any(Path(p).exists() for p in leftovers)
 
