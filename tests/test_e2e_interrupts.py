@@ -1,5 +1,6 @@
 """Ctrl-C as a terminal sends it: SIGINT to the whole foreground process group of a running `connlab run`
-(and of `make run`), at each moment of a run: initdb, pgbench -i, a measurement window, between windows.
+(and of `make run` and `make run-all`), at each moment of a run: initdb, pgbench -i, a measurement window,
+between windows.
 
 Each time: exit status 130 within seconds, nothing left running, no partial row, no temporary file; then
 one rerun completes the plan with every window exactly once.
@@ -114,5 +115,31 @@ def test_ctrl_c_to_make_run_stops_make_and_the_run(
     text = log.read_text()
     assert "interrupted: the server was stopped" in text
     assert "Error 130" in text  # connlab's own status, as make reports it
+    assert leftovers(connlab_env) == []
+    assert cgroup_guard.added() == set()
+
+
+def test_ctrl_c_to_make_run_all_stops_every_experiment_after_it(
+    connlab_env: dict[str, str], shared_tmp: Path, cgroup_guard: CgroupGuard
+) -> None:
+    """`make all` measures through run-all: Ctrl-C in the first experiment's window ends the whole run, and
+    the experiments after it never start (a rerun resumes the first and then runs them)."""
+    log = shared_tmp / "make-all.log"
+    env = {**connlab_env, "MACHINE": "e2e-make-all"}
+    with log.open("w") as handle:
+        process = subprocess.Popen(
+            ["make", "--no-print-directory", "run-all", f"EXPERIMENTS={EXPERIMENT} connect-cost",
+             "PROFILE=tiny"],
+            cwd=REPO_ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True,
+        )  # fmt: skip
+    wait_for(process, in_a_window(process), "a window", log)
+    status, took_s = interrupt(process)
+    assert status == -signal.SIGINT, log.read_text()
+    assert took_s < INTERRUPT_BOUND_S
+    text = log.read_text()
+    assert f"== {EXPERIMENT} (experiment 1 of 2" in text
+    assert "interrupted: the server was stopped" in text and "== connect-cost" not in text
+    assert not (Path(env["CONNLAB_RESULTS_DIR"]) / "e2e-make-all" / "connect-cost").exists()
     assert leftovers(connlab_env) == []
     assert cgroup_guard.added() == set()
