@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from connlab.lab.pgbench import (
+    NO_TRANSACTION,
     PgbenchOptions,
     build_command,
     latency_percentiles_ms,
@@ -353,3 +354,16 @@ def test_pgbench_14_reports_no_failures_only_for_a_clean_run(golden_dir: Path) -
     failed = parse_report(output, 2)
     assert failed.failed_transactions is None
     assert failed.ok is False
+
+
+def test_a_window_with_no_transaction_fails_and_says_why() -> None:
+    """pgbench 15 exits 0 and prints no throughput when its clients took the whole window to connect: the
+    window is a failure with a reason, never a row that failed without one."""
+    output = (
+        "transaction type: <builtin: TPC-B (sort of)>\nscaling factor: 1\nquery mode: simple\n"
+        "number of clients: 400\nnumber of threads: 1\nmaximum number of tries: 1\nduration: 1 s\n"
+        "number of transactions actually processed: 0\n"
+    )
+    report = parse_report(output, 0)
+    assert (report.transactions, report.tps, report.ok) == (0, None, False)
+    assert report.error == NO_TRANSACTION

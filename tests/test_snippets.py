@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cgroup_v1_writable
-from connlab.contract.experiment import Plan, make_plan, window_options
+from connlab.contract.experiment import Plan, experiment_names, make_plan, window_options
 from connlab.contract.poolers import CONFIGS
 from connlab.contract.spec_parts import Workload
 from connlab.paths import SITE_DIR
@@ -21,7 +21,7 @@ from connlab.site.snippets import BLOCK_ORIGIN, POOLER_PORT, SNIPPET_PORT, pgben
 
 CLIENT_COUNTS = [1, 2]
 # A loop whose smallest client count is at least this many runs for at least CROWD_DURATION_S seconds.
-CROWD, CROWD_DURATION_S = 100, 5
+CROWD, CROWD_DURATION_S = 100, 10
 PGBENCH_LINE = re.compile(
     r"taskset -c 1 pgbench (?:\$PG|-h \S+ -p \$\w+ -U \S+) (?P<flags>.*?) bench\w*(?: \\\n| >| 2>&1)"
 )
@@ -80,6 +80,15 @@ def test_block_uses_the_harness_flags(plan: Plan) -> None:
             harness = window_options(plan, workload, clients, jobs=1, script_dir="$DIR").flags()
             assert "-l" in harness
             assert shell == [flag for flag in harness if flag != "-l"], workload.id
+
+
+@pytest.mark.parametrize("experiment", experiment_names())
+def test_every_full_block_parses_as_bash(experiment: str) -> None:
+    """`bash -n` on the block the page shows: a syntax error would stop it before its clean-up trap runs,
+    leaving its server or poolers behind."""
+    block = pgbench_block(make_plan(experiment, "full"))
+    result = subprocess.run(["bash", "-n"], input=block, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
 
 
 def test_block_defaults_to_the_plan_client_counts(plan: Plan) -> None:

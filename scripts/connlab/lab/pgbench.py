@@ -31,6 +31,9 @@ def build_command(
     return [*command, dbname]
 
 
+NO_TRANSACTION = "no transaction completed in the window (connecting its clients took the whole window?)"
+
+
 @dataclass
 class PgbenchReport:
     """What one pgbench run reported; None where pgbench did not print the figure."""
@@ -76,6 +79,10 @@ class PgbenchReport:
             return f"{self.failed_transactions} failed transactions"
         if self.exit_code != EXIT_OK:
             return f"pgbench exited with status {self.exit_code}"
+        if self.tps is None:
+            # pgbench's clock runs while its clients connect: a crowd slower to connect than the window
+            # leaves it no time for a transaction, and pgbench prints no throughput at all.
+            return NO_TRANSACTION
         return ""
 
     def as_dict(self) -> dict[str, object]:

@@ -92,6 +92,8 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
             "admin_database": config.admin_database,
             "prepare": config.snippet_prepare(root, setup) if config.snippet_prepare else [],
             "binary": config.binary, "ready": variable.replace("PORT", "READY"),
+            # Started with & (it stays in the foreground): no exit status says it started, so wait for it.
+            "background": " & " in f"{config.snippet_start(root)} ",
         })  # fmt: skip
     return poolers
 
