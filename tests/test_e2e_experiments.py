@@ -1,5 +1,5 @@
-"""End to end: the connect-cost, pgbouncer, core-budget, wait-events and idle-memory experiments on a real
-throwaway cluster (tiny profile).
+"""End to end: the connect-cost, pgbouncer, too-many-clients, pgbouncer-processes, tls-trade, core-budget,
+wait-events and idle-memory experiments on a real throwaway cluster (tiny profile).
 
 Roles with their own pg_hba lines (trust and SCRAM), pgbench -C, PgBouncer started as the postgres user on
 the server's budget, backends counted during windows, and nothing left running afterwards.
@@ -131,6 +131,58 @@ def test_run_all_reports_a_missing_pooler_and_shows_one_eta_across_experiments(
     assert shares and shares == sorted(shares) and shares[-1] == 100, result.stderr
     for experiment in ("connect-cost", "pgbouncer"):
         assert sorted((Path(env["CONNLAB_RESULTS_DIR"]) / MACHINE / experiment).glob("*.csv"))
+
+
+def run_rows(experiment: str, env: dict[str, str]) -> list[dict[str, str]]:
+    """A tiny run that must exit 0, whatever its windows' outcome; its rows."""
+    result = subprocess.run(
+        [sys.executable, "-m", "connlab.cli", "run", experiment, "--profile", "tiny", "--machine", MACHINE],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [path] = sorted((Path(env["CONNLAB_RESULTS_DIR"]) / MACHINE / experiment).glob("*.csv"))
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_too_many_clients_records_the_refusal_as_its_result(connlab_env: dict[str, str]) -> None:
+    """Seed 004's reproduction: straight to a server allowing 100, the crowd of 150 is refused and the run
+    goes on (a failed window is the measurement); through PgBouncer every client runs on a small pool."""
+    rows = run_rows("too-many-clients", connlab_env)
+    plan = make_plan("too-many-clients", "tiny")
+    assert len(rows) == len(plan.windows())
+    direct = [r for r in rows if r["target"] == "direct"]
+    pooled = [r for r in rows if r["target"] == "pgbouncer"]
+    for row in direct:
+        assert row["ok"] == "false" and "sorry, too many clients already" in row["error"], row
+        # The sampler's connection holds one of the hundred slots (it may not have connected yet).
+        assert 98 <= int(row["clients_connected"]) <= 100, row
+    for row in pooled:
+        assert row["ok"] == "true" and int(row["clients_connected"]) == 150, row
+        assert int(row["server_backends_max"]) <= int(row["pool_size"]), row
+    assert no_pooler_left() == []
+
+
+def test_two_pgbouncer_processes_share_the_port_and_both_are_stopped(connlab_env: dict[str, str]) -> None:
+    rows = run("pgbouncer-processes", connlab_env)
+    pair = [r for r in rows if r["target"] == "pgbouncer-pair"]
+    assert pair and all(r["pooler_cpu_cores"] != "" for r in pair)
+    # Each process keeps pools of its own: together they hold no more than twice the pair's pool size.
+    assert all(int(r["server_backends_max"]) <= 2 * int(r["pool_size"]) for r in pair), pair
+    assert no_pooler_left() == []
+
+
+def test_tls_windows_encrypt_and_plain_ones_do_not(connlab_env: dict[str, str]) -> None:
+    rows = run("tls-trade", connlab_env)
+    assert {r["workload"].rsplit("-", 1)[1] for r in rows} == {"plain", "tls"}
+    churn: dict[str, list[float]] = {}
+    for row in rows:
+        if row["workload"].startswith("churn-"):
+            churn.setdefault(row["workload"], []).append(float(row["avg_connection_ms"]))
+    median = {workload: sorted(times)[len(times) // 2] for workload, times in churn.items()}
+    # A TLS handshake on top of SCRAM does not make a new direct connection cheaper than a plain one.
+    assert median["churn-direct-tls"] > median["churn-direct-plain"] * 0.9, churn
+    assert no_pooler_left() == []
 
 
 def test_core_budget_alternates_quotas(connlab_env: dict[str, str]) -> None:
