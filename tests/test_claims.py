@@ -320,3 +320,18 @@ def test_a_claim_across_machines_returns_one_row(con: duckdb.DuckDBPyConnection,
     path = write_claims(tmp_path, claim("many", "SELECT value FROM t", scope="across"))
     with pytest.raises(LabError, match="claim many: a claim across machines returns one row, got 5"):
         evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+
+
+def test_the_experiments_an_article_reads_come_from_its_queries() -> None:
+    from connlab.contract.yaml_models import load_yaml_model
+    from connlab.data.claims import ClaimsFile, experiments_read
+    from connlab.paths import ARTICLES_SRC_DIR
+
+    claims = load_yaml_model(ARTICLES_SRC_DIR / "pgbouncer-trade.claims.yaml", ClaimsFile)
+    # main.published and main.machines are not experiments; pgbouncer_trade.churn is.
+    assert experiments_read(claims) == [
+        "pgbouncer-processes",
+        "pgbouncer-trade",
+        "tls-trade",
+        "too-many-clients",
+    ]

@@ -83,3 +83,23 @@ def test_a_source_without_results_gets_no_column() -> None:
     table = build_table(claims_file(source="published-absent"), COLUMNS, ["published-other"])
     assert table.source is None
     assert table.others == ["published-other"]
+
+
+def test_a_machines_header_takes_the_profile_of_the_articles_own_experiments() -> None:
+    """A machine with one quick experiment is not indicative on an article whose claims read only its full
+    experiments; it is on an article that reads the quick one."""
+    from connlab.site.verdicts import article_columns
+
+    columns = [
+        {"machine": "m", "profile": "quick", "indicative": True, "server_cores": 1, "date": "2026-12-01"}
+    ]
+    measured = [
+        {"machine": "m", "experiment": "pgbouncer-trade", "profile": "full"},
+        {"machine": "m", "experiment": "pooler-churn", "profile": "quick"},
+        {"machine": "other", "experiment": "pgbouncer-trade", "profile": "quick"},
+    ]
+    (trade,) = article_columns(columns, measured, ["pgbouncer-trade", "tls-trade"])
+    assert (trade["profile"], trade["indicative"]) == ("full", False)
+    (poolers,) = article_columns(columns, measured, ["pooler-churn", "pgbouncer-trade"])
+    assert (poolers["profile"], poolers["indicative"]) == ("quick", True)
+    assert article_columns(columns, measured, []) == columns  # no claims: the machine's own header

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Literal
 
 import duckdb
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from connlab.contract.experiment import experiment_names
 from connlab.contract.yaml_models import load_yaml_model
 from connlab.errors import LabError
 
@@ -214,6 +216,16 @@ def check_claim(
     }
 
 
+_SCHEMA_REFERENCE = re.compile(r"\b([a-z][a-z0-9_]*)\.[a-z_]")
+
+
+def experiments_read(claims: ClaimsFile) -> list[str]:
+    """The experiments whose tables the claims query (each experiment's SQL runs in a schema named after
+    it): a verdict is only as firm as the profile those experiments ran in."""
+    schemas = {match for claim in claims.claims for match in _SCHEMA_REFERENCE.findall(claim.query)}
+    return sorted(name for name in experiment_names() if name.replace("-", "_") in schemas)
+
+
 def evaluate_claims(
     con: duckdb.DuckDBPyConnection,
     path: Path,
@@ -227,7 +239,8 @@ def evaluate_claims(
     results = [check_claim(con, claim, path, machines, measured) for claim in claims.claims]
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / path.name.replace(".claims.yaml", ".json")
-    text = json.dumps({"source": claims.source, "claims": results}, indent=1, sort_keys=True)
+    payload = {"source": claims.source, "claims": results, "experiments": experiments_read(claims)}
+    text = json.dumps(payload, indent=1, sort_keys=True)
     if not target.exists() or target.read_text() != text:
         target.write_text(text)
     return target

@@ -40,7 +40,7 @@ from connlab.site.pages import (
     picker_options,
 )
 from connlab.site.vendor import copy_vendored_js
-from connlab.site.verdicts import VerdictTable, build_table
+from connlab.site.verdicts import VerdictTable, article_columns, build_table
 
 
 def pick(records: list[dict], **where: object) -> dict:
@@ -170,10 +170,13 @@ class PageRenderer:
     def verdict_table(self, slug: str, machine: str | None = None) -> VerdictTable:
         """The article's table: across machines, no machine's column (each machine's page has its own)."""
         published = [str(m["id"]) for m in self.machines if m.get("published")]
-        columns = [
-            c for c in self.facts("machines").get("columns", []) if machine and c["machine"] == machine
-        ]
-        return build_table(self.claims_file(slug), columns, published)
+        machines_facts = self.facts("machines")
+        columns = [c for c in machines_facts.get("columns", []) if machine and c["machine"] == machine]
+        claims_file = self.claims_file(slug)
+        columns = article_columns(
+            columns, machines_facts.get("measured", []), claims_file.get("experiments", [])
+        )
+        return build_table(claims_file, columns, published)
 
     def facts(self, slug: str) -> dict:
         return self._json(self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json")

@@ -47,6 +47,36 @@ def columns_of(machine_columns: list[dict]) -> list[Column]:
     return columns
 
 
+PROFILES_BY_THOROUGHNESS = ("tiny", "quick", "full")
+
+
+def _thoroughness(profile: str) -> int:
+    """An unknown profile counts as the least thorough: never a firmer verdict than its data allow."""
+    return PROFILES_BY_THOROUGHNESS.index(profile) if profile in PROFILES_BY_THOROUGHNESS else -1
+
+
+def article_columns(machine_columns: list[dict], measured: list[dict], experiments: list[str]) -> list[dict]:
+    """Each machine's header with the profile of the experiments this article's claims read (the least
+    thorough of them), instead of the least thorough of everything the machine ran."""
+    if not experiments:
+        return machine_columns
+    columns = []
+    for record in machine_columns:
+        profiles = [
+            str(m["profile"])
+            for m in measured
+            if m["machine"] == record["machine"] and m["experiment"] in experiments
+        ]
+        if profiles:
+            least = min(
+                profiles,
+                key=lambda p: PROFILES_BY_THOROUGHNESS.index(p) if p in PROFILES_BY_THOROUGHNESS else -1,
+            )
+            record = {**record, "profile": least, "indicative": least != "full"}
+        columns.append(record)
+    return columns
+
+
 def build_table(claims_file: dict, machine_columns: list[dict], published: list[str]) -> VerdictTable:
     source = claims_file.get("source")
     columns = columns_of(machine_columns)
