@@ -63,7 +63,7 @@ def _shell_word(flag: str) -> str:
 def _poolers(plan: Plan) -> list[dict[str, object]]:
     """Each pooler's files as its harness adapter writes them, with shell variables for paths and ports."""
     poolers = []
-    pid_files: list[str] = []  # every pooler started so far: each clean-up stops them all
+    stops: list[str] = []  # every pooler started so far: each clean-up stops them all
     for number, spec in enumerate(plan.spec.poolers):
         variable = "POOLER_PORT" if number == 0 else f"POOLER_PORT_{number + 1}"
         root = f"$DIR/{spec.instance}"
@@ -84,11 +84,14 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
         )
         if plan.spec.uses_tls and spec.kind in POOLER_CLIENT_TLS:
             setup.settings.update(POOLER_CLIENT_TLS[spec.kind](TLS_DIR))
-        pid_files.append(f'"{root}"/{config.pid_file}')
+        # awk prints each pid file's line with its newline: pid files written without one would run together.
+        stops.append(
+            f'kill -{config.stop_signal} $(awk 1 "{root}"/{config.pid_file} 2>/dev/null) 2>/dev/null || true'
+        )
         poolers.append({
             "kind": spec.instance, "port_variable": variable, "port": POOLER_PORT + number, "root": root,
             "files": sorted(config.config_files(setup).items()), "start": config.snippet_start(root),
-            "pid_file": config.pid_file, "pid_files": " ".join(pid_files),
+            "pid_file": config.pid_file, "stop_poolers": "; ".join(stops),
             "admin_database": config.admin_database,
             "prepare": config.snippet_prepare(root, setup) if config.snippet_prepare else [],
             "binary": config.binary, "ready": variable.replace("PORT", "READY"),

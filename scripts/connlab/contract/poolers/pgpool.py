@@ -130,5 +130,7 @@ CONFIG = PoolerConfig(
     config_files=config_files,
     snippet_start=snippet_start,
     pid_file=PID_FILE,
+    # SIGTERM is PgPool-II's smart shutdown, which waits for every client; SIGINT is its fast one.
+    stop_signal="INT",
     snippet_prepare=snippet_prepare,
 )

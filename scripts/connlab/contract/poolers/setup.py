@@ -66,6 +66,8 @@ class PoolerConfig:
     # The shell line that starts it in the background in the snippet, reading its files under `root`.
     snippet_start: Callable[[str], str]
     pid_file: str  # under root, for the snippet's clean-up; a glob pattern where there are several
+    # The signal that stops it at once with clients still connected (PgPool-II's SIGTERM waits for them).
+    stop_signal: str = "TERM"
     # The database of its admin console (PgBouncer's SHOW commands), or None where it has none.
     admin_database: str | None = None
     # Shell lines the snippet runs before the start line (PgPool-II: its key file and pg_enc), if any.
