@@ -22,7 +22,9 @@ from connlab.paths import SITE_DIR
 from connlab.site.snippets import BLOCK_ORIGIN, POOLER_PORT, SNIPPET_PORT, pgbench_block
 
 CLIENT_COUNTS = [1, 2]
-# A shortened window lasts at least a second per this many of its clients (they connect in that time).
+# A shortened window lasts at least a second per this many of its clients (they connect in that time), and
+# at least CROWD_S seconds from CROWD clients (PgPool-II's children each make a SCRAM login of their own).
+CROWD, CROWD_S = 50, 5
 BLOCK_TIMEOUT_S = 300
 CLIENTS_PER_WINDOW_SECOND = 40
 PGBENCH_LINE = re.compile(
@@ -193,7 +195,8 @@ def shortened(script: str, experiment: str) -> tuple[str, list[list[int]]]:
         loop = LOOP.match(line)
         if loop:
             line = fewer(loop)
-            window_s = max(duration, max(loops[-1]) // CLIENTS_PER_WINDOW_SECOND)
+            crowd = max(loops[-1])
+            window_s = max(duration, crowd // CLIENTS_PER_WINDOW_SECOND, CROWD_S if crowd >= CROWD else 0)
         line, found = re.subn(r" -T [0-9]+ ", f" -T {window_s} ", line)
         windows += found
         lines.append(line)
