@@ -35,9 +35,10 @@ def test_each_process_has_its_own_files_and_socket_on_the_shared_port() -> None:
 
 
 def test_the_block_starts_both_processes_on_the_servers_core() -> None:
-    """One command, so the block's `taskset -c 0` covers both processes."""
+    """One command, so the block's `taskset -c 0` covers both processes; in double quotes, so the block's
+    shell expands $DIR before the inner shell (which has no DIR of its own) runs them."""
     start = config.snippet_start("$DIR/pgbouncer-pair")
-    assert start.startswith("sh -c '") and start.count("pgbouncer -d") == 2
+    assert start.startswith('sh -c "') and start.count("pgbouncer -d '$DIR/pgbouncer-pair/") == 2
 
 
 @pytest.mark.e2e

@@ -300,6 +300,7 @@ def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) ->
         docs / "articles" / f"{ARTICLE}.md",
         docs / "articles" / "pool-sizing.md",
         docs / "articles" / "four-poolers.md",
+        docs / "articles" / "pgbouncer-trade.md",
         docs / "methodology.md",
         docs / "machines.md",
         docs / "machines" / "alpha-box.md",
