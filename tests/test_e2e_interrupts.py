@@ -57,6 +57,12 @@ MOMENTS: list[tuple[str, Moment]] = [
 ]
 
 
+def as_at_a_terminal() -> None:
+    """SIGINT as an interactive shell leaves it for a foreground job: default. A suite started in the
+    background of a non-interactive shell inherits it ignored, and make would then not stop on Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt(process: subprocess.Popen[str]) -> tuple[int, float]:
     """SIGINT to the process group, as Ctrl-C does; the exit status and how long the run took to go."""
     os.killpg(process.pid, signal.SIGINT)
@@ -105,7 +111,7 @@ def test_ctrl_c_to_make_run_stops_make_and_the_run(
         process = subprocess.Popen(
             ["make", "--no-print-directory", "run", f"EXP={EXPERIMENT}", "PROFILE=tiny"],
             cwd=REPO_ROOT, env={**connlab_env, "MACHINE": "e2e-make"}, stdout=handle,
-            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+            stderr=subprocess.STDOUT, text=True, start_new_session=True, preexec_fn=as_at_a_terminal,
         )  # fmt: skip
     wait_for(process, in_a_window(process), "a window", log)
     status, took_s = interrupt(process)
@@ -131,7 +137,7 @@ def test_ctrl_c_to_make_run_all_stops_every_experiment_after_it(
             ["make", "--no-print-directory", "run-all", f"EXPERIMENTS={EXPERIMENT} connect-cost",
              "PROFILE=tiny"],
             cwd=REPO_ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=as_at_a_terminal,
         )  # fmt: skip
     wait_for(process, in_a_window(process), "a window", log)
     status, took_s = interrupt(process)

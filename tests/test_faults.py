@@ -112,11 +112,14 @@ def test_a_killed_backend_fails_its_window_and_the_run_goes_on(
     wait_for_rows(process, connlab_env, 1, log)
 
     def bench_backends() -> list[psutil.Process]:
-        return [
-            backend
-            for backend in lab_processes(connlab_env, "postgres")
-            if " bench " in " ".join(backend.cmdline()) + " "
-        ]
+        backends = []
+        for backend in lab_processes(connlab_env, "postgres"):
+            try:
+                if " bench " in " ".join(backend.cmdline()) + " ":
+                    backends.append(backend)
+            except psutil.NoSuchProcess:  # a backend may end between the listing and this read
+                continue
+        return backends
 
     first_seen: dict[int, float] = {}
 
