@@ -63,6 +63,17 @@ def as_at_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def start_make(arguments: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[str]:
+    """`make <arguments> PROFILE=tiny` as the foreground job of a terminal: a session (process group) of
+    its own, SIGINT at its default, output to `log`."""
+    with log.open("w") as handle:
+        return subprocess.Popen(
+            ["make", "--no-print-directory", *arguments, "PROFILE=tiny"],
+            cwd=REPO_ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True, preexec_fn=as_at_a_terminal,
+        )  # fmt: skip
+
+
 def interrupt(process: subprocess.Popen[str]) -> tuple[int, float]:
     """SIGINT to the process group, as Ctrl-C does; the exit status and how long the run took to go."""
     os.killpg(process.pid, signal.SIGINT)
@@ -107,12 +118,7 @@ def test_ctrl_c_to_make_run_stops_make_and_the_run(
 ) -> None:
     """The whole foreground group of `make run`: make, connlab. make passes the signal's status on."""
     log = shared_tmp / "make.log"
-    with log.open("w") as handle:
-        process = subprocess.Popen(
-            ["make", "--no-print-directory", "run", f"EXP={EXPERIMENT}", "PROFILE=tiny"],
-            cwd=REPO_ROOT, env={**connlab_env, "MACHINE": "e2e-make"}, stdout=handle,
-            stderr=subprocess.STDOUT, text=True, start_new_session=True, preexec_fn=as_at_a_terminal,
-        )  # fmt: skip
+    process = start_make(["run", f"EXP={EXPERIMENT}"], {**connlab_env, "MACHINE": "e2e-make"}, log)
     wait_for(process, in_a_window(process), "a window", log)
     status, took_s = interrupt(process)
     # make re-raises the signal on itself after its recipe ended: a shell shows 130.
@@ -132,13 +138,7 @@ def test_ctrl_c_to_make_run_all_stops_every_experiment_after_it(
     the experiments after it never start (a rerun resumes the first and then runs them)."""
     log = shared_tmp / "make-all.log"
     env = {**connlab_env, "MACHINE": "e2e-make-all"}
-    with log.open("w") as handle:
-        process = subprocess.Popen(
-            ["make", "--no-print-directory", "run-all", f"EXPERIMENTS={EXPERIMENT} connect-cost",
-             "PROFILE=tiny"],
-            cwd=REPO_ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True, preexec_fn=as_at_a_terminal,
-        )  # fmt: skip
+    process = start_make(["run-all", f"EXPERIMENTS={EXPERIMENT} connect-cost"], env, log)
     wait_for(process, in_a_window(process), "a window", log)
     status, took_s = interrupt(process)
     assert status == -signal.SIGINT, log.read_text()
