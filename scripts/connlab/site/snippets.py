@@ -84,10 +84,8 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
         )
         if plan.spec.uses_tls and spec.kind in POOLER_CLIENT_TLS:
             setup.settings.update(POOLER_CLIENT_TLS[spec.kind](TLS_DIR))
-        # awk prints each pid file's line with its newline: pid files written without one would run together.
-        stops.append(
-            f'kill -{config.stop_signal} $(awk 1 "{root}"/{config.pid_file} 2>/dev/null) 2>/dev/null || true'
-        )
+        # stop_pooler (block.sh.j2) waits until the pooler has gone: its port is free when the script ends.
+        stops.append(f'stop_pooler {config.stop_signal} "{root}/{config.pid_file}"')
         poolers.append({
             "kind": spec.instance, "port_variable": variable, "port": POOLER_PORT + number, "root": root,
             "files": sorted(config.config_files(setup).items()), "start": config.snippet_start(root),
