@@ -127,6 +127,7 @@ def decode_wait_events(cell: str | None) -> dict[str, int]:
 # Each runs from a connection of its own and leaves that connection out.
 CLIENT_BACKENDS = f"backend_type = 'client backend' AND datname = '{BENCH_DB}' AND pid <> pg_backend_pid()"
 BACKENDS_SQL = f"SELECT count(*) FROM pg_stat_activity WHERE {CLIENT_BACKENDS}"
+BACKEND_PIDS_SQL = f"SELECT pid FROM pg_stat_activity WHERE {CLIENT_BACKENDS}"
 # Per poll, each state an active client backend was in (running, or Type:Event) and how many were in it.
 WAIT_EVENTS_SQL = (
     "SELECT coalesce(wait_event_type || ':' || wait_event, 'running'), count(*) FROM pg_stat_activity "

@@ -12,12 +12,13 @@ from pathlib import Path
 
 from connlab.contract.experiment import Plan, Window, window_options
 from connlab.contract.names import BENCH_DB
-from connlab.contract.probes import BACKENDS_SQL, PROBES
+from connlab.contract.probes import BACKEND_PIDS_SQL, BACKENDS_SQL, PROBES
 from connlab.errors import LabError
 from connlab.lab import counters
 from connlab.lab.bench import Bench, database_of, settle
 from connlab.lab.cluster import Cluster
 from connlab.lab.pgbench import latency_percentiles_ms
+from connlab.lab.poolers.base import PoolerProcess
 from connlab.lab.samplers import SAMPLERS, ThreadedProbe, WindowContext
 
 # Well under the default ephemeral port range (32768-60999) that TIME_WAIT sockets draw on.
@@ -31,12 +32,21 @@ def client_cpu_budget(bench: Bench, window: Window) -> float | None:
     return round(window.workload.client_cpu_share * bench.client_cores, 3)
 
 
+def foreign_backends(bench: Bench, pooler: PoolerProcess | None) -> frozenset[int]:
+    """The backends present now that belong to a pooler other than the window's and stay open: PgPool-II
+    keeps its cached backends, which no reset closes. Every other pooler's were closed by its reset, and the
+    window's own target counts what it already holds."""
+    if all(other is pooler or other.closes_server_connections() for other in bench.poolers.values()):
+        return frozenset()
+    return frozenset(row[0] for row in bench.cluster.execute(BACKEND_PIDS_SQL))
+
+
 def start_samplers(bench: Bench, plan: Plan, window: Window) -> list[ThreadedProbe]:
     """The experiment's probes for this window; a pooler's probe only where the clients go through one."""
     pooler = bench.pooler_of(window.workload)
     context = WindowContext(
         bench.cluster.conninfo(), window.clients, plan.profile.duration_s, bench.budget, pooler,
-        database_of(window.workload),
+        database_of(window.workload), foreign_backends(bench, pooler),
     )  # fmt: skip
     return [
         SAMPLERS[name](context)

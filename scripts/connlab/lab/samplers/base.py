@@ -29,6 +29,9 @@ class WindowContext:
     budget: CpuBudget
     pooler: PoolerProcess | None = None  # the pooler the window's clients go through, if any
     database: str = ""  # the database name the clients connect to (a pooler's alias, for the pools probe)
+    # Backends another pooler held before the window and cannot close (PgPool-II's cached ones): not the
+    # window's, so the backends probe leaves them out.
+    foreign_backends: frozenset[int] = frozenset()
 
 
 class ThreadedProbe:
