@@ -87,7 +87,7 @@ def test_passes_alternate_ascending_and_descending() -> None:
 
 
 def test_windows_reverse_the_client_order_on_the_second_pass() -> None:
-    plan = make_plan("clients-sweep", "quick", server_cores=1)
+    plan = make_plan("clients-sweep", "full", server_cores=1)
     workloads = [workload.id for workload in plan.spec.workloads]
     windows = plan.windows()
     assert len(windows) == plan.profile.passes * len(plan.client_counts) * len(workloads)
@@ -349,3 +349,25 @@ def test_a_workload_may_set_its_own_protocol_and_connect_bound() -> None:
         assert workload.connect_timeout_s == 5
     assert protocols["pgbouncer-simple"] == "simple" and protocols["pgpool-prepared"] == "prepared"
     assert protocols["odyssey-prepared-extended"] == "extended"
+
+
+def test_a_profile_may_run_some_workloads_only() -> None:
+    """pg-versions' quick profile keeps the read-write curve and the connect cost of each version; the full
+    profile runs every workload."""
+    quick = make_plan("pg-versions", "quick", server_cores=1)
+    full = make_plan("pg-versions", "full", server_cores=1)
+    assert {w.id for w in quick.spec.workloads} == {
+        f"{base}-pg{major}" for base in ("tpcb-like", "held", "new-connection") for major in (15, 18)
+    }
+    assert {w.id for w in quick.spec.workloads} < {w.id for w in full.spec.workloads}
+    assert {window.workload.id for window in quick.windows()} == {w.id for w in quick.spec.workloads}
+
+
+def test_a_profile_naming_an_unknown_workload_is_one_line_with_its_place(tmp_path: Path) -> None:
+    text = REAL_SPEC.replace("  tiny:\n", "  tiny:\n    workloads: [mixed, nope]\n")
+    assert text != REAL_SPEC
+    write_experiment(tmp_path, "unknown-workload", text)
+    with pytest.raises(LabError) as caught:
+        load_experiment("unknown-workload", directory=tmp_path)
+    [problem] = problems(caught.value)
+    assert "nope" in problem["message"] and "mixed" not in problem["message"]

@@ -36,6 +36,8 @@ class Profile(Strict):
     scale: int | None = Field(default=None, ge=1)
     # A select-only window with one client, the same on every machine, places machines against each other.
     calibration_s: int = Field(default=10, ge=1)
+    # Only these workloads (ids): a quick look at the points an article's claims read, not every one.
+    workloads: list[str] | None = None
 
     _clients = field_validator("clients")(check_client_entries)
 
@@ -92,6 +94,11 @@ class Experiment(Strict):
                 raise ValueError(f"workload {workload.id}: tls needs transport tcp")
             if workload.pool_size is not None and workload.target == "direct":
                 raise ValueError(f"workload {workload.id}: pool_size needs a pooler as its target")
+        ids = {workload.id for workload in self.workloads}
+        for name, profile in self.profiles.items():
+            unknown = [w for w in profile.workloads or [] if w not in ids]
+            if unknown:
+                raise ValueError(f"profiles.{name}.workloads: not among the workloads: {', '.join(unknown)}")
         if self.server.versions and self.poolers:
             raise ValueError("server.versions: comparing versions through a pooler is not supported")
         if len(set(self.server.versions)) != len(self.server.versions):
@@ -196,7 +203,8 @@ def make_plan(name: str, profile_name: str, server_cores: float | None = None) -
     cores = server_cores if server_cores is not None else spec.server.cores()
     # Pool sizes and workloads' client counts given as multiples of the cores become numbers for this
     # machine (lists of plain numbers are left as written, so existing runs keep their spec hash).
-    spec = spec.model_copy(update={"workloads": [_expand_workload(w, cores) for w in spec.workloads]})
+    chosen = [w for w in spec.workloads if profile.workloads is None or w.id in profile.workloads]
+    spec = spec.model_copy(update={"workloads": [_expand_workload(w, cores) for w in chosen]})
     spec = spec.model_copy(update={"workloads": _per_version(spec.workloads, spec.server.versions)})
     counts = expand_clients(profile.clients or spec.clients, cores, spec.max_clients)
     return Plan(name, cores, spec, profile_name, profile, counts)
