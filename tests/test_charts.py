@@ -15,6 +15,7 @@ from connlab.site.charts import (
     PUBLISHED_ARTICLE,
     normalised_throughput,
     pooled_over_direct_by_pool,
+    pooler_rss_over_time,
     throughput_by_version,
     usl_simulator,
 )
@@ -162,3 +163,17 @@ def test_pool_chart_draws_the_ratio_with_its_range_against_a_rule_at_direct() ->
     assert direct["mark"]["type"] == "rule" and direct["data"]["values"] == [{"direct": 1}]
     svg = render_svg(spec)
     assert "select-only" in svg and "tpcb-like" in svg
+
+
+def test_sustained_chart_draws_a_line_per_pooler_over_time_with_tooltips() -> None:
+    records = [
+        {"pooler": pooler, "seconds": seconds, "rss_mib": base + min(seconds, 60) / 10}
+        for pooler, base in (("pgbouncer", 4.0), ("pgpool", 560.0))
+        for seconds in range(0, 130, 10)
+    ]
+    spec = pooler_rss_over_time(records)
+    assert (spec["encoding"]["x"]["field"], spec["encoding"]["y"]["field"]) == ("seconds", "rss_mib")
+    assert spec["encoding"]["color"]["field"] == "pooler"
+    assert {tip["field"] for tip in spec["encoding"]["tooltip"]} == {"pooler", "seconds", "rss_mib"}
+    svg = render_svg(spec)
+    assert "pgbouncer" in svg and "pgpool" in svg

@@ -8,14 +8,14 @@ FROM (SELECT machine, target, pass_no, unnest(string_split(pooler_rss_series_kib
              generate_subscripts(string_split(pooler_rss_series_kib, ';'), 1) AS step
       FROM windows WHERE pooler_rss_series_kib IS NOT NULL);
 
--- Start (the first reading), after warm-up (the reading nearest a third of the window) and the end; drift
--- is the change from warm-up to the end, as a share of the warm-up figure.
+-- Start (the first reading), after warm-up and the end; drift is the change from warm-up to the end, as a
+-- share of the warm-up figure. Warm-up is the seed's first five minutes, or a third of a shorter window.
 CREATE OR REPLACE TABLE sustained AS
 SELECT machine, pooler, pass_no,
        arg_min(rss_mib, seconds) AS rss_start_mib,
-       arg_min(rss_mib, abs(seconds - max_seconds / 3.0)) AS rss_warm_mib,
+       arg_min(rss_mib, abs(seconds - least(300, max_seconds / 3.0))) AS rss_warm_mib,
        arg_max(rss_mib, seconds) AS rss_end_mib,
-       (arg_max(rss_mib, seconds) - arg_min(rss_mib, abs(seconds - max_seconds / 3.0)))
-         / arg_min(rss_mib, abs(seconds - max_seconds / 3.0)) AS drift_after_warmup
+       (arg_max(rss_mib, seconds) - arg_min(rss_mib, abs(seconds - least(300, max_seconds / 3.0))))
+         / arg_min(rss_mib, abs(seconds - least(300, max_seconds / 3.0))) AS drift_after_warmup
 FROM (SELECT *, max(seconds) OVER (PARTITION BY machine, pooler, pass_no) AS max_seconds FROM rss_series)
 GROUP BY machine, pooler, pass_no;

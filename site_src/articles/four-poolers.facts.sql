@@ -28,6 +28,10 @@ SELECT * FROM pooler_churn.churn_direction ORDER BY machine, target;
 -- name: sustained
 SELECT * FROM pooler_sustained.sustained ORDER BY machine, pooler, pass_no;
 
+-- name: rss_series
+-- Every 10 s reading of the sustained windows, as the chart draws them.
+SELECT machine, pooler, seconds, rss_mib FROM pooler_sustained.rss_series ORDER BY machine, pooler, seconds;
+
 -- name: published
 -- The seed's own figures, drawn beside the measured ones and never mixed into them.
 SELECT experiment, workload, clients, metric, value, unit, note

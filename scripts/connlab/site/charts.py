@@ -290,3 +290,23 @@ def pooled_over_direct_by_pool(records: Records) -> dict:
     )
     direct = alt.Chart(alt.Data(values=[{"direct": 1}])).mark_rule(strokeDash=[4, 4]).encode(y="direct:Q")
     return alt.layer(band, line, direct).to_dict()
+
+
+def pooler_rss_over_time(records: Records) -> dict:
+    """Each pooler's resident memory every 10 s of a steady load from a cold start: warm-up, then a plateau
+    or a drift."""
+    return (
+        _base(records)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("seconds:Q", title="seconds since the load started"),
+            y=alt.Y("rss_mib:Q", scale=alt.Scale(zero=True), title="RSS of the pooler's processes, MiB"),
+            color=alt.Color("pooler:N", title="pooler"),
+            tooltip=[
+                alt.Tooltip("pooler:N"),
+                alt.Tooltip("seconds:Q", title="seconds"),
+                alt.Tooltip("rss_mib:Q", title="RSS MiB", format=",.1f"),
+            ],
+        )
+        .to_dict()
+    )
