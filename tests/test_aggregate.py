@@ -561,3 +561,26 @@ def test_littles_law_leaves_out_windows_still_connecting(tmp_path: Path, write_r
     assert far["ratio"] == pytest.approx(0.98)  # the steady window alone
     assert far["ratio_all_windows"] == pytest.approx(0.6)  # what the ramp did to the others
     assert far["connect_share_max"] == pytest.approx(0.4)
+
+
+def test_pooler_versions_say_which_poolers_ran_on_each_machine(tmp_path: Path) -> None:
+    """Each pooler kind machine.yaml records becomes a row; one whose program was missing is not available,
+    and a file from before poolers were recorded gives no rows rather than a guess."""
+    results = tmp_path / "results"
+    for machine, extra in (
+        ("gamma", {"pgbouncer_version": "1.18.0", "odyssey_version": "not available on this machine"}),
+        ("delta", {}),
+    ):
+        (results / machine).mkdir(parents=True)
+        (results / machine / "machine.yaml").write_text(yaml.safe_dump(machine_facts(machine, **extra)))
+    connection = duckdb.connect()
+    register_machines(connection, load_machines(results))
+    assert records(connection, "SELECT * FROM main.pooler_versions ORDER BY machine, pooler") == [
+        {
+            "machine": "gamma",
+            "pooler": "odyssey",
+            "version": "not available on this machine",
+            "available": False,
+        },
+        {"machine": "gamma", "pooler": "pgbouncer", "version": "1.18.0", "available": True},
+    ]

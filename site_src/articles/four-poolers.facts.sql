@@ -1,6 +1,15 @@
 -- Figures quoted by the article "Four poolers compared".
 -- Each `-- name:` query becomes a list of records in build/data/facts/four-poolers.json.
 
+-- name: poolers
+-- Which of the four poolers each machine ran, in which version, beside the version the source article ran.
+SELECT v.machine, v.pooler, v.version, v.available, s.version AS seed_version
+FROM main.pooler_versions v
+LEFT JOIN main.pooler_versions s ON s.machine = 'published-four-poolers' AND s.pooler = v.pooler
+JOIN main.machines m ON m.id = v.machine
+WHERE NOT m.published
+ORDER BY v.machine, v.pooler;
+
 -- name: memory
 SELECT * FROM pooler_memory.memory ORDER BY machine, pooler, clients;
 

@@ -19,7 +19,9 @@ from connlab.analysis.fits import fit_all
 from connlab.contract.columns import COLUMN_TYPES, PUBLISHED_FILE_NAME, PUBLISHED_TYPES
 from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.contract.files import write_if_changed
+from connlab.contract.machine_schema import NOT_AVAILABLE, MachineFile
 from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON, PUBLISHED_PREFIX
+from connlab.contract.poolers import CONFIGS
 from connlab.data.claims import evaluate_claims
 from connlab.data.views import BEST_PROFILE_VIEW, PEAK_STATS_VIEW, POINT_STATS_VIEW
 from connlab.errors import LabError
@@ -222,6 +224,21 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
              machine.get("server_cores") or machine.get("cores"), machine.get("calibration_tps"),
              machine.get("profile"), machine.get("netem"), machine.get("postgres_version")],
         )  # fmt: skip
+    # main.pooler_versions: each pooler kind machine.yaml records, per machine, and whether it ran there (the
+    # file says "not available on this machine" where its program was missing).
+    con.execute(
+        "CREATE OR REPLACE TABLE main.pooler_versions (machine VARCHAR, pooler VARCHAR, version VARCHAR, "
+        "available BOOLEAN)"
+    )
+    kinds = [name.removesuffix("_version") for name in MachineFile.model_fields if name.endswith("_version")]
+    for machine in machines:
+        for kind in kinds:
+            if kind in CONFIGS and machine.get(f"{kind}_version") is not None:
+                version = str(machine[f"{kind}_version"])
+                con.execute(
+                    "INSERT INTO main.pooler_versions VALUES (?, ?, ?, ?)",
+                    [machine["id"], kind, version, version != NOT_AVAILABLE],
+                )
 
 
 def register_measured(con: duckdb.DuckDBPyConnection) -> None:
