@@ -129,6 +129,11 @@ def test_run_all_reports_a_missing_pooler_and_shows_one_eta_across_experiments(
 
 def run_rows(experiment: str, env: dict[str, str]) -> list[dict[str, str]]:
     """A tiny run that must exit 0, whatever its windows' outcome; its rows."""
+    return run_rows_and_log(experiment, env)[0]
+
+
+def run_rows_and_log(experiment: str, env: dict[str, str]) -> tuple[list[dict[str, str]], str]:
+    """A tiny run that must exit 0, whatever its windows' outcome; its rows and what it printed."""
     result = subprocess.run(
         [sys.executable, "-m", "connlab.cli", "run", experiment, "--profile", "tiny", "--machine", MACHINE],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
@@ -136,14 +141,17 @@ def run_rows(experiment: str, env: dict[str, str]) -> list[dict[str, str]]:
     assert result.returncode == 0, result.stderr
     [path] = sorted((Path(env["CONNLAB_RESULTS_DIR"]) / MACHINE / experiment).glob("*.csv"))
     with path.open(newline="") as handle:
-        return list(csv.DictReader(handle))
+        return list(csv.DictReader(handle)), result.stderr
 
 
 def test_too_many_clients_records_the_refusal_as_its_result(connlab_env: dict[str, str]) -> None:
     """Seed 004's reproduction: straight to a server allowing 100, the crowd of 150 is refused and the run
     goes on (a failed window is the measurement); through PgBouncer every client runs on a small pool."""
-    rows = run_rows("too-many-clients", connlab_env)
+    rows, log = run_rows_and_log("too-many-clients", connlab_env)
     plan = make_plan("too-many-clients", "tiny")
+    # Not at a terminal, one line per window: a refused window reads as failed, never as a throughput.
+    direct_lines = [line for line in log.splitlines() if re.match(r"\[\d+/\d+\] direct ", line)]
+    assert direct_lines and all(": failed; ETA" in line for line in direct_lines), log
     assert len(rows) == len(plan.windows())
     direct = [r for r in rows if r["target"] == "direct"]
     pooled = [r for r in rows if r["target"] == "pgbouncer"]

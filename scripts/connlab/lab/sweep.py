@@ -143,9 +143,11 @@ def run_sweep(
                     remaining = progress.tasks[0].time_remaining
                     eta = f"{remaining / 60:.0f} min" if remaining is not None else "unknown"
                     across = f" ({overall.line()})" if overall else ""
+                    # An aborted window may still carry pgbench's tps line: it is a failure, not a figure.
+                    outcome = f"{row['tps']} tps" if row["ok"] and row["tps"] is not None else "failed"
                     console.print(
                         f"[{number}/{len(windows)}] {window.workload.id} c={window.clients} "
-                        f"pass {window.pass_no}: {row['tps'] or 'failed'} tps; ETA {eta}{across}",
+                        f"pass {window.pass_no}: {outcome}; ETA {eta}{across}",
                         highlight=False,
                     )
     if left_out:
