@@ -151,10 +151,12 @@ def run_sweep(
                         highlight=False,
                     )
     if left_out:
+        # Two instances of one missing kind (a pooler with and without a setting) say it once.
+        reasons = list(dict.fromkeys(bench.unavailable.values()))
         raise PoolerUnavailable(
             f"{len(left_out)} window(s) not measured, their pooler cannot run here: "
-            f"{'; '.join(bench.unavailable.values())}. The {len(results.rows)} window(s) measured are kept "
+            f"{'; '.join(reasons)}. The {len(results.rows)} window(s) measured are kept "
             f"in {results.path}; rerun the same command once it is installed to measure the rest",
-            reasons=list(bench.unavailable.values()),
+            reasons=reasons,
         )
     return results.path
