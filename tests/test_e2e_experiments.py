@@ -318,3 +318,37 @@ def test_each_pooler_counts_only_its_own_server_backends(connlab_env: dict[str, 
         assert int(row["server_backends_max"]) <= most, row
         assert row["ok"] == "false" or int(row["server_backends_max"]) > 0, row
     assert no_pooler_left() == []
+
+
+def test_a_feature_the_pooler_version_lacks_is_a_row_that_says_so(connlab_env: dict[str, str]) -> None:
+    """PgBouncer before 1.21 cannot track prepared statements in transaction mode: the instance asked for
+    it runs no window, and each of its rows says "not supported by this version" with the version."""
+    from connlab.lab.poolers.features import PREPARED_IN_TRANSACTION_MODE, SUPPORTED, pgbouncer_support
+    from connlab.lab.poolers.pgbouncer import PgBouncer
+
+    version = PgBouncer.version()
+    experiment = "prepared-statements"
+    result = subprocess.run(
+        [sys.executable, "-m", "connlab.cli", "run-all", experiment, "--profile", "tiny", "--machine",
+         MACHINE],
+        cwd=REPO_ROOT, env=connlab_env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [path] = sorted((Path(connlab_env["CONNLAB_RESULTS_DIR"]) / MACHINE / experiment).glob("*.csv"))
+    with path.open(newline="") as handle:
+        rows = [row for row in csv.DictReader(handle) if row["target"] == "pgbouncer-prepared"]
+    assert len(rows) == 3, rows  # -M simple, extended and prepared, one tiny pass
+    if pgbouncer_support(PREPARED_IN_TRANSACTION_MODE, version) == SUPPORTED:
+        assert all(row["ok"] == "true" for row in rows), rows
+    else:
+        for row in rows:
+            assert row["ok"] == "false" and row["tps"] == "", row
+            assert row["error"].startswith("pgbouncer-prepared: prepared statements in transaction mode: "
+                                           "not supported by this version ("), row  # fmt: skip
+    # Such rows are valid results: the checks contributors' files go through accept them.
+    check = subprocess.run(
+        [sys.executable, "-m", "connlab.cli", "validate"],
+        cwd=REPO_ROOT, env=connlab_env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert no_pooler_left() == []

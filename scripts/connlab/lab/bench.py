@@ -37,7 +37,7 @@ from connlab.lab.cpu_budget import CpuBudget, create_budget
 from connlab.lab.host import find_bindir, find_program, free_port
 from connlab.lab.pgbench import PgbenchReport, build_command, parse_report
 from connlab.lab.poolers import POOLERS
-from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
+from connlab.lab.poolers.base import FeatureUnsupported, PoolerProcess, PoolerUnavailable
 from connlab.paths import LAB_DIR
 
 # pgbench gets its window twice over plus this before it is killed: a window can never hang the sweep
@@ -64,6 +64,8 @@ class Bench:
     poolers: dict[str, PoolerProcess] = field(default_factory=dict)
     # Poolers the experiment lists that cannot run here: name -> why (their windows are left out).
     unavailable: dict[str, str] = field(default_factory=dict)
+    # Poolers here whose version lacks what the experiment asks of them: name -> why (a row per window).
+    unsupported: dict[str, str] = field(default_factory=dict)
     # This run's generated passwords of the SCRAM roles; they live in memory only.
     passwords: dict[str, str] = field(default_factory=dict)
 
@@ -221,6 +223,8 @@ def _started_bench(plan: Plan, cluster: Cluster, certificate: tls.TlsFiles | Non
             adapter = POOLERS[spec.kind](setup)
             try:
                 bench.poolers[spec.instance] = poolers.enter_context(adapter)
+            except FeatureUnsupported as error:
+                bench.unsupported[spec.instance] = str(error)
             except PoolerUnavailable as error:
                 bench.unavailable[spec.instance] = str(error)
         yield bench

@@ -30,7 +30,7 @@ from connlab.lab.bench import Bench, calibrate, open_bench, pgbench_deadline_s
 from connlab.lab.overall import Overall, setup_estimate_s, window_estimate_s
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
 from connlab.lab.versions import open_benches
-from connlab.lab.window import measure_window
+from connlab.lab.window import measure_window, unsupported_row
 from connlab.paths import LAB_DIR, experiment_results_dir
 
 __all__ = ["measure_window", "open_bench", "pending_windows", "pgbench_deadline_s", "run_sweep"]
@@ -114,6 +114,8 @@ def run_sweep(
         machine.write_machine_file(machine_id, facts, keep_postgres=bool(plan.spec.server.versions))
         for reason in bench.unavailable.values():
             console.print(f"[yellow]{reason}[/]: its windows are left out of this run", highlight=False)
+        for reason in bench.unsupported.values():
+            console.print(f"[yellow]{reason}[/]: its windows are recorded as such", highlight=False)
         left_out = [(n, w) for n, w in todo if w.workload.target in bench.unavailable]
         todo = [(n, w) for n, w in todo if w.workload.target not in bench.unavailable]
         if overall:
@@ -128,7 +130,11 @@ def run_sweep(
                     f"{window.workload.id} c={window.clients}",
                 )
                 bench = benches.activate(window.workload.postgres)
-                row = _measure_or_stop(bench, plan, window, number, len(results.rows))
+                reason = bench.unsupported.get(window.workload.target)
+                if reason is not None:
+                    row = unsupported_row(bench, plan, window, number, reason)
+                else:
+                    row = _measure_or_stop(bench, plan, window, number, len(results.rows))
                 results.append({"run_id": results.run_id, "machine": machine_id, **row})
                 if not row["ok"]:
                     progress.console.print(

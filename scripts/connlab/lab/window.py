@@ -143,6 +143,26 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
     }
 
 
+def unsupported_row(
+    bench: Bench, plan: Plan, window: Window, window_no: int, reason: str
+) -> dict[str, object]:
+    """The row of a window whose pooler is here but whose version lacks what the workload needs: no pgbench
+    runs, and the reason ("not supported by this version (1.18.0); needs 1.21+") is its result."""
+    workload = window.workload
+    options = window_options(plan, workload, window.clients, jobs=bench.client_cores)
+    return {
+        "experiment": plan.experiment, "profile": plan.profile_name, "spec_hash": plan.spec_hash,
+        "window_no": window_no, "pass_no": window.pass_no, "pass_order": window.order,
+        "workload": workload.id, "clients": window.clients, "jobs": min(options.jobs, window.clients),
+        "duration_s": options.duration_s, "transport": bench.transport_of(workload),
+        "target": workload.target, "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "ok": False, "error": reason,
+        "server_cpu_budget": window.budget, "client_cores": bench.client_cores,
+        "pool_size": workload.pool_size, "cpu_budget_method": bench.budget.method,
+        "postgres_version": bench.cluster.version, "pgbench_flags": " ".join(options.flags()),
+    }  # fmt: skip
+
+
 def wait_for_no_backends(cluster: Cluster, timeout_s: float = 15) -> None:
     """Until no client backend is left on the benchmark database from the previous window."""
     deadline = time.monotonic() + timeout_s

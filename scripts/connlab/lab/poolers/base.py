@@ -46,7 +46,14 @@ from connlab.interrupts import hold_signals
 from connlab.lab.host import as_server_user, chown_to_server_user
 from connlab.lab.pooler_memory import TreeMemory, snapshot
 
-__all__ = ["PoolerProcess", "PoolerSetup", "PoolerUnavailable", "PoolerUser", "find_binary"]
+__all__ = [
+    "FeatureUnsupported",
+    "PoolerProcess",
+    "PoolerSetup",
+    "PoolerUnavailable",
+    "PoolerUser",
+    "find_binary",
+]
 
 START_TIMEOUT_S = 15
 VERSION_TIMEOUT_S = 10
@@ -57,6 +64,11 @@ SUPPORTED = "ok"
 
 class PoolerUnavailable(LabError):
     """The pooler's binary is not on this machine: reported as a result, not a crash."""
+
+
+class FeatureUnsupported(PoolerUnavailable):
+    """The pooler is here, but its version lacks a feature the experiment asks of it (e.g. PgBouncer 1.18 and
+    prepared statements in transaction mode): each of its windows is a row that says so, not a measurement."""
 
 
 def find_binary(name: str, env_var: str, *fallbacks: str) -> str:

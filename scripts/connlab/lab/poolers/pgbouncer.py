@@ -15,7 +15,7 @@ import psycopg
 
 from connlab.contract.poolers import pgbouncer as config
 from connlab.lab.poolers import features
-from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
+from connlab.lab.poolers.base import FeatureUnsupported, PoolerProcess
 
 
 class PgBouncer(PoolerProcess):
@@ -31,11 +31,11 @@ class PgBouncer(PoolerProcess):
 
     def prepare(self) -> None:
         """Prepared-statement support asked for on a version without it: a result ("not supported by this
-        version"), reported like a missing pooler, never a start that fails on an unknown key."""
+        version") in each of its windows' rows, never a start that fails on an unknown key."""
         if self.setup.settings.get(features.PREPARED_STATEMENTS_SETTING):
             answer = self.support(features.PREPARED_IN_TRANSACTION_MODE)
             if answer != features.SUPPORTED:
-                raise PoolerUnavailable(f"{self.name}: prepared statements in transaction mode: {answer}")
+                raise FeatureUnsupported(f"{self.name}: prepared statements in transaction mode: {answer}")
 
     def support(self, feature: str) -> str:
         return features.pgbouncer_support(feature, self.version())
