@@ -352,15 +352,16 @@ def test_a_workload_may_set_its_own_protocol_and_connect_bound() -> None:
 
 
 def test_a_profile_may_run_some_workloads_only() -> None:
-    """pg-versions' quick profile keeps the read-write curve and the connect cost of each version; the full
-    profile runs every workload."""
-    quick = make_plan("pg-versions", "quick", server_cores=1)
-    full = make_plan("pg-versions", "full", server_cores=1)
-    assert {w.id for w in quick.spec.workloads} == {
-        f"{base}-pg{major}" for base in ("tpcb-like", "held", "new-connection") for major in (15, 18)
+    """pgbouncer-trade's quick profile keeps three of its pool sizes for 200 clients; the full profile runs
+    every workload."""
+    quick = make_plan("pgbouncer-trade", "quick", server_cores=1)
+    full = make_plan("pgbouncer-trade", "full", server_cores=1)
+    chosen = {w.id for w in quick.spec.workloads}
+    assert chosen < {w.id for w in full.spec.workloads}
+    assert {w for w in chosen if "-pool" in w} == {
+        f"pooled-{builtin}-pool{size}" for builtin in ("select-only", "tpcb-like") for size in (8, 100)
     }
-    assert {w.id for w in quick.spec.workloads} < {w.id for w in full.spec.workloads}
-    assert {window.workload.id for window in quick.windows()} == {w.id for w in quick.spec.workloads}
+    assert {window.workload.id for window in quick.windows()} == chosen
 
 
 def test_a_profile_naming_an_unknown_workload_is_one_line_with_its_place(tmp_path: Path) -> None:
