@@ -1,0 +1,64 @@
+"""A machine that ran only the quick profile (what `make all` measures) gets a page like any other.
+
+The quick profiles measure fewer points and workloads than the full ones; every table and claim a machine
+page reads must still find what it needs, or say why not. The quick machine here is cut from the committed
+full results of a measured machine: only the windows its quick plan would run, in two passes.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from connlab.contract.experiment import experiment_names, make_plan
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SOURCE_MACHINE = "amd-epyc-2c-24g"
+QUICK_MACHINE = "quick-only"
+
+
+def quick_cut(results: Path) -> None:
+    source, target = results / SOURCE_MACHINE, results / QUICK_MACHINE
+    machine = yaml.safe_load((source / "machine.yaml").read_text())
+    target.mkdir()
+    (target / "machine.yaml").write_text(yaml.safe_dump({**machine, "id": QUICK_MACHINE, "profile": "quick"}))
+    for experiment in experiment_names():
+        plan = make_plan(experiment, "quick", server_cores=1)
+        keys = {(window.workload.id, window.clients) for window in plan.windows()}
+        folder = source / experiment
+        files = sorted(folder.glob("full-*.csv")) or sorted(folder.glob("*.csv"))
+        with files[-1].open(newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        kept = [r for r in rows if (r["workload"], int(r["clients"])) in keys and int(r["pass_no"]) <= 2]
+        assert kept, experiment
+        run_id = "quick-20261201T000000Z"
+        for row in kept:
+            row.update(machine=QUICK_MACHINE, profile="quick", run_id=run_id)
+        (target / experiment).mkdir()
+        with (target / experiment / f"{run_id}.csv").open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(kept)
+
+
+def test_a_quick_only_machine_aggregates_and_renders(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(REPO_ROOT / "results", results)
+    quick_cut(results)
+    env = {**os.environ, "CONNLAB_RESULTS_DIR": str(results), "CONNLAB_BUILD_DIR": str(tmp_path / "build")}
+    for stage in ("validate", "aggregate", "render"):
+        done = subprocess.run(
+            [sys.executable, "-m", "connlab.cli", stage],
+            cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, f"{stage}: {done.stdout}{done.stderr}"
+    page = (tmp_path / "build" / "docs" / "machines" / f"{QUICK_MACHINE}.md").read_text()
+    assert "quick profile" in page
+    for heading in ("From [Four poolers compared]", "From [PgBouncer's trade]"):
+        assert heading in page, heading
