@@ -343,7 +343,7 @@ def test_a_feature_the_pooler_version_lacks_is_a_row_that_says_so(connlab_env: d
     else:
         for row in rows:
             assert row["ok"] == "false" and row["tps"] == "", row
-            assert row["error"].startswith("pgbouncer-prepared: prepared statements in transaction mode: "
+            assert row["error"].startswith("pgbouncer: prepared statements in transaction mode: "
                                            "not supported by this version ("), row  # fmt: skip
     # Such rows are valid results: the checks contributors' files go through accept them.
     check = subprocess.run(
