@@ -312,6 +312,20 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
 COLUMN_NAMES: tuple[str, ...] = tuple(column.name for column in WINDOW_COLUMNS)
 COLUMN_TYPES: dict[str, str] = {column.name: column.type for column in WINDOW_COLUMNS}
 
+# A window that ran nothing because its pooler's version lacks a feature the workload needs: its row has
+# ok = false, an error that says so, and only the columns that place the window (no counters: no pgbench ran).
+NOT_RUN_ERROR = "not supported by this version"
+NOT_RUN_COLUMNS: frozenset[str] = frozenset({
+    "run_id", "machine", "experiment", "profile", "spec_hash", "window_no", "pass_no", "pass_order",
+    "workload", "clients", "jobs", "duration_s", "transport", "target", "started_at", "ok", "error",
+    "server_cpu_budget", "client_cores", "cpu_budget_method", "postgres_version", "pgbench_flags",
+})  # fmt: skip
+
+
+def is_not_run(values: dict[str, str]) -> bool:
+    """Whether a row (as read from a CSV) is a window that ran nothing, as above."""
+    return values.get("ok") == "false" and NOT_RUN_ERROR in values.get("error", "")
+
 
 # Published reference data (results/published-<name>/published.csv): figures printed in an article, in
 # long form, so any experiment's figures fit one file. Never mixed into a measured median.

@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from connlab.contract.columns import NOT_RUN_ERROR
 from connlab.contract.experiment import Plan, Window, window_options
 from connlab.contract.names import BENCH_DB
 from connlab.contract.probes import BACKEND_PIDS_SQL, BACKENDS_SQL, PROBES
@@ -150,13 +151,15 @@ def unsupported_row(
     runs, and the reason ("not supported by this version (1.18.0); needs 1.21+") is its result."""
     workload = window.workload
     options = window_options(plan, workload, window.clients, jobs=bench.client_cores)
+    if NOT_RUN_ERROR not in reason:  # e.g. a version that could not be read: still nothing ran
+        reason = f"{NOT_RUN_ERROR}: {reason}"
     return {
         "experiment": plan.experiment, "profile": plan.profile_name, "spec_hash": plan.spec_hash,
         "window_no": window_no, "pass_no": window.pass_no, "pass_order": window.order,
         "workload": workload.id, "clients": window.clients, "jobs": min(options.jobs, window.clients),
         "duration_s": options.duration_s, "transport": bench.transport_of(workload),
         "target": workload.target, "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "ok": False, "error": reason,
+        "ok": False, "error": reason,  # with NOT_RUN_ERROR in it, validation asks only NOT_RUN_COLUMNS
         "server_cpu_budget": window.budget, "client_cores": bench.client_cores,
         "pool_size": workload.pool_size, "cpu_budget_method": bench.budget.method,
         "postgres_version": bench.cluster.version, "pgbench_flags": " ".join(options.flags()),
