@@ -85,7 +85,8 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
         if plan.spec.uses_tls and spec.kind in POOLER_CLIENT_TLS:
             setup.settings.update(POOLER_CLIENT_TLS[spec.kind](TLS_DIR))
         # stop_pooler (block.sh.j2) waits until the pooler has gone: its port is free when the script ends.
-        stops.append(f'stop_pooler {config.stop_signal} "{root}/{config.pid_file}"')
+        # The pid file's name may be a pattern (two PgBouncer processes): left unquoted, the shell expands it.
+        stops.append(f'stop_pooler {config.stop_signal} "{root}"/{config.pid_file}')
         poolers.append({
             "kind": spec.instance, "port_variable": variable, "port": POOLER_PORT + number, "root": root,
             "files": sorted(config.config_files(setup).items()), "start": config.snippet_start(root),
