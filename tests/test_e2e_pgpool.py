@@ -87,6 +87,11 @@ def run_pgbench(
     return subprocess.CompletedProcess(command, process.returncode, output), time.monotonic() - started
 
 
+def served_now(pooler: PgPool) -> int:
+    """Clients PgPool-II's children serve now, read from their titles without logging in."""
+    return int(children_counts(pooler.child_titles())["clients_served"])
+
+
 class ServedSampler:
     """The most clients PgPool-II's children served at once during a run, from their process titles."""
 
@@ -98,8 +103,7 @@ class ServedSampler:
 
     def _run(self) -> None:
         while not self._stop.wait(0.1):
-            served = children_counts(self.pooler.child_titles())["clients_served"]
-            self.most = max(self.most, int(served))
+            self.most = max(self.most, served_now(self.pooler))
 
     def __enter__(self) -> ServedSampler:
         self._thread.start()
@@ -124,11 +128,12 @@ def test_pgpool_serves_scram_clients_up_to_its_children_and_then_ends_bounded(
         assert not (pooler.setup.root / "pg_enc.pairs").exists()
         before = pooler.counters()
         assert before["children"] == CHILDREN
-        # The start check's own login may still be closing in its child: give it a moment.
-        deadline = time.monotonic() + 5
-        while pooler.counters()["clients_served"] and time.monotonic() < deadline:
+        # The start check's login and counters()' own SHOW POOL_NODES may still be closing in their
+        # children: wait on the titles alone, since counters() would log in again and keep one busy.
+        deadline = time.monotonic() + 10
+        while served_now(pooler) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert pooler.counters()["clients_served"] == 0, pooler.child_titles()
+        assert served_now(pooler) == 0, pooler.child_titles()
 
         with PoolerMemorySampler(pooler.processes, interval_s=0.2) as memory:
             fewer, _ = run_pgbench(pooler, password, CHILDREN - 2)
