@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -190,6 +191,14 @@ def load_experiment(name: str, directory: Path = EXPERIMENTS_DIR) -> Experiment:
     if not path.exists():
         known = ", ".join(experiment_names()) or "none"
         raise LabError(f"no experiment named {name!r} ({path} is missing); known experiments: {known}")
+    stat = path.stat()
+    return _load_experiment_file(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _load_experiment_file(path: Path, mtime_ns: int, size: int) -> Experiment:
+    """One parse per version of the file (its time and size are the key): aggregation, claims and every
+    machine's page ask for the same few specs, and parsing YAML is slow."""
     return load_yaml_model(path, Experiment)
 
 

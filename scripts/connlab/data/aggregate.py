@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import re
+import tempfile
 from pathlib import Path
 
 import duckdb
@@ -38,6 +39,7 @@ from connlab.paths import (
 )
 
 DATABASE_FILE = "connlab.duckdb"
+FAST_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def result_files(experiment: str, results_dir: Path = RESULTS_DIR) -> list[Path]:
@@ -78,9 +80,13 @@ def register_raw_windows(
         columns = ", ".join(f"NULL::{kind} AS {name}" for name, kind in COLUMN_TYPES.items())
         con.execute(f"CREATE OR REPLACE TABLE raw_windows AS SELECT {columns} WHERE false")
         return
-    file_list = ", ".join(_sql_string(str(path)) for path in files)
-    present = set().union(*(_header(path) for path in files))
-    types = _types_struct({name: kind for name, kind in COLUMN_TYPES.items() if name in present})
+    # Files with one header are joined into one file and read with their columns given, so DuckDB opens few
+    # files and sniffs none: opening and sniffing each small file cost more than reading its rows, and grew
+    # with every machine.
+    by_header: dict[tuple[str, ...], list[Path]] = {}
+    for path in files:
+        by_header.setdefault(_header(path), []).append(path)
+    present = {name for header in by_header for name in header}
     # Columns are matched by name, not position, and listed in the documented order; a column added
     # after older files were written reads as NULL there.
     selected = ", ".join(
@@ -91,17 +97,40 @@ def register_raw_windows(
         else f"NULL::{kind} AS {name}"
         for name, kind in COLUMN_TYPES.items()
     )
-    # A table, not a view: the experiment's SQL reads its windows many times, and a view would parse every
-    # CSV file again each time (the cost that grows with the number of machines).
-    con.execute(
-        f"CREATE OR REPLACE TABLE raw_windows AS SELECT {selected} FROM read_csv("
-        f"[{file_list}], header = true, union_by_name = true, types = {{{types}}}, nullstr = '')"
+    with tempfile.TemporaryDirectory(prefix="connlab-windows-") as folder:
+        groups = " UNION ALL BY NAME ".join(
+            _read_group(header, _joined(group, Path(folder) / f"{index}.csv"))
+            for index, (header, group) in enumerate(by_header.items())
+        )
+        # A table, not a view: the experiment's SQL reads its windows many times, and a view would parse
+        # every CSV file again each time.
+        con.execute(f"CREATE OR REPLACE TABLE raw_windows AS SELECT {selected} FROM ({groups})")
+
+
+def _joined(files: list[Path], target: Path) -> Path:
+    """One CSV of files that share a header: the header once, then every file's rows as written."""
+    with target.open("w", encoding="utf-8", newline="") as out:
+        for number, path in enumerate(files):
+            text = path.read_text(encoding="utf-8")
+            header, _, rows = text.partition("\n")
+            out.write(header + "\n" if number == 0 else "")
+            out.write(rows if not rows or rows.endswith("\n") else rows + "\n")
+    return target
+
+
+def _read_group(header: tuple[str, ...], path: Path) -> str:
+    """A SELECT over a CSV file, each column typed by the shared column list (a column the list does not
+    know, which validation reports, is read as text)."""
+    columns = _types_struct({name: COLUMN_TYPES.get(name, "VARCHAR") for name in header})
+    return (
+        f"SELECT * FROM read_csv({_sql_string(str(path))}, header = true, auto_detect = false, "
+        f"columns = {{{columns}}}, nullstr = '', delim = ',', quote = '\"', escape = '\"')"
     )
 
 
-def _header(path: Path) -> set[str]:
+def _header(path: Path) -> tuple[str, ...]:
     with path.open(newline="", encoding="utf-8") as handle:
-        return set(next(csv.reader(handle), []))
+        return tuple(next(csv.reader(handle), []))
 
 
 def run_sql_file(con: duckdb.DuckDBPyConnection, path: Path) -> None:
@@ -194,14 +223,16 @@ def export_facts(con: duckdb.DuckDBPyConnection, facts_sql: Path, out_dir: Path)
     out_dir.mkdir(parents=True, exist_ok=True)
     slug = facts_sql.name.removesuffix(".facts.sql")
     path = out_dir / f"{slug}.json"
-    write_if_changed(path, json.dumps(facts, indent=1, sort_keys=True))
+    # No indent: Python's JSON encoder is its C one only without it, and the facts grow with every machine.
+    write_if_changed(path, json.dumps(facts, sort_keys=True))
     return path
 
 
 def load_machines(results_dir: Path = RESULTS_DIR) -> list[dict[str, object]]:
     machines = []
     for path in sorted(results_dir.glob(f"*/{MACHINE_FILE_NAME}")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        # libyaml where present: validation has read these files already, and one is read per machine.
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=FAST_YAML_LOADER) or {}
         data["id"] = path.parent.name
         data["published"] = path.parent.name.startswith(PUBLISHED_PREFIX)
         machines.append({key: _clean(value) for key, value in data.items()})
@@ -322,7 +353,7 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
                 aggregate_experiment(con, experiment, out_dir, results_dir)
         register_measured(con)
         fit_all(con)
-        write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, indent=1, sort_keys=True))
+        write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, sort_keys=True))
         # Articles and pages alike may name the figures they quote (the Machines page compares machines).
         for facts_sql in sorted([*ARTICLES_SRC_DIR.glob("*.facts.sql"), *PAGES_SRC_DIR.glob("*.facts.sql")]):
             export_facts(con, facts_sql, out_dir / FACTS_DIR.relative_to(DATA_DIR))

@@ -240,7 +240,7 @@ def evaluate_claims(
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / path.name.replace(".claims.yaml", ".json")
     payload = {"source": claims.source, "claims": results, "experiments": experiments_read(claims)}
-    text = json.dumps(payload, indent=1, sort_keys=True)
+    text = json.dumps(payload, sort_keys=True)  # no indent: the C encoder
     if not target.exists() or target.read_text() != text:
         target.write_text(text)
     return target

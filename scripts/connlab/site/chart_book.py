@@ -72,7 +72,9 @@ class ChartBook:
         self.files.update(stem.with_name(f"{request.chart_id}{suffix}") for _, suffix in DOWNLOADS)
         write_if_changed(stem.with_name(f"{request.chart_id}.svg"), svg)
         write_if_changed(
-            stem.with_name(f"{request.chart_id}.vl.json"), json.dumps(spec, indent=1, sort_keys=True)
+            # No indent: Python's JSON encoder is its C one only without it, and every chart writes one.
+            stem.with_name(f"{request.chart_id}.vl.json"),
+            json.dumps(spec, sort_keys=True),
         )
         write_if_changed(stem.with_name(f"{request.chart_id}.csv"), records_csv(request.records))
         href = f"{request.prefix}{request.chart_id}"
