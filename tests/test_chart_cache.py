@@ -70,3 +70,45 @@ def test_the_spec_key_names_kind_and_records() -> None:
     assert key == cache.spec_key("throughput_vs_clients", [dict(reversed(r.items())) for r in RECORDS])
     assert key != cache.spec_key("latency_vs_clients", RECORDS)
     assert key != cache.spec_key("throughput_vs_clients", RECORDS[:2])
+
+
+# One record with every field any templated kind reads, two client counts so lines have two points.
+EVERY_FIELD = {
+    "workload": "mixed", "transport": "unix", "machine": "m", "published": False, "budget": 1.0,
+    "postgres_version": "15.18", "builtin": "select-only", "pool_size": 8, "clients_per_core": 1.0,
+    "tps_share": 1.0, "tps_median": 100.0, "tps_min": 90.0, "tps_max": 110.0, "latency_avg_median": 1.0,
+    "latency_avg_min": 0.9, "latency_avg_max": 1.1, "ms_per_tx_median": 1.0, "ms_per_tx_min": 0.9,
+    "ms_per_tx_max": 1.1, "connection_ms_median": 2.0, "state": "running", "state_order": 0, "share": 0.5,
+    "share_min": 0.4, "share_max": 0.6, "samples": 10, "mib": 5.0, "measure": "rss",
+    "pooled_over_direct": 0.9, "pooled_over_direct_low": 0.8, "pooled_over_direct_high": 1.0,
+    "pooled_tps": 90.0, "direct_tps": 100.0, "pooler": "pgbouncer", "seconds": 10, "rss_mib": 4.0,
+}  # fmt: skip
+SAMPLE = [{**EVERY_FIELD, "clients": n} for n in (1, 8)]
+
+
+def inline_rows(spec: object, datasets: dict[str, list]) -> object:
+    """The spec with every named dataset written inline, as Altair writes a chart built in full."""
+    if isinstance(spec, list):
+        return [inline_rows(item, datasets) for item in spec]
+    if not isinstance(spec, dict):
+        return spec
+    return {
+        key: {"values": datasets[value["name"]]}
+        if key == "data" and "name" in value
+        else inline_rows(value, datasets)
+        for key, value in spec.items()
+        if key != "datasets"
+    }
+
+
+@pytest.mark.parametrize("kind", sorted(chart_cache.charts.ROWS_INTO_TEMPLATE))
+def test_a_templated_spec_draws_what_the_full_build_draws(kind: str) -> None:
+    templated = chart_cache.build_spec((kind, SAMPLE))
+    assert templated["datasets"][chart_cache.ROWS_DATASET]  # the rows are there, once
+    full = chart_cache.chart_function(kind)(SAMPLE)
+    assert inline_rows(templated, templated["datasets"]) == full
+
+
+def test_a_template_without_an_empty_layer_is_refused() -> None:
+    with pytest.raises(ValueError, match="draws from no rows"):
+        chart_cache.with_rows({"data": {"values": [{"x": 1}]}, "mark": "point"}, [{"x": 2}])

@@ -110,11 +110,14 @@ class FallbackImages(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.sources: list[str] = []
+        self.downloads: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
         if tag == "img" and "connlab-chart__fallback" in (values.get("class") or ""):
             self.sources.append(values.get("src") or "")
+        if tag == "a" and "download" in values:
+            self.downloads.append(values.get("href") or "")
 
 
 # -- (a) a full run, then the whole site from its results -------------------------------------------------
@@ -184,16 +187,19 @@ def test_run_then_build_the_site(
     page = site / "articles" / "too-many-connections" / "index.html"
     text = page.read_text()
     assert MACHINE in text
-    # The article: all machines normalised on one chart. The machine's own page: its throughput and
-    # latency charts. Each with an SVG fallback that exists.
+    # The article: all machines normalised on one chart, with an SVG fallback that exists. The machine's
+    # own page: its throughput and latency charts, drawn in the browser, with their data downloads.
     machine_page = site / "machines" / MACHINE / "index.html"
-    for shown, least in ((page, 1), (machine_page, 2)):
+    for shown, least, svg in ((page, 1, True), (machine_page, 2, False)):
         images = FallbackImages()
         images.feed(shown.read_text())
-        assert len(images.sources) >= least, shown
+        assert len(images.sources) >= least if svg else images.sources == [], shown
         for source in images.sources:
             assert source.endswith(".svg")
             assert (shown.parent / source).resolve().is_file(), source
+        csvs = [href for href in images.downloads if href.endswith(".csv")]
+        assert len(csvs) >= least, shown
+        assert all((shown.parent / href).resolve().is_file() for href in images.downloads), shown
 
 
 # -- (b) SIGTERM in the middle, then resume ---------------------------------------------------------------

@@ -19,6 +19,7 @@ import yaml
 from conftest import REPO_ROOT
 from connlab.data.aggregate import aggregate_all
 from connlab.data.validate import validate_results
+from connlab.site.chart_html import NO_SVG_FALLBACK
 from connlab.site.render import (
     PageRenderer,
     compare,
@@ -246,11 +247,21 @@ def test_the_machine_page_renders_the_measured_peak(aggregated: Path, tmp_path: 
     assert "**2 clients**" in page
     assert "No measurements yet" not in page
     for chart in ("tps", "latency"):
-        svg = docs / "charts" / f"tmc-alpha-box-{chart}.svg"
-        assert svg.is_file()
-        assert svg.read_text().lstrip().startswith("<svg")
+        # A machine's page draws its charts in the browser: spec and CSV are written, no SVG is drawn.
+        assert (docs / "charts" / f"tmc-alpha-box-{chart}.vl.json").is_file()
+        assert not (docs / "charts" / f"tmc-alpha-box-{chart}.svg").exists()
         # The page is served as machines/alpha-box/ (directory URLs): two levels up.
-        assert f'src="../../charts/tmc-alpha-box-{chart}.svg"' in page
+        assert f'href="../../charts/tmc-alpha-box-{chart}.csv" download' in page
+        assert f"tmc-alpha-box-{chart}.svg" not in page
+    assert page.count(NO_SVG_FALLBACK) >= 2
+
+
+def test_an_article_chart_keeps_its_svg_fallback(aggregated: Path, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    page = render_article(aggregated, docs)
+    svg = docs / "charts" / "tmc-normalised.svg"
+    assert svg.read_text().lstrip().startswith("<svg")
+    assert 'src="../../charts/tmc-normalised.svg"' in page and NO_SVG_FALLBACK not in page
 
 
 def test_the_article_keeps_the_cross_machine_view_and_points_to_each_machine(

@@ -19,6 +19,10 @@ from connlab.site.chart_html import chart_block
 
 CHARTS_SUBDIR = "charts"
 DOWNLOADS = (("data (CSV)", ".csv"), ("Vega-Lite spec", ".vl.json"), ("SVG", ".svg"))
+# A machine's own page draws its charts in the browser only: drawing an SVG costs more than everything else
+# a chart needs, and a thousand machines' pages hold tens of thousands of charts. The SVG is the view's own
+# export there (its menu), and without JavaScript the CSV and the page's tables hold the figures.
+BROWSER_ONLY_DOWNLOADS = DOWNLOADS[:2]
 
 
 def records_csv(records: list[dict]) -> str:
@@ -38,6 +42,13 @@ class ChartRequest:
     caption: str
     alt: str
     prefix: str  # the charts folder relative to the page that shows the chart
+    svg: bool = True  # False: drawn in the browser only (a machine's page)
+
+    def downloads(self) -> tuple[tuple[str, str], ...]:
+        return DOWNLOADS if self.svg else BROWSER_ONLY_DOWNLOADS
+
+    def file_names(self) -> list[str]:
+        return [f"{self.chart_id}{suffix}" for _, suffix in self.downloads()]
 
 
 @dataclass
@@ -47,9 +58,18 @@ class ChartBook:
     requests: list[ChartRequest] = field(default_factory=list)
     files: set[Path] = field(default_factory=set)  # every chart file this render wrote or kept
 
-    def request(self, chart_id: str, kind: str, records: Records, caption: str, alt: str, prefix: str) -> str:
+    def request(
+        self,
+        chart_id: str,
+        kind: str,
+        records: Records,
+        caption: str,
+        alt: str,
+        prefix: str,
+        svg: bool = True,
+    ) -> str:
         """Record a chart; return the placeholder that resolve() replaces with its HTML block."""
-        self.requests.append(ChartRequest(chart_id, kind, list(records), caption, alt, prefix))
+        self.requests.append(ChartRequest(chart_id, kind, list(records), caption, alt, prefix, svg))
         return _placeholder(len(self.requests) - 1)
 
     def resolve(self, pages: dict[Path, str]) -> dict[Path, str]:
@@ -59,18 +79,21 @@ class ChartBook:
         specs = self.cache.specs(
             {key: (request.kind, request.records) for key, request in zip(keys, self.requests, strict=True)}
         )
-        svgs = self.cache.svgs(specs.values())
+        svgs = self.cache.svgs(
+            specs[key] for key, request in zip(keys, self.requests, strict=True) if request.svg
+        )
         blocks = [
-            self._write(request, specs[key], svgs[self.cache.svg_key(specs[key])])
+            self._write(request, specs[key], svgs[self.cache.svg_key(specs[key])] if request.svg else None)
             for key, request in zip(keys, self.requests, strict=True)
         ]
         self.requests = []
         return {path: _fill(text, blocks) for path, text in pages.items()}
 
-    def _write(self, request: ChartRequest, spec: dict, svg: str) -> str:
+    def _write(self, request: ChartRequest, spec: dict, svg: str | None) -> str:
         stem = self.folder / request.chart_id
-        self.files.update(stem.with_name(f"{request.chart_id}{suffix}") for _, suffix in DOWNLOADS)
-        write_if_changed(stem.with_name(f"{request.chart_id}.svg"), svg)
+        self.files.update(self.folder / name for name in request.file_names())
+        if svg is not None:
+            write_if_changed(stem.with_name(f"{request.chart_id}.svg"), svg)
         write_if_changed(
             # No indent: Python's JSON encoder is its C one only without it, and every chart writes one.
             stem.with_name(f"{request.chart_id}.vl.json"),
@@ -78,8 +101,9 @@ class ChartBook:
         )
         write_if_changed(stem.with_name(f"{request.chart_id}.csv"), records_csv(request.records))
         href = f"{request.prefix}{request.chart_id}"
-        downloads = [(label, f"{href}{suffix}") for label, suffix in DOWNLOADS]
-        return chart_block(spec, request.chart_id, request.caption, request.alt, f"{href}.svg", downloads)
+        downloads = [(label, f"{href}{suffix}") for label, suffix in request.downloads()]
+        svg_src = f"{href}.svg" if svg is not None else None
+        return chart_block(spec, request.chart_id, request.caption, request.alt, svg_src, downloads)
 
 
 # NUL never occurs in rendered Markdown, so a placeholder cannot collide with page text.

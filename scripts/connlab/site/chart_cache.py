@@ -9,6 +9,7 @@ missing is computed in a pool of worker processes, one per core.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -47,8 +48,46 @@ def chart_function(kind: str) -> Callable[[Records], dict]:
 
 
 def build_spec(job: tuple[str, Records]) -> dict:
+    """The chart's spec: its rows put into its kind's template where the kind has one, else built in full."""
     kind, records = job
-    return chart_function(kind)(records)
+    rows_of = charts.ROWS_INTO_TEMPLATE.get(kind)
+    if rows_of is None:
+        return chart_function(kind)(records)
+    return with_rows(spec_template(kind), rows_of(records))
+
+
+@functools.cache
+def spec_template(kind: str) -> dict:
+    """The kind's spec drawn from no rows: its one empty dataset is where a chart's rows go."""
+    return chart_function(kind)([])
+
+
+# The dataset a template's rows are given under; every layer that drew from no rows reads it, so a
+# layered chart carries its rows once (Altair writes them into each layer).
+ROWS_DATASET = "rows"
+NO_ROWS = {"values": []}
+
+
+def with_rows(template: dict, rows: list[dict[str, Any]]) -> dict:
+    """The template with every empty inline dataset naming the rows instead (a fixed dataset, such as a
+    reference line's one value, is left as it is)."""
+    readers = 0
+
+    def named(node: Any) -> Any:
+        nonlocal readers
+        if isinstance(node, list):
+            return [named(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if node.get("data") == NO_ROWS:
+            readers += 1
+            node = {**node, "data": {"name": ROWS_DATASET}}
+        return {key: named(value) for key, value in node.items()}
+
+    spec = named(template)
+    if not readers:
+        raise ValueError("a chart template needs a layer that draws from no rows")
+    return {**spec, "datasets": {ROWS_DATASET: rows}}
 
 
 def _code_digest() -> str:

@@ -42,13 +42,14 @@ def chart_block(
     chart_id: str,
     caption: str,
     alt: str,
-    svg_src: str,
+    svg_src: str | None,
     downloads: list[tuple[str, str]] | None = None,
 ) -> str:
     """Return the raw-HTML figure for one chart (no trailing newline).
 
     svg_src is used verbatim as the fallback <img> src: it must be relative to the
-    *rendered page URL* (see the module docs / report on use_directory_urls).
+    *rendered page URL* (see the module docs / report on use_directory_urls). None: no SVG was drawn (the
+    chart is drawn in the browser only) and the fallback says where its figures are.
     The caller must surround the block with blank lines in the Markdown.
     """
     if not _CHART_ID.match(chart_id):
@@ -58,8 +59,7 @@ def chart_block(
             f'<figure class="connlab-chart" id="chart-{chart_id}">',
             '<div class="connlab-chart__view"></div>',
             f'<script type="application/json" class="connlab-chart__spec">{spec_json(spec)}</script>',
-            f'<noscript><img class="connlab-chart__fallback" src="{html.escape(svg_src, quote=True)}"'
-            f' alt="{html.escape(alt, quote=True)}"></noscript>',
+            _fallback(svg_src, alt),
             *_downloads_line(downloads or []),
             # The drawing's text alternative: charts.js names it by the caption and describes it by the
             # alt text (aria-labelledby, aria-describedby); hidden, because the caption is already shown.
@@ -67,6 +67,22 @@ def chart_block(
             f'<figcaption id="chart-{chart_id}-caption">{html.escape(caption, quote=True)}</figcaption>',
             "</figure>",
         ]
+    )
+
+
+# With no SVG (a chart drawn in the browser only), a reader without JavaScript learns where the figures are.
+NO_SVG_FALLBACK = (
+    '<noscript><p class="connlab-chart__fallback">This chart is drawn by JavaScript; its figures are in'
+    " the tables of this page and in the CSV below.</p></noscript>"
+)
+
+
+def _fallback(svg_src: str | None, alt: str) -> str:
+    if svg_src is None:
+        return NO_SVG_FALLBACK
+    return (
+        f'<noscript><img class="connlab-chart__fallback" src="{html.escape(svg_src, quote=True)}"'
+        f' alt="{html.escape(alt, quote=True)}"></noscript>'
     )
 
 

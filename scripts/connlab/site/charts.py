@@ -6,7 +6,7 @@ so a chart follows the reader's palette toggle.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import altair as alt
 
@@ -90,19 +90,22 @@ PUBLISHED_ARTICLE = "published article"
 NORMALISED_FIELDS = ("machine", "workload", "clients", "clients_per_core", "tps_share")
 
 
-def normalised_throughput(records: Records) -> dict:
-    """Every machine on one chart: clients per server core against throughput as a share of that machine's
-    peak. Published curves are dashed, and the dash legend says which curves come from an article."""
-    # Only the fields drawn or shown in the tooltip: the chart holds every machine, so each unused field
-    # would cost as many bytes as there are points on the page (the CSV download keeps them all).
-    labelled = [
+def normalised_rows(records: Records) -> list[dict[str, object]]:
+    """Only the fields drawn or shown in the tooltip: the chart holds every machine, so each unused field
+    would cost as many bytes as there are points on the page (the CSV download keeps them all)."""
+    return [
         {
             **{name: record[name] for name in NORMALISED_FIELDS},
             "figures": PUBLISHED_ARTICLE if record["published"] else MEASURED_HERE,
         }
         for record in records
     ]
-    base = _base(labelled).encode(
+
+
+def normalised_throughput(records: Records) -> dict:
+    """Every machine on one chart: clients per server core against throughput as a share of that machine's
+    peak. Published curves are dashed, and the dash legend says which curves come from an article."""
+    base = _base(normalised_rows(records)).encode(
         x=alt.X(
             "clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core (log scale)"
         ),
@@ -160,11 +163,14 @@ def connect_cost_dots(records: Records) -> dict:
     return alt.layer(ranges, dots).properties(height=200).to_dict()
 
 
+def budget_rows(records: Records) -> list[dict[str, object]]:
+    return [{**record, "budget_cores": f"{record['budget']:g} core(s)"} for record in records]
+
+
 def throughput_by_budget(records: Records) -> dict:
     """One line per server CPU budget, against clients per core of that budget."""
-    labelled = [{**record, "budget_cores": f"{record['budget']:g} core(s)"} for record in records]
     return (
-        _base(labelled)
+        _base(budget_rows(records))
         .mark_line(point=True)
         .encode(
             x=alt.X(
@@ -184,11 +190,14 @@ def throughput_by_budget(records: Records) -> dict:
     )
 
 
+def version_rows(records: Records) -> list[dict[str, object]]:
+    return [{**record, "server": f"PostgreSQL {record['postgres_version']}"} for record in records]
+
+
 def throughput_by_version(records: Records) -> dict:
     """One line per PostgreSQL version (its exact server in the legend), against clients per core, with a
     band from the slowest to the fastest pass: two versions' curves read side by side."""
-    labelled = [{**record, "server": f"PostgreSQL {record['postgres_version']}"} for record in records]
-    base = _base(labelled).encode(
+    base = _base(version_rows(records)).encode(
         x=alt.X("clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core"),
         color=alt.Color("server:N", title="server"),
     )
@@ -206,14 +215,15 @@ def throughput_by_version(records: Records) -> dict:
     return alt.layer(band, line).to_dict()
 
 
+def wait_event_rows(records: Records) -> list[dict[str, object]]:
+    return [{**record, "point": f"{record['workload']}, {record['clients']} clients"} for record in records]
+
+
 def wait_event_shares(records: Records) -> dict:
     """Stacked bars: each client count's active-backend samples split into running and the most frequent
     waits (the rest pooled as "other"), one row of bars per workload."""
-    labelled = [
-        {**record, "point": f"{record['workload']}, {record['clients']} clients"} for record in records
-    ]
     return (
-        _base(labelled)
+        _base(wait_event_rows(records))
         .mark_bar()
         .encode(
             y=alt.Y("point:N", title=None, sort=None),
@@ -310,3 +320,25 @@ def pooler_rss_over_time(records: Records) -> dict:
         )
         .to_dict()
     )
+
+
+def _as_given(records: Records) -> list[dict[str, object]]:
+    return [dict(record) for record in records]
+
+
+# Chart kinds whose spec is the same whatever the rows, but for the rows themselves: each with the function
+# that makes its rows. The cache builds such a spec once, from no rows, and puts each chart's rows in it,
+# instead of running Altair for every chart (a thousand machines draw thousands). A kind whose spec reads
+# its rows (the USL simulator's sliders start at the fit) is not listed and is built in full.
+ROWS_INTO_TEMPLATE: dict[str, Callable[[Records], list[dict[str, object]]]] = {
+    "throughput_vs_clients": _as_given,
+    "latency_vs_clients": _as_given,
+    "normalised_throughput": normalised_rows,
+    "connect_cost_dots": _as_given,
+    "throughput_by_budget": budget_rows,
+    "throughput_by_version": version_rows,
+    "wait_event_shares": wait_event_rows,
+    "idle_memory_measures": _as_given,
+    "pooled_over_direct_by_pool": _as_given,
+    "pooler_rss_over_time": _as_given,
+}

@@ -3,8 +3,8 @@ renders one machine's page.
 
 A machine's page depends on its own facts, its own verdicts, the published figures beside them, the templates
 and the code, never on another machine (its verdict table leaves out the summary across machines for this
-reason). The cache holds the finished Markdown and the ids of the charts it shows, whose files the chart
-cache keeps; a page whose chart files are missing is rendered again.
+reason). The cache holds the finished Markdown and the names of the chart files it shows; a page whose chart
+files are missing is rendered again.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from connlab.contract.cache import canonical_json, digest, read_json, source_digest, write_atomically
 from connlab.paths import CACHE_DIR, EXPERIMENTS_DIR, REPO_ROOT, SITE_SRC_DIR
-from connlab.site.chart_book import DOWNLOADS
 from connlab.site.pages import machine_page
 from connlab.site.verdicts import VerdictTable
 
@@ -43,8 +42,8 @@ def render_machine_pages(
     renderer: PageRenderer, slugs: list[str], cache_dir: Path = PAGES_CACHE_DIR
 ) -> tuple[dict[Path, str], dict[Path, tuple[str, list[str]]]]:
     """Every measured machine's page: read from the cache where its inputs are unchanged, else rendered with
-    chart placeholders. Returns the pages and, for those rendered, (cache key, chart ids) to store once the
-    charts are made (store_machine_pages)."""
+    chart placeholders. Returns the pages and, for those rendered, (cache key, chart file names) to store
+    once the charts are made (store_machine_pages)."""
     code = code_digest()
     folder = renderer.chart_book.folder
     pages: dict[Path, str] = {}
@@ -58,24 +57,27 @@ def render_machine_pages(
         key = digest(code, canonical_json(inputs))
         cached = read_json(cache_dir / f"{key}.json")
         if isinstance(cached, dict):
-            files = {
-                folder / f"{chart_id}{suffix}" for chart_id in cached["charts"] for _, suffix in DOWNLOADS
-            }
+            files = {folder / name for name in cached["chart_files"]}
             if all(file.is_file() for file in files):
                 pages[path] = cached["text"]
                 renderer.chart_book.files.update(files)
                 continue
         first = len(renderer.chart_book.requests)
         pages[path] = renderer.render_machine_page(machine_id, slugs)
-        rendered[path] = (key, [request.chart_id for request in renderer.chart_book.requests[first:]])
+        chart_files = [
+            name for request in renderer.chart_book.requests[first:] for name in request.file_names()
+        ]
+        rendered[path] = (key, chart_files)
     return pages, rendered
 
 
 def store_machine_pages(
     pages: dict[Path, str], rendered: dict[Path, tuple[str, list[str]]], cache_dir: Path = PAGES_CACHE_DIR
 ) -> None:
-    for path, (key, chart_ids) in rendered.items():
-        write_atomically(cache_dir / f"{key}.json", json.dumps({"text": pages[path], "charts": chart_ids}))
+    for path, (key, chart_files) in rendered.items():
+        write_atomically(
+            cache_dir / f"{key}.json", json.dumps({"text": pages[path], "chart_files": chart_files})
+        )
 
 
 # What a claim carries about every machine at once: a machine's page shows none of it.

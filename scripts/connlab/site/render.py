@@ -187,14 +187,15 @@ class PageRenderer:
             self._json_files[path] = json.loads(path.read_text()) if path.exists() else {}
         return self._json_files[path]
 
-    def _chart_function(self, page: str):  # type: ignore[no-untyped-def]
+    def _chart_function(self, page: str, svg: bool = True):  # type: ignore[no-untyped-def]
         depth = len(Path(page).parts) - (1 if Path(page).stem == "index" else 0)
         prefix = f"{'../' * depth}{CHARTS_SUBDIR}/"
 
         def chart(chart_id: str, kind: str, records: list[dict], caption: str, alt: str) -> str:
-            """A chart built by connlab.site.charts.<kind>, with its SVG, spec and data as downloads (made
-            with every other chart once all pages are rendered: this returns a placeholder)."""
-            return self.chart_book.request(chart_id, kind, records, caption, alt, prefix)
+            """A chart built by connlab.site.charts.<kind>, with its spec and data (and SVG unless the page
+            draws its charts in the browser only) as downloads, made with every other chart once all pages
+            are rendered: this returns a placeholder."""
+            return self.chart_book.request(chart_id, kind, records, caption, alt, prefix, svg)
 
         return chart
 
@@ -215,11 +216,17 @@ class PageRenderer:
             fact_counts=index.counts(),
             view=ARTICLE_VIEW if machine is None else MACHINE_VIEW,
             machine_id=machine,
-            picker=picker_options(page, self.machines),
+            picker=self._picker(page),
             machines=self.machines,
-            chart=self._chart_function(page),
+            # A machine's page draws its charts in the browser only (connlab.site.chart_book).
+            chart=self._chart_function(page, svg=machine is None),
             page=page,
         )
+
+    @functools.cache  # noqa: B019 (one renderer per build: the cache lives as long as its data)
+    def _picker(self, page: str) -> list[dict[str, str]]:
+        """The machine picker's entries on a page: every article of a machine's page asks for the same."""
+        return picker_options(page, self.machines)
 
     def _view_facts(self, template_name: str, index: FactsIndex, machine: str | None) -> dict:
         """An article's facts as its view shows them; a page (the Machines page) sees every machine."""
