@@ -119,7 +119,7 @@ $(DOCS_STAMP): $(DATA_STAMP) $(SITE_SRC) $(SITE_CODE) | $(NODE_STAMP)
 site: $(SITE_STAMP)
 
 $(SITE_STAMP): $(DOCS_STAMP) mkdocs.yml
-	$(BIN)/mkdocs build --strict --quiet
+	$(CONNLAB) site
 	@touch $@
 
 ## serve: serve the built site on http://127.0.0.1:$(PORT)

@@ -1,4 +1,4 @@
-"""`connlab run|validate|aggregate|render|postgres`: the stages the Makefile calls."""
+"""`connlab run|validate|aggregate|render|site|postgres`: the stages the Makefile calls."""
 
 from __future__ import annotations
 
@@ -134,6 +134,15 @@ def render() -> None:
 
     written = render_site()
     err.print(f"rendered {len(written)} changed page(s)")
+
+
+@app.command()
+@one_line_errors
+def site() -> None:
+    """Build the static site in build/site with MkDocs (--strict), rebuilding only changed machine pages."""
+    from connlab.site.publish import publish
+
+    err.print(f"site built ({publish()})")
 
 
 @app.command()

@@ -113,7 +113,12 @@ class ChartCache:
         folder = self.cache_dir / SPECS_SUBDIR
         found = {key: read_json(folder / f"{key}.json") for key in jobs}
         missing = [key for key, spec in found.items() if spec is None]
-        for key, spec in zip(missing, self._map(build_spec, [jobs[key] for key in missing]), strict=True):
+        # A templated spec costs less than sending it to a worker: only specs built in full go to the pool.
+        templated = [key for key in missing if jobs[key][0] in charts.ROWS_INTO_TEMPLATE]
+        in_full = [key for key in missing if jobs[key][0] not in charts.ROWS_INTO_TEMPLATE]
+        built = [build_spec(jobs[key]) for key in templated]
+        built += self._map(build_spec, [jobs[key] for key in in_full])
+        for key, spec in zip(templated + in_full, built, strict=True):
             text = canonical_json(spec)
             write_atomically(folder / f"{key}.json", text)
             found[key] = json.loads(

@@ -216,7 +216,8 @@ class PageRenderer:
             fact_counts=index.counts(),
             view=ARTICLE_VIEW if machine is None else MACHINE_VIEW,
             machine_id=machine,
-            picker=self._picker(page),
+            # The picker leads from an article to each machine's page; a machine's page shows none.
+            picker=self._picker(page) if machine is None else [],
             machines=self.machines,
             # A machine's page draws its charts in the browser only (connlab.site.chart_book).
             chart=self._chart_function(page, svg=machine is None),
