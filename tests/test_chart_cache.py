@@ -82,6 +82,7 @@ EVERY_FIELD = {
     "share_min": 0.4, "share_max": 0.6, "samples": 10, "mib": 5.0, "measure": "rss",
     "pooled_over_direct": 0.9, "pooled_over_direct_low": 0.8, "pooled_over_direct_high": 1.0,
     "pooled_tps": 90.0, "direct_tps": 100.0, "pooler": "pgbouncer", "seconds": 10, "rss_mib": 4.0,
+    "series": "measured machines", "machines": 3, "tps_share_low": 0.9, "tps_share_high": 1.0,
 }  # fmt: skip
 SAMPLE = [{**EVERY_FIELD, "clients": n} for n in (1, 8)]
 

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -123,6 +124,7 @@ def site_url(built_site: Path) -> Iterator[str]:
 class ChartPage:
     url: str  # relative to the site root, as use_directory_urls serves it ("", "methodology/")
     figures: int  # chart figures in the built HTML
+    browser_only: int  # of them, drawn in the browser only (a machine's page): no SVG fallback
 
 
 @pytest.fixture(scope="session")
@@ -130,11 +132,13 @@ def chart_pages(built_site: Path) -> list[ChartPage]:
     """Every page of the built site that contains a chart."""
     pages = []
     for html in sorted(built_site.rglob("*.html")):
-        figures = html.read_text(encoding="utf-8").count('<figure class="connlab-chart"')
+        text = html.read_text(encoding="utf-8")
+        figures = text.count('<figure class="connlab-chart')
         if figures:
             url = html.relative_to(built_site).as_posix().removesuffix("index.html")
-            pages.append(ChartPage(url, figures))
+            pages.append(ChartPage(url, figures, text.count("connlab-chart--browser-only")))
     assert pages, f"no page in {built_site} contains a connlab-chart figure; the test would be vacuous"
+    assert any(page.browser_only for page in pages), "no machine page with charts: the test would miss them"
     return pages
 
 
@@ -291,6 +295,26 @@ def test_instant_navigation_renders_charts(watched: Watched, site_url: str) -> N
     watched.assert_clean()
 
 
+def test_chart_libraries_load_only_where_a_page_has_a_chart(watched: Watched, site_url: str) -> None:
+    """vega, vega-lite and vega-embed are most of a page's weight: a page without a chart never fetches
+    them; the first page with one does, once, also after instant navigation."""
+    page = watched.page
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(urlsplit(request.url).path))
+    page.goto(site_url + "contributing/", wait_until="load")
+    assert figure_count(page) == 0
+    page.wait_for_timeout(500)  # nothing is fetched late either
+    assert [path for path in fetched if "/vendor/" in path] == []
+
+    mark_container(page)
+    page.locator(ARTICLE_NAV_LINK).first.click()
+    wait_for_new_content(page)
+    wait_for_charts(watched)
+    libraries = [path.rsplit("/", 1)[-1] for path in fetched if "/vendor/" in path]
+    assert libraries == ["vega.min.js", "vega-lite.min.js", "vega-embed.min.js"]
+    watched.assert_clean()
+
+
 @pytest.mark.parametrize("watched", [False], ids=["no-js"], indirect=True)
 def test_noscript_fallback_images_load(watched: Watched, site_url: str, chart_pages: list[ChartPage]) -> None:
     """Without JavaScript the <noscript> SVGs are shown; their relative src must resolve."""
@@ -298,7 +322,10 @@ def test_noscript_fallback_images_load(watched: Watched, site_url: str, chart_pa
     for chart_page in chart_pages:
         page.goto(site_url + chart_page.url, wait_until="load")
         images = page.locator("img.connlab-chart__fallback")
-        assert images.count() == chart_page.figures, chart_page.url
+        assert images.count() == chart_page.figures - chart_page.browser_only, chart_page.url
+        # A chart drawn in the browser only says, without JavaScript, where its figures are.
+        notes = page.locator("p.connlab-chart__fallback", has_text="drawn by JavaScript")
+        assert notes.count() == chart_page.browser_only, chart_page.url
         broken = images.evaluate_all(
             "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src'))"
         )
@@ -546,13 +573,15 @@ def usl_scratch_site(built_site: Path, folder: Path) -> Path:
         for n in (1, 2, 4, 8, 16, 32, 64, 128, 256)
     ]
     block = chart_block(usl_simulator(records), "usl-sim", "USL simulator", "USL simulator", "none.svg")
-    # The same scripts, in the same order, as the built site's pages load.
+    # The same scripts, in the same order, as the built site's pages load; charts.js loads the chart
+    # libraries from assets/vendor/ beside it.
     index = (built_site / "index.html").read_text(encoding="utf-8")
     scripts = re.findall(r'<script src="(assets/(?:vendor/[^"]+|charts\.js))"', index)
     assert scripts[-1] == "assets/charts.js", scripts
     for script in scripts:
         (folder / script).parent.mkdir(parents=True, exist_ok=True)
         (folder / script).write_bytes((built_site / script).read_bytes())
+    shutil.copytree(built_site / "assets" / "vendor", folder / "assets" / "vendor")
     tags = "\n".join(f'<script src="{script}"></script>' for script in scripts)
     (folder / "index.html").write_text(
         f'<!doctype html>\n<html><head><meta charset="utf-8"><title>USL simulator</title></head>\n'

@@ -44,6 +44,20 @@ ORDER BY machine, workload, clients;
 -- name: normalised
 SELECT * FROM clients_sweep.normalised WHERE workload = 'mixed' ORDER BY machine, clients;
 
+-- name: normalised_spread
+-- The mixed curves of many machines as one band, beside each published curve as it is. Measured machines
+-- share steps of half a power of two in clients per core (their core counts differ); at each step: how many
+-- machines, the median of their shares of their own peaks, and the least and most any of them reached.
+SELECT 'measured machines (median, min–max)' AS series, false AS published,
+       2 ^ (round(log2(clients_per_core) * 2) / 2) AS clients_per_core, count(DISTINCT machine) AS machines,
+       median(tps_share) AS tps_share, min(tps_share) AS tps_share_low, max(tps_share) AS tps_share_high
+FROM clients_sweep.normalised WHERE workload = 'mixed' AND NOT published
+GROUP BY 3
+UNION ALL
+SELECT machine, true, clients_per_core, 1, tps_share, tps_share, tps_share
+FROM clients_sweep.normalised WHERE workload = 'mixed' AND published
+ORDER BY published, series, clients_per_core;
+
 -- name: neighbours_of_peak
 -- The measured points next to each peak: is the peak really above them, or within the range of passes?
 SELECT k.machine, k.workload, k.peak_clients, p.clients, p.tps_median, p.tps_min, p.tps_max,

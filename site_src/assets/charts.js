@@ -15,8 +15,8 @@
  * narrower than NARROW_WIDTH the legends go under the plot, and a plot never gets narrower
  * than MIN_PLOT_WIDTH: the view scrolls sideways instead. The drawing is named by the
  * caption and described by the alt text, for assistive technology.
- * vega, vega-lite, vega-embed and vega-interpreter are loaded before this file
- * (mkdocs.yml extra_javascript), from the site itself.
+ * vega, vega-lite and vega-embed (which bundles vega-interpreter) are most of a page's weight: this
+ * file loads them, from the site itself, only on a page that has a chart, and once per visit.
  */
 (function () {
   "use strict";
@@ -25,6 +25,7 @@
   var VIEW = ".connlab-chart__view";
   var SPEC = "script.connlab-chart__spec";
   var ALT = ".connlab-chart__alt";
+  var BROWSER_ONLY = "connlab-chart--browser-only";
   // Below this width (px) of the chart's column, legends go under the plot: beside it, a legend of
   // machine names takes half a phone's width from the plot.
   var NARROW_WIDTH = 600;
@@ -92,12 +93,15 @@
     return config;
   }
 
-  function embedOptions(scheme, layout) {
+  // A chart with no SVG drawn at build time (a machine's page) offers the view's own SVG and PNG export.
+  var EXPORT_ONLY = { export: true, source: false, compiled: false, editor: false };
+
+  function embedOptions(scheme, layout, exportable) {
     var dark = scheme === "slate";
     return {
       mode: "vega-lite",
       renderer: "svg",
-      actions: false,
+      actions: exportable ? EXPORT_ONLY : false,
       theme: dark ? "dark" : undefined,
       config: chartConfig(layout),
       // vega-embed bundles vega-tooltip; match its look to the page.
@@ -188,7 +192,7 @@
       if (view.offsetHeight > 0) view.style.minHeight = view.offsetHeight + "px";
       release(figure);
       return window
-        .vegaEmbed(view, spec, embedOptions(scheme, layout))
+        .vegaEmbed(view, spec, embedOptions(scheme, layout, figure.classList.contains(BROWSER_ONLY)))
         .then(function (result) {
           if (generation.get(figure) !== gen || !figure.isConnected) {
             result.finalize();
@@ -201,6 +205,9 @@
             return renderFigure(figure, scheme, MIN_PLOT_WIDTH);
           }
           label(figure, view);
+          // vega-embed's export menu opens from an icon alone: give it a name.
+          var menu = view.querySelector("details > summary");
+          if (menu) menu.setAttribute("aria-label", "Export this chart as SVG or PNG");
           // A view wider than its column scrolls: keyboard users must be able to reach it.
           if (view.scrollWidth > view.clientWidth + 1) view.setAttribute("tabindex", "0");
           else view.removeAttribute("tabindex");
@@ -265,6 +272,36 @@
 
   var missingLibraryReported = false;
 
+  // The chart libraries, in the order they need each other, next to this file in the site's assets.
+  var LIBRARIES = ["vendor/vega.min.js", "vendor/vega-lite.min.js", "vendor/vega-embed.min.js"];
+  // Known only while this file first runs (instant navigation does not run it again).
+  var assetsBase = document.currentScript ? new URL(".", document.currentScript.src).href : null;
+  var librariesLoading = null;
+
+  function loadScript(name) {
+    return new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.src = new URL(name, assetsBase || document.baseURI).href;
+      script.onload = resolve;
+      script.onerror = function () {
+        reject(new Error("cannot load " + script.src));
+      };
+      document.head.appendChild(script);
+    });
+  }
+
+  function loadLibraries() {
+    if (typeof window.vegaEmbed === "function") return Promise.resolve();
+    if (!librariesLoading) {
+      librariesLoading = LIBRARIES.reduce(function (loaded, name) {
+        return loaded.then(function () {
+          return loadScript(name);
+        });
+      }, Promise.resolve());
+    }
+    return librariesLoading;
+  }
+
   function renderAll() {
     // Instant navigation removed the previous page's figures: free their views.
     live.forEach(function (figure) {
@@ -279,10 +316,12 @@
     var figures = document.querySelectorAll(FIGURE);
     if (figures.length === 0) return;
     if (typeof window.vegaEmbed !== "function") {
-      if (!missingLibraryReported) {
-        missingLibraryReported = true;
-        console.error("connlab: vegaEmbed is not loaded; charts cannot render");
-      }
+      loadLibraries().then(renderAll, function (err) {
+        if (!missingLibraryReported) {
+          missingLibraryReported = true;
+          console.error("connlab: the chart libraries did not load; charts cannot render:", err);
+        }
+      });
       return;
     }
     var scheme = currentScheme();

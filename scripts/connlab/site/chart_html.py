@@ -56,7 +56,7 @@ def chart_block(
         raise ValueError(f"chart id {chart_id!r} must match {_CHART_ID.pattern}")
     return "\n".join(
         [
-            f'<figure class="connlab-chart" id="chart-{chart_id}">',
+            f'<figure class="{_figure_class(svg_src)}" id="chart-{chart_id}">',
             '<div class="connlab-chart__view"></div>',
             f'<script type="application/json" class="connlab-chart__spec">{spec_json(spec)}</script>',
             _fallback(svg_src, alt),
@@ -75,6 +75,11 @@ NO_SVG_FALLBACK = (
     '<noscript><p class="connlab-chart__fallback">This chart is drawn by JavaScript; its figures are in'
     " the tables of this page and in the CSV below.</p></noscript>"
 )
+
+
+def _figure_class(svg_src: str | None) -> str:
+    """browser-only: no SVG was drawn, so charts.js offers the view's own SVG and PNG export."""
+    return "connlab-chart" if svg_src else "connlab-chart connlab-chart--browser-only"
 
 
 def _fallback(svg_src: str | None, alt: str) -> str:

@@ -131,6 +131,48 @@ def normalised_throughput(records: Records) -> dict:
     return alt.layer(lines, points).to_dict()
 
 
+# Up to this many measured machines, the normalised chart draws a line per machine; past it, their spread.
+LINE_PER_MACHINE_UP_TO = 12
+SPREAD_FIELDS = ("series", "clients_per_core", "machines", "tps_share", "tps_share_low", "tps_share_high")
+
+
+def spread_rows(records: Records) -> list[dict[str, object]]:
+    return [
+        {
+            **{name: record[name] for name in SPREAD_FIELDS},
+            "figures": PUBLISHED_ARTICLE if record["published"] else MEASURED_HERE,
+        }
+        for record in records
+    ]
+
+
+def normalised_spread(records: Records) -> dict:
+    """Many machines on one chart: the measured machines' median share of their peak with a band from the
+    lowest to the highest, and each published curve dashed. Its size does not grow with the machines."""
+    x = alt.X("clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core (log scale)")
+    y_title = "throughput, share of the machine's peak"
+    color = alt.Color("series:N", title="curve")
+    base = _base(spread_rows(records))
+    band = base.mark_area(opacity=0.2).encode(
+        x=x, y=alt.Y("tps_share_low:Q", title=y_title), y2="tps_share_high:Q", color=color
+    )
+    lines = base.mark_line(point=True).encode(
+        x=x,
+        y=alt.Y("tps_share:Q", title=y_title, axis=alt.Axis(format="%")),
+        color=color,
+        strokeDash=alt.StrokeDash("figures:N", title="figures", sort=[MEASURED_HERE, PUBLISHED_ARTICLE]),
+        tooltip=[
+            alt.Tooltip("series:N", title="curve"),
+            alt.Tooltip("clients_per_core:Q", title="per core", format=".3~f"),
+            alt.Tooltip("machines:Q"),
+            alt.Tooltip("tps_share:Q", title="share of peak", format=".0%"),
+            alt.Tooltip("tps_share_low:Q", title="lowest", format=".0%"),
+            alt.Tooltip("tps_share_high:Q", title="highest", format=".0%"),
+        ],
+    )
+    return alt.layer(band, lines).to_dict()
+
+
 def connect_cost_dots(records: Records) -> dict:
     """Time per transaction for each way of connecting: a dot at the median, a rule over the range of the
     passes. The scale is logarithmic (the ways differ by orders of magnitude), where bars cannot start."""
@@ -334,6 +376,7 @@ ROWS_INTO_TEMPLATE: dict[str, Callable[[Records], list[dict[str, object]]]] = {
     "throughput_vs_clients": _as_given,
     "latency_vs_clients": _as_given,
     "normalised_throughput": normalised_rows,
+    "normalised_spread": spread_rows,
     "connect_cost_dots": _as_given,
     "throughput_by_budget": budget_rows,
     "throughput_by_version": version_rows,

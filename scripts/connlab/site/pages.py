@@ -19,7 +19,14 @@ MACHINE_PAGES_DIR = "machines"
 # Facts an article's page shows for every machine at once (one chart each): everything else that names a
 # machine is that machine's detail and lives on its page.
 ACROSS_MACHINE_FACTS = frozenset(
-    {"normalised", "peaks_by_cores", "version_summary", "seed_version_peaks", "network_summary"}
+    {
+        "normalised",
+        "normalised_spread",
+        "peaks_by_cores",
+        "version_summary",
+        "seed_version_peaks",
+        "network_summary",
+    }
 )
 
 Records = list[dict]
@@ -48,9 +55,15 @@ class FactsIndex:
         }
 
     def for_machine(self, machine: str) -> dict[str, Records]:
-        """Each fact that names machines, cut to this machine's records; the others whole."""
+        """Each fact that names machines, cut to this machine's records; a fact summed up over every machine
+        (one the article shows) empty, since it changes whenever any machine does and a machine's page is
+        rendered again only when its own inputs change; the others (published figures, settings) whole."""
         return {
-            name: self.by_machine[name].get(machine, []) if name in self.by_machine else records
+            name: self.by_machine[name].get(machine, [])
+            if name in self.by_machine
+            else []
+            if name in ACROSS_MACHINE_FACTS
+            else records
             for name, records in self.facts.items()
         }
 
