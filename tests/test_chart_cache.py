@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from connlab.site import chart_cache
+from connlab.site import chart_cache, spec_template
 from connlab.site.chart_book import ChartBook
 from connlab.site.chart_cache import ChartCache
 
@@ -105,11 +105,22 @@ def inline_rows(spec: object, datasets: dict[str, list]) -> object:
 @pytest.mark.parametrize("kind", sorted(chart_cache.charts.ROWS_INTO_TEMPLATE))
 def test_a_templated_spec_draws_what_the_full_build_draws(kind: str) -> None:
     templated = chart_cache.build_spec((kind, SAMPLE))
-    assert templated["datasets"][chart_cache.ROWS_DATASET]  # the rows are there, once
+    assert templated["datasets"][spec_template.ROWS_DATASET]  # the rows are there, once
     full = chart_cache.chart_function(kind)(SAMPLE)
     assert inline_rows(templated, templated["datasets"]) == full
 
 
 def test_a_template_without_an_empty_layer_is_refused() -> None:
     with pytest.raises(ValueError, match="draws from no rows"):
-        chart_cache.with_rows({"data": {"values": [{"x": 1}]}, "mark": "point"}, [{"x": 2}])
+        spec_template.with_rows({"data": {"values": [{"x": 1}]}, "mark": "point"}, [{"x": 2}])
+
+
+def test_the_usl_simulator_from_its_template_is_the_simulator_built_in_full() -> None:
+    fit = {"fit_lambda": 2065.16, "fit_sigma": 0.31, "fit_kappa": 0.0042}
+    records = [{**fit, "clients": n, "tps_median": 900.0 * n**0.5, "tps_min": 850.0 * n**0.5,
+                "tps_max": 950.0 * n**0.5} for n in (1, 2, 4, 8, 16)]  # fmt: skip
+    templated = chart_cache.build_spec(("usl_simulator", records))
+    full = chart_cache.chart_function("usl_simulator")(records)
+    assert inline_rows(templated, templated["datasets"]) == full
+    # The sliders start at this machine's fit, not at the template's sample.
+    assert [param["value"] for param in templated["params"][:3]] == [2065.0, 0.31, 0.0042]

@@ -54,7 +54,9 @@ def params_by_name(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_usl_simulator_has_three_sliders_starting_at_the_fit() -> None:
     params = params_by_name(usl_simulator(usl_records()))
-    assert set(params) == {"lambda_", "sigma", "kappa"}
+    # Three sliders; the axes' reach is two params without a control (the scales and the curve read them).
+    assert set(params) == {"lambda_", "sigma", "kappa", "n_max", "y_top"}
+    assert "bind" not in params["n_max"] and "bind" not in params["y_top"]
     for name, fitted in (("lambda_", "fit_lambda"), ("sigma", "fit_sigma"), ("kappa", "fit_kappa")):
         param = params[name]
         bind = param["bind"]

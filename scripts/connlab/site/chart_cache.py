@@ -29,14 +29,15 @@ from connlab.contract.cache import (
     write_atomically,
 )
 from connlab.paths import CACHE_DIR
-from connlab.site import charts, scaling_chart, usl_chart
+from connlab.site import charts, scaling_chart, spec_template, usl_chart
 from connlab.site.chart_html import VL_VERSION, render_svg
+from connlab.site.spec_template import with_rows
 
 Records = list[dict[str, Any]]
 # Chart kinds kept in modules of their own, looked up before connlab.site.charts.
 EXTRA_CHARTS: dict[str, Callable[[Records], dict]] = {"peaks_by_cores": scaling_chart.peaks_by_cores}
 # A spec depends on these modules' code and the Altair that runs it; an SVG on vl-convert and its Vega-Lite.
-SPEC_CODE = (charts, scaling_chart, usl_chart)
+SPEC_CODE = (charts, scaling_chart, usl_chart, spec_template)
 SPECS_SUBDIR = "specs"
 SVGS_SUBDIR = "svg"
 # Fewer jobs than this are done in this process: starting workers costs more than they would save.
@@ -50,44 +51,19 @@ def chart_function(kind: str) -> Callable[[Records], dict]:
 def build_spec(job: tuple[str, Records]) -> dict:
     """The chart's spec: its rows put into its kind's template where the kind has one, else built in full."""
     kind, records = job
+    filled = charts.FILLED_FROM_TEMPLATE.get(kind)
+    if filled is not None:
+        return filled(records)
     rows_of = charts.ROWS_INTO_TEMPLATE.get(kind)
     if rows_of is None:
         return chart_function(kind)(records)
-    return with_rows(spec_template(kind), rows_of(records))
+    return with_rows(kind_template(kind), rows_of(records))
 
 
 @functools.cache
-def spec_template(kind: str) -> dict:
+def kind_template(kind: str) -> dict:
     """The kind's spec drawn from no rows: its one empty dataset is where a chart's rows go."""
     return chart_function(kind)([])
-
-
-# The dataset a template's rows are given under; every layer that drew from no rows reads it, so a
-# layered chart carries its rows once (Altair writes them into each layer).
-ROWS_DATASET = "rows"
-NO_ROWS = {"values": []}
-
-
-def with_rows(template: dict, rows: list[dict[str, Any]]) -> dict:
-    """The template with every empty inline dataset naming the rows instead (a fixed dataset, such as a
-    reference line's one value, is left as it is)."""
-    readers = 0
-
-    def named(node: Any) -> Any:
-        nonlocal readers
-        if isinstance(node, list):
-            return [named(item) for item in node]
-        if not isinstance(node, dict):
-            return node
-        if node.get("data") == NO_ROWS:
-            readers += 1
-            node = {**node, "data": {"name": ROWS_DATASET}}
-        return {key: named(value) for key, value in node.items()}
-
-    spec = named(template)
-    if not readers:
-        raise ValueError("a chart template needs a layer that draws from no rows")
-    return {**spec, "datasets": {ROWS_DATASET: rows}}
 
 
 def _code_digest() -> str:
@@ -114,8 +90,8 @@ class ChartCache:
         found = {key: read_json(folder / f"{key}.json") for key in jobs}
         missing = [key for key, spec in found.items() if spec is None]
         # A templated spec costs less than sending it to a worker: only specs built in full go to the pool.
-        templated = [key for key in missing if jobs[key][0] in charts.ROWS_INTO_TEMPLATE]
-        in_full = [key for key in missing if jobs[key][0] not in charts.ROWS_INTO_TEMPLATE]
+        templated = [key for key in missing if jobs[key][0] in charts.TEMPLATED]
+        in_full = [key for key in missing if jobs[key][0] not in charts.TEMPLATED]
         built = [build_spec(jobs[key]) for key in templated]
         built += self._map(build_spec, [jobs[key] for key in in_full])
         for key, spec in zip(templated + in_full, built, strict=True):

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import altair as alt
 
-from connlab.site.usl_chart import usl_simulator
+from connlab.site.usl_chart import filled_usl, usl_simulator
 
 Records = Sequence[dict[str, object]]
 WIDTH = "container"
@@ -385,3 +385,8 @@ ROWS_INTO_TEMPLATE: dict[str, Callable[[Records], list[dict[str, object]]]] = {
     "pooled_over_direct_by_pool": _as_given,
     "pooler_rss_over_time": _as_given,
 }
+
+# Kinds whose spec also reads the machine's figures beyond its rows (the simulator's sliders start at the
+# fit), each with the function that puts both into its template.
+FILLED_FROM_TEMPLATE: dict[str, Callable[[Records], dict]] = {"usl_simulator": filled_usl}
+TEMPLATED = frozenset(ROWS_INTO_TEMPLATE) | frozenset(FILLED_FROM_TEMPLATE)

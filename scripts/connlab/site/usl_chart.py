@@ -6,11 +6,14 @@ for text or background (charts.js themes them).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
 
 import altair as alt
+
+from connlab.site.spec_template import emptied, with_rows
 
 Records = Sequence[dict[str, object]]
 WIDTH = "container"
@@ -36,22 +39,39 @@ def _usl(n: float, lambda_: float, sigma: float, kappa: float) -> float:
     return lambda_ * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
 
 
-def _usl_slider(name: str, label: str, value: float, top: float) -> alt.Parameter:
+def _usl_slider(name: str, label: str, value: float, top: float) -> dict:
     """A variable bound to a range slider from 0 to top, starting at the fitted value rounded to the
     slider's step (the slider shows its value: 2065, not 2065.1602130005567)."""
     decimals = -math.floor(math.log10(top / USL_SLIDER_STEPS))
     step = 10.0**-decimals
     start = round(value, max(decimals, 0))
-    return alt.param(name=name, value=start, bind=alt.binding_range(min=0, max=top, step=step, name=label))
+    return {"name": name, "value": start, "bind": {"input": "range", "min": 0, "max": top, "step": step,
+                                                   "name": label}}  # fmt: skip
 
 
-def _usl_sliders(lambda_: float, sigma: float, kappa: float) -> list[alt.Parameter]:
-    """λ, σ and κ, each with room to explore well past the fit (σ below 1, where the model holds)."""
+def usl_params(records: Records) -> list[dict]:
+    """Everything of the chart that depends on the machine besides its rows, as Vega-Lite params: λ, σ and
+    κ on sliders with room to explore well past the fit (σ below 1, where the model holds), and the
+    axes' reach (n_max, y_top), which the scales and the model curve read."""
+    if not records:
+        raise ValueError("usl_simulator needs at least one measured point")
+    first = records[0]
+    fit = (float(first["fit_lambda"]), float(first["fit_sigma"]), float(first["fit_kappa"]))
+    lambda_, sigma, kappa = fit
+    n_max = USL_CURVE_REACH * max(float(record["clients"]) for record in records)
+    curve_n = [n_max ** (i / (USL_CURVE_POINTS - 1)) for i in range(USL_CURVE_POINTS)]
+    y_top = 1.2 * max(max(float(r["tps_max"]) for r in records), *(_usl(n, *fit) for n in curve_n))
     return [
         _usl_slider("lambda_", "λ, one client's tps ", lambda_, max(3 * lambda_, 1.0)),
         _usl_slider("sigma", "σ, contention ", sigma, min(max(0.5, 2 * sigma), 1.0)),
         _usl_slider("kappa", "κ, crosstalk ", kappa, max(5 * kappa, 0.01)),
+        {"name": "n_max", "value": n_max},
+        {"name": "y_top", "value": y_top},
     ]
+
+
+def usl_rows(records: Records) -> list[dict[str, object]]:
+    return [{**record, "series": USL_MEASURED} for record in records]
 
 
 def usl_simulator(records: Records) -> dict:
@@ -61,34 +81,49 @@ def usl_simulator(records: Records) -> dict:
     fit_kappa) repeated on every row; the sliders start at the fit. Both axes keep a fixed domain, so
     moving a slider moves the model curve against measurements that stay put. Every expression is
     plain arithmetic, pow, sqrt and round on the params: charts.js evaluates them with vega-interpreter
-    (no `new Function`), which supports only such expressions.
+    (no `new Function`), which supports only such expressions. Whatever depends on the machine is a param
+    or a row (usl_params, usl_rows), so one spec serves every machine with those two put in (filled_usl).
     """
-    if not records:
-        raise ValueError("usl_simulator needs at least one measured point")
-    first = records[0]
-    fit = (float(first["fit_lambda"]), float(first["fit_sigma"]), float(first["fit_kappa"]))
-    n_max = USL_CURVE_REACH * max(float(record["clients"]) for record in records)
-    curve_n = [n_max ** (i / (USL_CURVE_POINTS - 1)) for i in range(USL_CURVE_POINTS)]
-    y_top = 1.2 * max(max(float(r["tps_max"]) for r in records), *(_usl(n, *fit) for n in curve_n))
+    params = usl_params(records)
     x = alt.X(
-        "clients:Q", scale=alt.Scale(type="log", domain=[1, n_max], nice=False), title="clients (log scale)"
+        "clients:Q",
+        scale=alt.Scale(type="log", domain=[1, alt.ExprRef("n_max")], nice=False),
+        title="clients (log scale)",
     )
-    y_scale = alt.Scale(domain=[0, y_top])
+    y_scale = alt.Scale(domain=[0, alt.ExprRef("y_top")])
     color = alt.Color("series:N", title=None, sort=[USL_MODEL, USL_MEASURED, USL_PEAK])
     layers = [
-        _usl_model_line(n_max, x, y_scale, color),
-        *_usl_measured(records, x, y_scale, color),
-        *_usl_peak(n_max, color),
+        _usl_model_line(x, y_scale, color),
+        *_usl_measured(usl_rows(records), x, y_scale, color),
+        *_usl_peak(color),
     ]
-    return alt.layer(*layers).add_params(*_usl_sliders(*fit)).to_dict()
+    return {**alt.layer(*layers).to_dict(), "params": params}
 
 
-def _usl_model_line(n_max: float, x: alt.X, y_scale: alt.Scale, color: alt.Color) -> alt.Chart:
+# Any machine's figures make the template: what depends on them is put in again for every chart.
+USL_SAMPLE = (
+    {"clients": 1, "fit_lambda": 1.0, "fit_sigma": 0.1, "fit_kappa": 0.01, "tps_median": 1.0, "tps_min": 1.0,
+     "tps_max": 1.0},
+)  # fmt: skip
+
+
+@functools.cache
+def usl_template() -> dict:
+    return emptied(usl_simulator(USL_SAMPLE), usl_rows(USL_SAMPLE))
+
+
+def filled_usl(records: Records) -> dict:
+    """What usl_simulator returns, without running Altair: the template given this machine's params and
+    rows."""
+    return {**with_rows(usl_template(), usl_rows(records)), "params": usl_params(records)}
+
+
+def _usl_model_line(x: alt.X, y_scale: alt.Scale, color: alt.Color) -> alt.Chart:
     """X(N) = λN / (1 + σ(N−1) + κN(N−1)) for N from 1 to n_max, recomputed whenever a slider moves."""
     return (
         alt.Chart(alt.sequence(0, USL_CURVE_POINTS, as_="i"))
         .transform_calculate(
-            clients=f"pow({n_max!r}, datum.i / {USL_CURVE_POINTS - 1})",
+            clients=f"pow(n_max, datum.i / {USL_CURVE_POINTS - 1})",
             series=json.dumps(USL_MODEL),
         )
         .transform_calculate(
@@ -101,9 +136,8 @@ def _usl_model_line(n_max: float, x: alt.X, y_scale: alt.Scale, color: alt.Color
     )
 
 
-def _usl_measured(records: Records, x: alt.X, y_scale: alt.Scale, color: alt.Color) -> list[alt.Chart]:
+def _usl_measured(labelled: Records, x: alt.X, y_scale: alt.Scale, color: alt.Color) -> list[alt.Chart]:
     """The measured medians as points, with a rule over the min–max of the passes."""
-    labelled = [{**record, "series": USL_MEASURED} for record in records]
     tooltip = [
         alt.Tooltip("clients:Q"),
         alt.Tooltip("tps_median:Q", title="median", format=",.0f"),
@@ -125,7 +159,7 @@ def _usl_measured(records: Records, x: alt.X, y_scale: alt.Scale, color: alt.Col
     return [ranges, medians]
 
 
-def _usl_peak(n_max: float, color: alt.Color) -> list[alt.Chart]:
+def _usl_peak(color: alt.Color) -> list[alt.Chart]:
     """N* = sqrt((1 − σ)/κ), where the model peaks: a rule and a label, absent when the model has no peak
     (κ = 0 or σ ≥ 1) or the peak lies outside the clients axis. They take a series colour: the default
     colour of rules and text is black, unreadable on the dark palette."""
@@ -133,7 +167,7 @@ def _usl_peak(n_max: float, color: alt.Color) -> list[alt.Chart]:
         alt.Chart(alt.Data(values=[{"at": "peak"}]))
         .transform_filter("kappa > 0 && sigma < 1")
         .transform_calculate(peak_clients="sqrt((1 - sigma) / kappa)", series=json.dumps(USL_PEAK))
-        .transform_filter(f"datum.peak_clients >= 1 && datum.peak_clients <= {n_max!r}")
+        .transform_filter("datum.peak_clients >= 1 && datum.peak_clients <= n_max")
         .transform_calculate(label="'N* ≈ ' + round(datum.peak_clients * 10) / 10")
         .properties(width=WIDTH, height=HEIGHT)
     )
