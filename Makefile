@@ -4,6 +4,10 @@
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
+# No built-in implicit rules: make would search them for every results file it checks (thousands with many
+# machines), which took 2 s of a build with nothing to do.
+MAKEFLAGS += --no-builtin-rules
+.SUFFIXES:
 
 # ---------------------------------------------------------------------------------------------------------
 # Variables (every path defined once; the Python side has its own list in scripts/connlab/paths.py)

@@ -4,8 +4,9 @@ Each size runs in a temporary copy of the repository with N synthetic machines a
 copies of a measured machine under new ids, every throughput scaled by a factor of its own (0.5 to 2), so
 no two machines share a curve. The copy uses this checkout's virtualenv and vendored JavaScript; the
 repository itself is never written to. Per size it prints the cold build, the no-op build, the rebuild after
-one more machine, the heaviest page's gzipped weight (HTML with the scripts and styles it loads; chart specs
-and data are inline) and the cold build's cost per machine.
+one more machine, the heaviest page's gzipped weight (HTML with the scripts and styles it loads, the chart
+libraries included where it has a chart; chart specs and data are inline) and the cold build's cost per
+machine.
 
     .venv/bin/python scripts/bench/many_machines.py --machines 10 100 1000
     .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines: checks the script runs
@@ -35,6 +36,7 @@ SHARED = (".venv", "node_modules")
 STAMPS = (".venv/.installed", "node_modules/.installed")
 # Columns that carry throughput; every other figure is copied as measured.
 SCALED_COLUMNS = ("tps", "transactions")
+CHART_FIGURE = '<figure class="connlab-chart'
 LOCAL_ASSET = re.compile(r'<(?:script|link)[^>]+(?:src|href)="(?!https?:|//|data:)([^"#?]+\.(?:js|css))"')
 
 
@@ -106,12 +108,24 @@ def make_site(copy: Path) -> float:
     return elapsed
 
 
+def lazy_libraries(site: Path) -> list[Path]:
+    """The chart libraries charts.js loads on a page with a chart (its LIBRARIES list), in the site."""
+    charts_js = site / "assets" / "charts.js"
+    listed = re.search(r"var LIBRARIES = \[([^\]]*)\]", charts_js.read_text(encoding="utf-8"))
+    if not listed:
+        sys.exit(f"{charts_js}: no LIBRARIES list; the page weight would leave the chart libraries out")
+    return [charts_js.parent / name for name in re.findall(r'"([^"]+)"', listed.group(1))]
+
+
 def page_weight(page: Path, site: Path) -> int:
-    """Gzipped bytes of the page and of every local script and stylesheet it loads."""
+    """Gzipped bytes of the page, of every local script and stylesheet it loads, and of the chart
+    libraries charts.js fetches when the page has a chart."""
     html = page.read_text(encoding="utf-8")
     total = len(gzip.compress(html.encode(), 6))
-    for reference in sorted(set(LOCAL_ASSET.findall(html))):
-        asset = (page.parent / reference).resolve()
+    assets = {(page.parent / reference).resolve() for reference in LOCAL_ASSET.findall(html)}
+    if CHART_FIGURE in html:
+        assets |= {library.resolve() for library in lazy_libraries(site)}
+    for asset in sorted(assets):
         if asset.is_file() and asset.is_relative_to(site.resolve()):
             total += len(gzip.compress(asset.read_bytes(), 6))
     return total

@@ -1,0 +1,114 @@
+"""connlab.site.publish: MkDocs builds clean when what wraps every page changed, else only the pages whose
+Markdown changed plus the navigation's; stale machine pages and charts go; machine pages stay out of
+search."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from connlab.site.publish import CHROME_FILE, publish
+
+CONFIG = """site_name: Test
+docs_dir: docs
+site_dir: site
+theme:
+  name: material
+plugins:
+  - search
+not_in_nav: |
+  /machines/*.md
+nav:
+  - index.md
+  - machines.md
+"""
+MACHINE_PAGE = "---\nsearch:\n  exclude: true\n---\n\n# {name}\n\nThe figures of {name}.\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "mkdocs.yml").write_text(CONFIG)
+    docs = tmp_path / "docs"
+    (docs / "machines").mkdir(parents=True)
+    (docs / "charts").mkdir()
+    (docs / "index.md").write_text("# Home\n\nSee [the machines](machines.md).\n")
+    (docs / "machines.md").write_text(
+        "# Machines\n\n[a-box](machines/a-box.md), [b-box](machines/b-box.md)\n"
+    )
+    for name in ("a-box", "b-box"):
+        (docs / "machines" / f"{name}.md").write_text(MACHINE_PAGE.format(name=name))
+        (docs / "charts" / f"{name}.csv").write_text("clients,tps\n1,2\n")
+    return tmp_path
+
+
+def built(project: Path, page: str) -> Path:
+    return project / "site" / page / "index.html"
+
+
+def age(path: Path, seconds: float) -> None:
+    """Set a file's time back, so that a rebuild shows as a newer time."""
+    past = time.time() - seconds
+    os.utime(path, (past, past))
+
+
+def test_a_second_build_rebuilds_only_what_changed(project: Path) -> None:
+    config = project / "mkdocs.yml"
+    assert publish(config) == "clean"
+    assert (project / "site" / CHROME_FILE).is_file()
+    # The sources older than their pages, as after any build; the pages older than now.
+    for source in (project / "docs").rglob("*.md"):
+        age(source, 120)
+    for page in ("machines/a-box", "machines/b-box", "machines", ""):
+        age(built(project, page), 60)
+    a_box, b_box = built(project, "machines/a-box"), built(project, "machines/b-box")
+    before = {page: page.stat().st_mtime for page in (a_box, b_box)}
+
+    (project / "docs" / "machines" / "b-box.md").write_text(MACHINE_PAGE.format(name="b-box, measured again"))
+    assert publish(config) == "incremental"
+    assert a_box.stat().st_mtime == before[a_box], "an unchanged machine page was built again"
+    assert b_box.stat().st_mtime > before[b_box] and "measured again" in b_box.read_text()
+    # The navigation's pages are built every time: the menu and the search index read them.
+    assert built(project, "machines").stat().st_mtime > before[a_box]
+
+
+def test_what_wraps_every_page_changing_makes_a_clean_build(project: Path) -> None:
+    config = project / "mkdocs.yml"
+    publish(config)
+    (project / "docs" / "index.md").write_text("# Start here\n\nSee [the machines](machines.md).\n")
+    assert publish(config) == "clean"  # a navigation title changed: every page's menu shows it
+    config.write_text(CONFIG.replace("site_name: Test", "site_name: Renamed"))
+    assert publish(config) == "clean"
+    assert "Renamed" in built(project, "machines/a-box").read_text()
+
+
+def test_a_removed_machine_and_chart_leave_the_site(project: Path) -> None:
+    config = project / "mkdocs.yml"
+    publish(config)
+    (project / "docs" / "machines" / "b-box.md").unlink()
+    (project / "docs" / "charts" / "b-box.csv").unlink()
+    (project / "docs" / "machines.md").write_text("# Machines\n\n[a-box](machines/a-box.md)\n")
+    assert publish(config) == "incremental"
+    assert not (project / "site" / "machines" / "b-box").exists()
+    assert not (project / "site" / "charts" / "b-box.csv").exists()
+    assert (project / "site" / "charts" / "a-box.csv").is_file() and built(
+        project, "machines/a-box"
+    ).is_file()
+
+
+def test_machine_pages_stay_out_of_the_search_index(project: Path) -> None:
+    publish(project / "mkdocs.yml")
+    index = json.loads((project / "site" / "search" / "search_index.json").read_text())
+    locations = [doc["location"] for doc in index["docs"]]
+    assert any(location.startswith("machines/") for location in locations)  # the Machines page itself
+    assert not [location for location in locations if location.startswith("machines/a-box")]
+
+
+def test_a_broken_link_stops_the_build_with_one_line(project: Path) -> None:
+    (project / "docs" / "index.md").write_text("# Home\n\nSee [nothing](nowhere.md).\n")
+    with pytest.raises(Exception, match="mkdocs: Aborted with 1 warnings in strict mode"):
+        publish(project / "mkdocs.yml")
+    assert not (project / "site" / CHROME_FILE).exists()
