@@ -556,3 +556,32 @@ def test_the_machines_page_compares_measured_machines(tmp_path: Path, write_run:
     # Its peak per core is twice the other machine's, computed, not typed.
     assert "its peak per server core is\n  2.0 times the median of the other\n  1 measured machine(s)" in page
     assert page.count("It did not run client\\-bound") == 2  # once per machine, nowhere else
+
+
+FACTS_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "facts_before"
+
+
+def render_tmc_with_copies(tmp_path: Path, copies: int) -> str:
+    """The article from the committed facts with `copies` more measured curves (one machine's, renamed)."""
+    data = tmp_path / "data"
+    shutil.copytree(FACTS_FIXTURE, data)
+    facts_file = data / "facts" / "too-many-connections.json"
+    facts = json.loads(facts_file.read_text())
+    first = next(r["machine"] for r in facts["normalised"] if not r["published"])
+    curve = [r for r in facts["normalised"] if r["machine"] == first]
+    facts["normalised"] += [{**r, "machine": f"copy-{i:02d}"} for i in range(copies) for r in curve]
+    facts_file.write_text(json.dumps(facts))
+    renderer = PageRenderer(data, tmp_path / "docs")
+    return renderer.render(
+        "too-many-connections.md.j2", "articles/too-many-connections.md", "too-many-connections"
+    )
+
+
+def test_past_twelve_machines_the_normalised_chart_draws_their_spread(tmp_path: Path) -> None:
+    few = render_tmc_with_copies(tmp_path / "few", 0)
+    assert "measured machines (median, min–max)" not in few and '"machine"' in few
+    many = render_tmc_with_copies(tmp_path / "many", 13)
+    assert "With 16 measured machines, a line each would hide the shape" in many
+    spec = json.loads(re.search(r'id="chart-tmc-normalised">.*?<script[^>]*>(.*?)</script>', many, re.S)[1])
+    series = {row["series"] for row in spec["datasets"]["rows"]}
+    assert "measured machines (median, min–max)" in series and len(series) > 1  # the published curves too

@@ -248,13 +248,14 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
         "server_cores DOUBLE, calibration_tps DOUBLE, profile VARCHAR, netem VARCHAR, "
         "postgres_version VARCHAR)"
     )
-    for machine in machines:
-        con.execute(
-            "INSERT INTO main.machines VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [machine["id"], machine["published"], machine.get("cores"),
-             machine.get("server_cores") or machine.get("cores"), machine.get("calibration_tps"),
-             machine.get("profile"), machine.get("netem"), machine.get("postgres_version")],
-        )  # fmt: skip
+    rows = [
+        [machine["id"], machine["published"], machine.get("cores"),
+         machine.get("server_cores") or machine.get("cores"), machine.get("calibration_tps"),
+         machine.get("profile"), machine.get("netem"), machine.get("postgres_version")]
+        for machine in machines
+    ]  # fmt: skip
+    if rows:
+        con.executemany("INSERT INTO main.machines VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     # main.pooler_versions: each pooler kind machine.yaml records, per machine, and whether it ran there (the
     # file says "not available on this machine" where its program was missing).
     con.execute(
@@ -262,14 +263,19 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
         "available BOOLEAN)"
     )
     kinds = [name.removesuffix("_version") for name in MachineFile.model_fields if name.endswith("_version")]
-    for machine in machines:
-        for kind in kinds:
-            if kind in CONFIGS and machine.get(f"{kind}_version") is not None:
-                version = str(machine[f"{kind}_version"])
-                con.execute(
-                    "INSERT INTO main.pooler_versions VALUES (?, ?, ?, ?)",
-                    [machine["id"], kind, version, version != NOT_AVAILABLE],
-                )
+    versions = [
+        [
+            machine["id"],
+            kind,
+            str(machine[f"{kind}_version"]),
+            str(machine[f"{kind}_version"]) != NOT_AVAILABLE,
+        ]
+        for machine in machines
+        for kind in kinds
+        if kind in CONFIGS and machine.get(f"{kind}_version") is not None
+    ]
+    if versions:
+        con.executemany("INSERT INTO main.pooler_versions VALUES (?, ?, ?, ?)", versions)
 
 
 def register_measured(con: duckdb.DuckDBPyConnection) -> None:
