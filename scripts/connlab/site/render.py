@@ -21,6 +21,7 @@ from connlab.contract.probes import PROBES
 from connlab.paths import (
     ARTICLES_SRC_DIR,
     ASSETS_SRC_DIR,
+    CACHE_DIR,
     DATA_DIR,
     DOCS_DIR,
     FACTS_DIR,
@@ -110,6 +111,14 @@ SAMPLING_MS = {name: probe.interval_ms for name, probe in PROBES.items()}
 
 
 # -- rendering -------------------------------------------------------------------------------------------
+JINJA_CACHE_DIR = CACHE_DIR / "jinja"
+
+
+def _folder(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 class PageRenderer:
     def __init__(self, data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> None:
         self.data_dir = data_dir
@@ -121,6 +130,9 @@ class PageRenderer:
             keep_trailing_newline=True,
             trim_blocks=True,
             lstrip_blocks=True,
+            # Compiled templates kept between builds (Jinja checks each against its source): compiling
+            # the articles took a second of every render.
+            bytecode_cache=jinja2.FileSystemBytecodeCache(str(_folder(JINJA_CACHE_DIR))),
         )
         self.env.filters.update(number=number, significant=significant, percent=percent, text=plain_text)
         self.claims_dir = data_dir / CLAIMS_SUBDIR
