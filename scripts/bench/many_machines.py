@@ -4,9 +4,9 @@ Each size runs in a temporary copy of the repository with N synthetic machines a
 copies of a measured machine under new ids, every throughput scaled by a factor of its own (0.5 to 2), so
 no two machines share a curve. The copy uses this checkout's virtualenv and vendored JavaScript; the
 repository itself is never written to. Per size it prints the cold build, the no-op build, the rebuild after
-one more machine, the heaviest page's gzipped weight (HTML with the scripts and styles it loads, the chart
-libraries included where it has a chart; chart specs and data are inline) and the cold build's cost per
-machine.
+one more machine, the cold build's cost per machine, the heaviest page's gzipped weight (HTML with the
+scripts and styles it loads, the chart libraries included where it has a chart; chart specs and data are
+inline) and the time headless Chromium takes to draw every chart on that page.
 
     .venv/bin/python scripts/bench/many_machines.py --machines 10 100 1000
     .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines: checks the script runs
@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import gzip
+import http.server
 import io
 import os
 import re
 import shutil
+import socketserver
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -137,6 +141,44 @@ def heaviest_page(site: Path) -> tuple[str, int]:
     return name, weights[name]
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+# Every chart of the page drawn (charts.js marks a figure once its view is in place).
+ALL_CHARTS_DRAWN = """() => [...document.querySelectorAll("figure.connlab-chart")].every(
+  f => f.querySelector(".connlab-chart__view svg") && f.hasAttribute("data-rendered-scheme"))"""
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def chart_draw_seconds(site: Path, page: str) -> float | None:
+    """Seconds from asking headless Chromium for the page (served locally, cache empty) until every chart
+    on it is drawn; None where Chromium or Playwright is missing."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    if not CHROMIUM.is_file():
+        return None
+    handler = functools.partial(QuietHandler, directory=str(site))
+    with socketserver.TCPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{server.server_address[1]}/{page.removesuffix('index.html')}"
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+                tab = browser.new_page(viewport={"width": 1400, "height": 900})
+                started = time.perf_counter()
+                tab.goto(url, wait_until="load")
+                tab.wait_for_function(ALL_CHARTS_DRAWN, timeout=60_000)
+                elapsed = time.perf_counter() - started
+                browser.close()
+        finally:
+            server.shutdown()
+    return elapsed
+
+
 def measure(synthetic: int, keep: bool) -> dict[str, float | str | int]:
     copy = Path(tempfile.mkdtemp(prefix="connlab-machines-"))
     try:
@@ -150,9 +192,11 @@ def measure(synthetic: int, keep: bool) -> dict[str, float | str | int]:
         add_machine(results, synthetic)
         added = make_site(copy)
         page, weight = heaviest_page(copy / "build" / "site")
+        drawn = chart_draw_seconds(copy / "build" / "site", page)
         return {
             "machines": machines + 1, "cold_s": cold, "noop_s": noop, "added_s": added,
             "heaviest_page": page, "heaviest_mb": weight / 1e6, "cold_s_per_machine": cold / machines,
+            "drawn_s": drawn,
         }  # fmt: skip
     finally:
         if keep:
@@ -168,12 +212,13 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies (paths on stderr)")
     args = parser.parse_args()
     sizes = [2] if args.tiny else args.machines
-    print("machines  cold make site  no-op  one added  heaviest page (gzipped)  cold per machine")
+    print("machines  cold make site  no-op  one added  cold per machine  heaviest page (gzipped), drawn in")
     for size in sizes:
         r = measure(size, args.keep)
+        drawn = "no Chromium here" if r["drawn_s"] is None else f"{r['drawn_s']:.2f} s"
         print(
-            f"{r['machines']:>8}  {r['cold_s']:>12.1f} s  {r['noop_s']:>4.1f} s  {r['added_s']:>7.1f} s"
-            f"  {r['heaviest_mb']:.2f} MB {r['heaviest_page']}  {r['cold_s_per_machine']:.2f} s",
+            f"{r['machines']:>8}  {r['cold_s']:>12.1f} s  {r['noop_s']:>4.2f} s  {r['added_s']:>7.1f} s"
+            f"  {r['cold_s_per_machine']:>14.2f} s  {r['heaviest_mb']:.2f} MB {r['heaviest_page']}, {drawn}",
             flush=True,
         )
 
