@@ -278,29 +278,32 @@
   var assetsBase = document.currentScript ? new URL(".", document.currentScript.src).href : null;
   var librariesLoading = null;
 
-  function loadScript(name) {
-    return new Promise(function (resolve, reject) {
-      var script = document.createElement("script");
-      script.src = new URL(name, assetsBase || document.baseURI).href;
-      script.onload = resolve;
-      script.onerror = function () {
-        reject(new Error("cannot load " + script.src));
-      };
-      document.head.appendChild(script);
-    });
-  }
-
+  // All three fetched at once; async = false runs them in the order they were added (each needs the one
+  // before), as soon as each has arrived.
   function loadLibraries() {
     if (typeof window.vegaEmbed === "function") return Promise.resolve();
     if (!librariesLoading) {
-      librariesLoading = LIBRARIES.reduce(function (loaded, name) {
-        return loaded.then(function () {
-          return loadScript(name);
-        });
-      }, Promise.resolve());
+      librariesLoading = Promise.all(
+        LIBRARIES.map(function (name) {
+          return new Promise(function (resolve, reject) {
+            var script = document.createElement("script");
+            script.async = false;
+            script.src = new URL(name, assetsBase || document.baseURI).href;
+            script.onload = resolve;
+            script.onerror = function () {
+              reject(new Error("cannot load " + script.src));
+            };
+            document.head.appendChild(script);
+          });
+        })
+      );
     }
     return librariesLoading;
   }
+
+  // Started while this file first runs, before Material announces the page: the fetch overlaps the rest
+  // of the page's start.
+  if (document.querySelector(FIGURE)) loadLibraries().catch(function () {});
 
   function renderAll() {
     // Instant navigation removed the previous page's figures: free their views.
