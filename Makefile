@@ -34,7 +34,9 @@ DATA_STAMP     := $(DATA)/.aggregated
 DOCS_STAMP     := $(DOCS)/.rendered
 SITE_STAMP     := $(SITE)/.built
 
-RESULT_FILES   := $(shell find results -type f 2>/dev/null)
+# results/<machine>/machine.yaml and results/<machine>/<experiment>/<file>.csv (the folders come along): make's
+# own glob, not a find in a shell, which cost a third of a second with a thousand machines.
+RESULT_FILES   := $(wildcard results/*/* results/*/*/*)
 EXPERIMENT_SRC := $(shell find experiments -type f 2>/dev/null)
 SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
 # Each stage's stamp depends on exactly the code that stage imports: the command line and what every

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from connlab.site.scaling_chart import REFERENCE_PER_CORE, peaks_by_cores
+from connlab.site.scaling_chart import REFERENCE_PER_CORE, peak_rows, peaks_by_cores
 
 RECORDS = [
     {"machine": "a", "published": False, "experiment": "clients-sweep", "server_cores": 1.0,
@@ -30,3 +30,20 @@ def test_peaks_by_cores() -> None:
     # Published figures are labelled as such, measured ones by their experiment.
     sources = {r["source"] for r in dots["data"]["values"]}
     assert sources == {"a (clients-sweep)", "a (core-budget)", "p (published)"}
+
+
+def test_past_twelve_machines_each_experiment_and_core_count_is_one_dot() -> None:
+    many = [
+        {**RECORDS[0], "machine": f"m{i:02d}", "peak_clients": 4 + i, "peak_clients_low": 2 + i,
+         "peak_clients_high": 6 + i}
+        for i in range(13)
+    ]  # fmt: skip
+    rows = peak_rows([*many, RECORDS[2]])
+    measured = [row for row in rows if row["source"] == "measured machines (clients-sweep)"]
+    assert len(measured) == 1 and measured[0]["machines"] == 13
+    # The median of the machines' peaks, the rule from the lowest pass to the highest.
+    assert measured[0]["peak_clients"] == 10 and measured[0]["peak_clients_per_core"] == 10.0
+    assert (measured[0]["peak_clients_low"], measured[0]["peak_clients_high"]) == (2, 18)
+    assert {row["source"] for row in rows} == {"measured machines (clients-sweep)", "p (published)"}
+    # Twelve machines still get a dot each.
+    assert len(peak_rows(many[:12])) == 12

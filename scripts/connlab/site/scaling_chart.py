@@ -6,9 +6,12 @@ colours for text or background (charts.js themes them), log scales where values 
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 
 import altair as alt
+
+from connlab.site.charts import LINE_PER_MACHINE_UP_TO
 
 Records = Sequence[dict[str, object]]
 HEIGHT = 300
@@ -16,16 +19,61 @@ HEIGHT = 300
 REFERENCE_PER_CORE = 4
 
 
+# Up to this many measured machines, a dot each; past it, one dot per experiment and core count (the
+# median of the machines' peaks, the rule from the lowest to the highest), so the chart and its legend keep
+# their size whatever the number of machines. Published machines always keep their own dot.
+DOT_PER_MACHINE_UP_TO = LINE_PER_MACHINE_UP_TO
+CHART_FIELDS = (
+    "server_cores",
+    "peak_clients",
+    "peak_clients_low",
+    "peak_clients_high",
+    "peak_clients_per_core",
+)
+
+
+def _labelled(record: dict[str, object]) -> dict[str, object]:
+    where = "published" if record["published"] else record["experiment"]
+    return {
+        **{name: record[name] for name in CHART_FIELDS},
+        "experiment": record["experiment"],
+        "source": f"{record['machine']} ({where})",
+        "machines": 1,
+    }
+
+
+def _summarised(records: Records) -> list[dict[str, object]]:
+    groups: dict[tuple[object, object], list[dict[str, object]]] = {}
+    for record in records:
+        groups.setdefault((record["experiment"], record["server_cores"]), []).append(dict(record))
+    rows: list[dict[str, object]] = []
+    for (experiment, cores), group in sorted(groups.items(), key=lambda item: str(item[0])):
+        peaks = [float(r["peak_clients"]) for r in group]  # type: ignore[arg-type]
+        median = statistics.median(peaks)
+        rows.append({
+            "server_cores": cores, "peak_clients": median, "experiment": experiment,
+            "peak_clients_low": min(float(r["peak_clients_low"]) for r in group),  # type: ignore[arg-type]
+            "peak_clients_high": max(float(r["peak_clients_high"]) for r in group),  # type: ignore[arg-type]
+            "peak_clients_per_core": median / float(cores),  # type: ignore[arg-type]
+            "source": f"measured machines ({experiment})", "machines": len(group),
+        })  # fmt: skip
+    return rows
+
+
+def peak_rows(records: Records) -> list[dict[str, object]]:
+    """The chart's rows: a dot per machine and budget, or past DOT_PER_MACHINE_UP_TO measured machines, their
+    median per experiment and core count beside each published machine's own."""
+    measured = [r for r in records if not r["published"]]
+    published = [_labelled(dict(r)) for r in records if r["published"]]
+    if len({r["machine"] for r in measured}) <= DOT_PER_MACHINE_UP_TO:
+        return [_labelled(dict(r)) for r in measured] + published
+    return _summarised(measured) + published
+
+
 def peaks_by_cores(records: Records) -> dict:
-    """A dot per machine and budget at its peak, a rule over the range of its passes' own peaks, and the
-    line of four clients per core through the whole chart."""
-    labelled = [
-        {
-            **record,
-            "source": f"{record['machine']} ({'published' if record['published'] else record['experiment']})",
-        }
-        for record in records
-    ]
+    """A dot per machine and budget at its peak (or per group of many machines, peak_rows), a rule over the
+    range of its passes' own peaks, and the line of four clients per core through the whole chart."""
+    labelled = peak_rows(records)
     cores = [float(r["server_cores"]) for r in records if r.get("server_cores")]  # type: ignore[arg-type]
     span = [min(cores, default=0.5), max(cores, default=8.0)]
     reference = [{"server_cores": c, "clients": REFERENCE_PER_CORE * c} for c in span]
@@ -44,6 +92,7 @@ def peaks_by_cores(records: Records) -> dict:
         shape=alt.Shape("experiment:N", title="experiment"),
         tooltip=[
             alt.Tooltip("source:N", title="machine"),
+            alt.Tooltip("machines:Q", title="machines"),
             alt.Tooltip("server_cores:Q", title="server cores", format=".3~f"),
             alt.Tooltip("peak_clients:Q", title="peak clients"),
             alt.Tooltip("peak_clients_low:Q", title="passes: lowest peak"),
