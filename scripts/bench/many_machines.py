@@ -5,8 +5,8 @@ copies of a measured machine under new ids, every throughput scaled by a factor 
 no two machines share a curve. The copy uses this checkout's virtualenv and vendored JavaScript; the
 repository itself is never written to. Per size it prints the cold build, the no-op build, the rebuild after
 one more machine, the cold build's cost per machine, the heaviest page's gzipped weight (HTML with the
-scripts and styles it loads, the chart libraries included where it has a chart; chart specs and data are
-inline) and the time headless Chromium takes to draw every chart on that page.
+scripts and styles it loads, the chart libraries where it has a chart and the search index; chart specs
+and data are inline) and the time headless Chromium takes to draw every chart on that page.
 
     .venv/bin/python scripts/bench/many_machines.py --machines 10 100 1000
     .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines: checks the script runs
@@ -41,6 +41,7 @@ STAMPS = (".venv/.installed", "node_modules/.installed")
 # Columns that carry throughput; every other figure is copied as measured.
 SCALED_COLUMNS = ("tps", "transactions")
 CHART_FIGURE = '<figure class="connlab-chart'
+SEARCH_FORM = 'data-md-component="search"'
 LOCAL_ASSET = re.compile(r'<(?:script|link)[^>]+(?:src|href)="(?!https?:|//|data:)([^"#?]+\.(?:js|css))"')
 
 
@@ -122,13 +123,15 @@ def lazy_libraries(site: Path) -> list[Path]:
 
 
 def page_weight(page: Path, site: Path) -> int:
-    """Gzipped bytes of the page, of every local script and stylesheet it loads, and of the chart
-    libraries charts.js fetches when the page has a chart."""
+    """Gzipped bytes of the page, of every local script and stylesheet it loads, of the chart libraries
+    charts.js fetches when the page has a chart, and of the search index the theme fetches."""
     html = page.read_text(encoding="utf-8")
     total = len(gzip.compress(html.encode(), 6))
     assets = {(page.parent / reference).resolve() for reference in LOCAL_ASSET.findall(html)}
     if CHART_FIGURE in html:
         assets |= {library.resolve() for library in lazy_libraries(site)}
+    if SEARCH_FORM in html:  # the theme fetches the search index as every page starts
+        assets.add((site / "search" / "search_index.json").resolve())
     for asset in sorted(assets):
         if asset.is_file() and asset.is_relative_to(site.resolve()):
             total += gzipped_size(asset)
