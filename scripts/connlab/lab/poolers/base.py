@@ -226,6 +226,9 @@ class PoolerProcess:
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
             return
+        # The whole tree as it was: once the parent has exited, its children are no longer found through
+        # it, yet they may still be on their way out (PgPool-II's children exit after their parent).
+        tree = self.processes()
         for sig in (self.stop_signal, signal.SIGKILL):
             for process in self.processes():
                 with contextlib.suppress(psutil.Error, ProcessLookupError):
@@ -235,9 +238,13 @@ class PoolerProcess:
                 break
             except subprocess.TimeoutExpired:
                 continue
-        for process in self.processes():  # forked children that outlived their parent
+        # Every process of the tree gone before stop() returns: those still exiting are waited for, any
+        # left after that is killed.
+        _, alive = psutil.wait_procs(tree, timeout=STOP_WAIT_S)
+        for process in alive:
             with contextlib.suppress(psutil.Error):
                 process.kill()
+        psutil.wait_procs(alive, timeout=STOP_WAIT_S)
 
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
