@@ -23,6 +23,7 @@ from connlab.contract.files import write_if_changed
 from connlab.contract.machine_schema import NOT_AVAILABLE, MachineFile
 from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON, PUBLISHED_PREFIX
 from connlab.contract.poolers import CONFIGS
+from connlab.contract.yaml_models import FAST_LOADER
 from connlab.data.claims import evaluate_claims
 from connlab.data.views import BEST_PROFILE_VIEW, PEAK_STATS_VIEW, POINT_STATS_VIEW
 from connlab.errors import LabError
@@ -39,7 +40,6 @@ from connlab.paths import (
 )
 
 DATABASE_FILE = "connlab.duckdb"
-FAST_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def result_files(experiment: str, results_dir: Path = RESULTS_DIR) -> list[Path]:
@@ -232,7 +232,7 @@ def load_machines(results_dir: Path = RESULTS_DIR) -> list[dict[str, object]]:
     machines = []
     for path in sorted(results_dir.glob(f"*/{MACHINE_FILE_NAME}")):
         # libyaml where present: validation has read these files already, and one is read per machine.
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=FAST_YAML_LOADER) or {}
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=FAST_LOADER) or {}
         data["id"] = path.parent.name
         data["published"] = path.parent.name.startswith(PUBLISHED_PREFIX)
         machines.append({key: _clean(value) for key, value in data.items()})

@@ -90,16 +90,20 @@ PUBLISHED_ARTICLE = "published article"
 NORMALISED_FIELDS = ("machine", "workload", "clients", "clients_per_core", "tps_share")
 
 
-def normalised_rows(records: Records) -> list[dict[str, object]]:
-    """Only the fields drawn or shown in the tooltip: the chart holds every machine, so each unused field
-    would cost as many bytes as there are points on the page (the CSV download keeps them all)."""
+def _drawn_fields(records: Records, fields: tuple[str, ...]) -> list[dict[str, object]]:
+    """Only the fields drawn or shown in the tooltip, and where the figures come from in words: a chart
+    across machines would otherwise carry each unused field once per point (the CSV keeps them all)."""
     return [
         {
-            **{name: record[name] for name in NORMALISED_FIELDS},
+            **{name: record[name] for name in fields},
             "figures": PUBLISHED_ARTICLE if record["published"] else MEASURED_HERE,
         }
         for record in records
     ]
+
+
+def normalised_rows(records: Records) -> list[dict[str, object]]:
+    return _drawn_fields(records, NORMALISED_FIELDS)
 
 
 def normalised_throughput(records: Records) -> dict:
@@ -137,13 +141,7 @@ SPREAD_FIELDS = ("series", "clients_per_core", "machines", "tps_share", "tps_sha
 
 
 def spread_rows(records: Records) -> list[dict[str, object]]:
-    return [
-        {
-            **{name: record[name] for name in SPREAD_FIELDS},
-            "figures": PUBLISHED_ARTICLE if record["published"] else MEASURED_HERE,
-        }
-        for record in records
-    ]
+    return _drawn_fields(records, SPREAD_FIELDS)
 
 
 def normalised_spread(records: Records) -> dict:
@@ -370,8 +368,8 @@ def _as_given(records: Records) -> list[dict[str, object]]:
 
 # Chart kinds whose spec is the same whatever the rows, but for the rows themselves: each with the function
 # that makes its rows. The cache builds such a spec once, from no rows, and puts each chart's rows in it,
-# instead of running Altair for every chart (a thousand machines draw thousands). A kind whose spec reads
-# its rows (the USL simulator's sliders start at the fit) is not listed and is built in full.
+# instead of running Altair for every chart (a thousand machines draw thousands). A kind listed nowhere
+# here (peaks_by_cores, whose reference line spans its rows) is built in full.
 ROWS_INTO_TEMPLATE: dict[str, Callable[[Records], list[dict[str, object]]]] = {
     "throughput_vs_clients": _as_given,
     "latency_vs_clients": _as_given,

@@ -20,7 +20,9 @@ from pathlib import Path
 
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
+from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort, ConfigurationError
+from mkdocs.structure.files import File
 
 from connlab.contract.cache import digest
 from connlab.errors import LabError
@@ -60,11 +62,10 @@ def chrome_digest(config_file: Path, docs_dir: Path, nav_pages: list[Path]) -> s
     )
 
 
-def _output_of(page: Path, docs_dir: Path, site_dir: Path) -> Path:
-    """Where MkDocs writes a page (directory URLs: a/b.md -> a/b/index.html, a/index.md -> a/index.html)."""
-    relative = page.relative_to(docs_dir).with_suffix("")
-    folder = relative.parent if relative.name == "index" else relative
-    return site_dir / folder / "index.html"
+def _output_of(page: Path, config: MkDocsConfig) -> Path:
+    """Where MkDocs writes a page, as MkDocs itself names it (directory URLs or not)."""
+    source = str(page.relative_to(config.docs_dir))
+    return Path(File(source, config.docs_dir, config.site_dir, config.use_directory_urls).abs_dest_path)
 
 
 def remove_stale(docs_dir: Path, site_dir: Path) -> list[Path]:
@@ -95,7 +96,7 @@ def publish(config_file: Path = CONFIG_FILE) -> str:
     if dirty:
         remove_stale(docs_dir, site_dir)
         for page in nav_pages:  # built again: the navigation and the search index read them
-            _output_of(page, docs_dir, site_dir).unlink(missing_ok=True)
+            _output_of(page, config).unlink(missing_ok=True)
     else:
         kept.unlink(missing_ok=True)  # a build that stops half-way must not pass for a complete one
     build_logger = logging.getLogger("mkdocs.commands.build")

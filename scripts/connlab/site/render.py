@@ -229,17 +229,12 @@ class PageRenderer:
             view=ARTICLE_VIEW if machine is None else MACHINE_VIEW,
             machine_id=machine,
             # The picker leads from an article to each machine's page; a machine's page shows none.
-            picker=self._picker(page) if machine is None else [],
+            picker=picker_options(page, self.machines) if machine is None else [],
             machines=self.machines,
             # A machine's page draws its charts in the browser only (connlab.site.chart_book).
             chart=self._chart_function(page, svg=machine is None),
             page=page,
         )
-
-    @functools.cache  # noqa: B019 (one renderer per build: the cache lives as long as its data)
-    def _picker(self, page: str) -> list[dict[str, str]]:
-        """The machine picker's entries on a page: every article of a machine's page asks for the same."""
-        return picker_options(page, self.machines)
 
     def _view_facts(self, template_name: str, index: FactsIndex, machine: str | None) -> dict:
         """An article's facts as its view shows them; a page (the Machines page) sees every machine."""

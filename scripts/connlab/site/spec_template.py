@@ -7,6 +7,7 @@ points them at one named dataset holding the rows, so a layered chart also carri
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 # The dataset a template's rows are given under; every layer that drew from no rows reads it.
@@ -14,7 +15,7 @@ ROWS_DATASET = "rows"
 NO_ROWS: dict[str, list] = {"values": []}
 
 
-def _map_data(node: Any, change: Any) -> tuple[Any, int]:
+def _map_data(node: Any, change: Callable[[Any], Any]) -> tuple[Any, int]:
     """The spec with change(data) for every `data` of a view; and how many views change() changed."""
     changed = 0
 
