@@ -3,12 +3,14 @@ validate_results, an unchanged folder not checked again, an edited one checked a
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from connlab.data import validate
+from connlab.data import validate, validate_cache
 from connlab.data.validate import validate_results
 from connlab.data.validate_cache import validate_results_cached
 
@@ -55,3 +57,30 @@ def test_an_edited_folder_is_checked_again(tmp_path: Path, write_run: RunWriter,
     problems = validate_results_cached(results, cache)
     assert checked == ["a-box", "a-box"]
     assert problems == validate_results(results) and problems
+
+
+def test_an_unchanged_folder_is_not_read_again(
+    tmp_path: Path, write_run: RunWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files' status answers for their contents; an edit is still seen where the file keeps its size and
+    its modification time is put back (its change time moves)."""
+    results, cache = tmp_path / "results", tmp_path / "cache"
+    path = write_run(results, "a-box", [{"tps": 100.0}], profile="full")
+    hashed: list[str] = []
+    hash_folder = validate_cache.folder_key
+
+    def counting(folder: Path, code: str) -> str:
+        hashed.append(folder.name)
+        return hash_folder(folder, code)
+
+    monkeypatch.setattr(validate_cache, "folder_key", counting)
+    assert validate_results_cached(results, cache) == []
+    assert validate_results_cached(results, cache) == []
+    assert hashed == ["a-box"], "an unchanged folder's files were read again"
+    before = path.stat()
+    time.sleep(0.01)  # a change time that differs even on a coarse clock
+    path.write_text(path.read_text().replace("a-box", "b-box", 1))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    assert validate_results_cached(results, cache), "the edited file was taken for the one validated"
+    assert hashed == ["a-box", "a-box"]

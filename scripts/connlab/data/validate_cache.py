@@ -1,8 +1,11 @@
 """`connlab validate` with each machine folder's problems kept under build/cache by the hash of its files and
 of the validating code: a build after one machine was added validates that machine's folder alone.
 
-Every file is still read (hashing is cheap beside parsing and checking every row), so an edited file or a new
-symbolic link changes the folder's key and is validated again.
+A folder's key is the hash of its files' contents, so an edited file or a new symbolic link is validated
+again. Reading every file to hash it grew to seconds with a thousand machines, so each folder's key is also
+kept beside the files' status (size, times, inode): a folder whose files all have the status they had is not
+read again. Editing a file moves its change time (ctime) even where its size and modification time are put
+back.
 """
 
 from __future__ import annotations
@@ -31,12 +34,36 @@ def folder_key(folder: Path, code: str) -> str:
     return digest(*parts)
 
 
+def stat_signature(folder: Path) -> str:
+    """Each file's path and status: what changes when a file is written, replaced, added or removed."""
+    parts = [str(folder.resolve())]
+    for path in sorted(folder.rglob("*")):
+        status = path.lstat()
+        parts.append(
+            f"{path.relative_to(folder)}\0{status.st_mode}\0{status.st_size}\0{status.st_mtime_ns}"
+            f"\0{status.st_ctime_ns}\0{status.st_ino}"
+        )
+    return digest(*parts)
+
+
+def known_folder_key(folder: Path, code: str, cache_dir: Path) -> str:
+    """folder_key, without reading the files where their status is the one it was computed for."""
+    signature = stat_signature(folder)
+    index = cache_dir / "status" / f"{digest(code, signature)}.json"
+    known = read_json(index)
+    if isinstance(known, str):
+        return known
+    key = folder_key(folder, code)
+    write_atomically(index, json.dumps(key))
+    return key
+
+
 def cached_folder_problems(cache_dir: Path = VALIDATE_CACHE_DIR) -> Callable[[Path], list[str]]:
     """validate_machine_folder, answered from the cache where the folder and the code are unchanged."""
     code = source_digest(*(Path(str(module.__file__)) for module in VALIDATING_CODE))
 
     def folder_problems(folder: Path) -> list[str]:
-        key = folder_key(folder, code)
+        key = known_folder_key(folder, code, cache_dir)
         cached = read_json(cache_dir / f"{key}.json")
         if isinstance(cached, list):
             return [str(problem) for problem in cached]
