@@ -16,7 +16,9 @@ from pathlib import Path
 import duckdb
 import yaml
 
+from connlab.analysis.bulk import insert_rows
 from connlab.analysis.fits import fit_all
+from connlab.contract.cache import canonical_json, digest, source_digest
 from connlab.contract.columns import COLUMN_TYPES, PUBLISHED_FILE_NAME, PUBLISHED_TYPES
 from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.contract.files import write_if_changed
@@ -170,27 +172,35 @@ def spec_targets(experiment: str) -> dict[str, str]:
     }
 
 
-def aggregate_experiment(
-    con: duckdb.DuckDBPyConnection, experiment: str, out_dir: Path, results_dir: Path = RESULTS_DIR
-) -> list[str]:
-    """Run the experiment's SQL in its own schema; export every table it made as CSV."""
-    schema = experiment.replace("-", "_")
+def _compute(
+    con: duckdb.DuckDBPyConnection, schema: str, experiment: str, files: list[Path], targets: dict[str, str]
+) -> None:
+    """The experiment's tables from these raw files, in the given schema."""
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}; SET schema = '{schema}'")
-    targets = spec_targets(experiment)
-    register_raw_windows(con, result_files(experiment, results_dir), targets)
+    register_raw_windows(con, files, targets)
     con.execute(BEST_PROFILE_VIEW)
     con.execute(POINT_STATS_VIEW)
     con.execute(PEAK_STATS_VIEW)
     run_sql_file(con, EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME)
-    tables = [
+    con.execute("SET schema = 'main'")
+
+
+def _tables(con: duckdb.DuckDBPyConnection, schema: str) -> list[str]:
+    """The schema's tables, inputs included."""
+    return [
         row[0]
         for row in con.execute(
             "SELECT table_name FROM information_schema.tables"
             " WHERE table_schema = ? AND table_type = 'BASE TABLE' ORDER BY table_name",
             [schema],
         ).fetchall()
-        if row[0] not in INPUT_TABLES
     ]
+
+
+def export_tables(con: duckdb.DuckDBPyConnection, experiment: str, out_dir: Path) -> list[str]:
+    """Every table the experiment's SQL made, as CSV in out_dir/<experiment>; returns their names."""
+    schema = experiment.replace("-", "_")
+    tables = [table for table in _tables(con, schema) if table not in INPUT_TABLES]
     folder = out_dir / experiment
     folder.mkdir(parents=True, exist_ok=True)
     # A table an older aggregate.sql made must not linger as a download.
@@ -200,8 +210,57 @@ def aggregate_experiment(
         # Sorted rows: the same data gives the same download, whatever order the query engine produced.
         target = _sql_string(str(folder / (table + ".csv")))
         con.execute(f"COPY (SELECT * FROM {schema}.{table} ORDER BY ALL) TO {target} (HEADER)")
-    con.execute("SET schema = 'main'")
     return tables
+
+
+def aggregate_experiment(
+    con: duckdb.DuckDBPyConnection, experiment: str, out_dir: Path, results_dir: Path = RESULTS_DIR
+) -> list[str]:
+    """Run the experiment's SQL over every machine's rows in its own schema; export every table it made as
+    CSV."""
+    schema = experiment.replace("-", "_")
+    con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    _compute(con, schema, experiment, result_files(experiment, results_dir), spec_targets(experiment))
+    return export_tables(con, experiment, out_dir)
+
+
+def update_machines(
+    con: duckdb.DuckDBPyConnection, experiment: str, changed: set[str], results_dir: Path = RESULTS_DIR
+) -> bool:
+    """Recompute the experiment's rows of the changed machines only (added, edited or removed), in place.
+
+    Every table an experiment's SQL makes holds rows of one machine each, computed from that machine's
+    windows and the main tables (machines, published figures); README's "Add an experiment" says so, and
+    tests/test_aggregate_incremental.py checks it for every experiment. A table without a machine column
+    cannot be updated per machine: False, and the caller computes the experiment whole.
+    """
+    schema = experiment.replace("-", "_")
+    scratch = f"{schema}__changed"
+    con.execute(f"DROP SCHEMA IF EXISTS {scratch} CASCADE")
+    files = [path for path in result_files(experiment, results_dir) if path.parent.parent.name in changed]
+    _compute(con, scratch, experiment, files, spec_targets(experiment))
+    tables = _tables(con, schema)
+    with_machine = {
+        row[0]
+        for row in con.execute(
+            "SELECT table_name FROM information_schema.columns WHERE table_schema = ? AND column_name = "
+            "'machine'",
+            [schema],
+        ).fetchall()
+    }
+    if set(tables) - with_machine or set(tables) != set(_tables(con, scratch)):
+        con.execute(f"DROP SCHEMA {scratch} CASCADE")
+        return False
+    con.execute("CREATE OR REPLACE TEMP TABLE changed_machines (machine VARCHAR)")
+    con.executemany("INSERT INTO changed_machines VALUES (?)", [[machine] for machine in sorted(changed)])
+    for table in tables:
+        con.execute(f"DELETE FROM {schema}.{table} WHERE machine IN (SELECT machine FROM changed_machines)")
+        con.execute(
+            f"INSERT INTO {schema}.{table} BY NAME SELECT * FROM {scratch}.{table} "
+            "WHERE machine IN (SELECT machine FROM changed_machines)"
+        )
+    con.execute(f"DROP SCHEMA {scratch} CASCADE")
+    return True
 
 
 _QUERY_MARKER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.M)
@@ -254,8 +313,7 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
          machine.get("profile"), machine.get("netem"), machine.get("postgres_version")]
         for machine in machines
     ]  # fmt: skip
-    if rows:
-        con.executemany("INSERT INTO main.machines VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    insert_rows(con, "main.machines", rows)
     # main.pooler_versions: each pooler kind machine.yaml records, per machine, and whether it ran there (the
     # file says "not available on this machine" where its program was missing).
     con.execute(
@@ -274,8 +332,7 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
         for kind in kinds
         if kind in CONFIGS and machine.get(f"{kind}_version") is not None
     ]
-    if versions:
-        con.executemany("INSERT INTO main.pooler_versions VALUES (?, ?, ?, ?)", versions)
+    insert_rows(con, "main.pooler_versions", versions)
 
 
 def register_measured(con: duckdb.DuckDBPyConnection) -> None:
@@ -344,19 +401,133 @@ def register_published(con: duckdb.DuckDBPyConnection, results_dir: Path) -> Non
     )
 
 
+# What each experiment's tables were computed from, kept in the database between builds: the experiment's
+# basis (code, spec, SQL, published figures) under machine '', and each machine's inputs under its id.
+STATE_TABLE = "main.aggregate_state"
+DATA_CODE = Path(__file__).resolve().parent
+CONTRACT_CODE = DATA_CODE.parent / "contract"
+
+
+def _file_status(path: Path) -> str:
+    # A file's size, times and inode change whenever it is written or replaced; hashing the contents of every
+    # machine's files on every build grew with the machine count.
+    status = path.stat()
+    return f"{path.name}\0{status.st_size}\0{status.st_mtime_ns}\0{status.st_ctime_ns}\0{status.st_ino}"
+
+
+def experiment_basis(experiment: str, common: str) -> str:
+    folder = EXPERIMENTS_DIR / experiment
+    return digest(common, (folder / AGGREGATE_SQL_NAME).read_text(encoding="utf-8"))
+
+
+def common_basis(results_dir: Path) -> str:
+    """What every experiment's tables depend on besides its own SQL and each machine's rows: the code of the
+    data stage and the contract, every spec (main.pooler_settings reads them all), the published figures
+    and DuckDB's version."""
+    code = sorted([*DATA_CODE.glob("*.py"), *CONTRACT_CODE.rglob("*.py")])
+    specs = sorted(EXPERIMENTS_DIR.glob(f"*/{EXPERIMENT_FILE_NAME}"))
+    published = sorted(path for path in results_dir.glob(f"{PUBLISHED_PREFIX}*/*") if path.is_file())
+    return digest(
+        duckdb.__version__,
+        source_digest(*code, *specs, *published),
+        *(str(path.relative_to(results_dir)) for path in published),
+    )
+
+
+def machine_inputs(experiment: str, machines: dict[str, dict], results_dir: Path) -> dict[str, str]:
+    """Each machine with rows of the experiment: the key of its machine.yaml and of its files' status."""
+    by_machine: dict[str, list[Path]] = {}
+    for path in result_files(experiment, results_dir):
+        by_machine.setdefault(path.parent.parent.name, []).append(path)
+    return {
+        machine: digest(canonical_json(machines.get(machine)), *(_file_status(path) for path in files))
+        for machine, files in by_machine.items()
+    }
+
+
+def _previous_state(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
+    con.execute(
+        f"CREATE TABLE IF NOT EXISTS {STATE_TABLE} (experiment VARCHAR, machine VARCHAR, key VARCHAR)"
+    )
+    state: dict[str, dict[str, str]] = {}
+    for experiment, machine, key in con.execute(f"SELECT * FROM {STATE_TABLE}").fetchall():
+        state.setdefault(experiment, {})[machine] = key
+    return state
+
+
+def _record_state(con: duckdb.DuckDBPyConnection, experiment: str, state: dict[str, str] | None) -> None:
+    """Forget the experiment's state before its tables change, and record the new one once they have: an
+    aggregation interrupted in between leaves no state, and the next one computes the experiment whole."""
+    con.execute(f"DELETE FROM {STATE_TABLE} WHERE experiment = ?", [experiment])
+    if state:
+        con.executemany(
+            f"INSERT INTO {STATE_TABLE} VALUES (?, ?, ?)", [[experiment, m, k] for m, k in state.items()]
+        )
+
+
+def aggregate_changed(
+    con: duckdb.DuckDBPyConnection,
+    experiment: str,
+    state: dict[str, str],
+    previous: dict[str, str],
+    out_dir: Path,
+    results_dir: Path,
+) -> str:
+    """Bring the experiment's tables up to date: unchanged (nothing to do), only the changed machines'
+    rows recomputed, or everything computed again (its basis changed, or no state was kept). Returns which."""
+    folder = out_dir / experiment
+    exported = folder.is_dir()
+    if previous == state and exported:
+        return "unchanged"
+    _record_state(con, experiment, None)
+    if previous.get("") == state[""]:
+        changed = {m for m in state.keys() | previous.keys() if state.get(m) != previous.get(m)}
+        if not changed or update_machines(con, experiment, changed, results_dir):
+            export_tables(con, experiment, out_dir)
+            _record_state(con, experiment, state)
+            return "updated"
+    aggregate_experiment(con, experiment, out_dir, results_dir)
+    _record_state(con, experiment, state)
+    return "computed"
+
+
+def _open_kept(database: Path) -> duckdb.DuckDBPyConnection:
+    """The database kept from the last build; a file DuckDB cannot open (another version's, or damaged) is
+    started again from nothing, since everything in it can be computed again."""
+    try:
+        return duckdb.connect(str(database))
+    except duckdb.Error:
+        database.unlink(missing_ok=True)
+        Path(f"{database}.wal").unlink(missing_ok=True)
+        return duckdb.connect(str(database))
+
+
 def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> Path:
-    """Rebuild build/data from scratch; return the DuckDB file the claims and articles can query."""
+    """Bring build/data up to date with results/; return the DuckDB file the claims and articles can query.
+
+    The database is kept between builds: an experiment whose SQL, spec, code and published figures are
+    unchanged has only the rows of the machines whose files changed computed again (adding one machine to a
+    thousand recomputes one machine). The main tables, fits, facts and claims are made again every time.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     database = out_dir / DATABASE_FILE
-    database.unlink(missing_ok=True)
     machines = load_machines(results_dir)
-    with duckdb.connect(str(database)) as con:
+    by_id = {str(machine["id"]): machine for machine in machines}
+    common = common_basis(results_dir)
+    with _open_kept(database) as con:
+        previous = _previous_state(con)
+        for gone in sorted(previous.keys() - set(experiment_names())):
+            con.execute(f"DROP SCHEMA IF EXISTS {gone.replace('-', '_')} CASCADE")
+            _record_state(con, gone, None)
         register_machines(con, machines)
         register_published(con, results_dir)
         register_pooler_settings(con)
         for experiment in experiment_names():
-            if (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists():
-                aggregate_experiment(con, experiment, out_dir, results_dir)
+            if not (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists():
+                continue
+            state = {"": experiment_basis(experiment, common)}
+            state.update(machine_inputs(experiment, by_id, results_dir))
+            aggregate_changed(con, experiment, state, previous.get(experiment, {}), out_dir, results_dir)
         register_measured(con)
         fit_all(con)
         write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, sort_keys=True))

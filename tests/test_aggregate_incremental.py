@@ -1,0 +1,144 @@
+"""Aggregation kept between builds (connlab.data.aggregate): adding, editing or removing a machine recomputes
+that machine's rows only, and what it writes is the same, file for file, as aggregating everything anew.
+
+This is also the check that every experiment's SQL keeps to the rule incremental aggregation rests on: each row
+of its tables depends on one machine's windows (and the main tables), never on another machine's.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+
+from connlab.data import aggregate
+from connlab.data.aggregate import aggregate_all
+from connlab.paths import RESULTS_DIR
+
+SOURCE_MACHINE = "amd-epyc-2c-24g"
+NEW_MACHINE = "copy-box"
+
+
+def _copy_machine(results: Path, source: str, machine_id: str, factor: float) -> None:
+    """results/<machine_id>: the source machine's files under a new id, throughput scaled."""
+    for path in (results / source).rglob("*"):
+        if not path.is_file():
+            continue
+        target = results / machine_id / path.relative_to(results / source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".csv":
+            rows = list(csv.DictReader(io.StringIO(text)))
+            out = io.StringIO()
+            writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            for row in rows:
+                row["machine"] = machine_id
+                if row.get("tps"):
+                    row["tps"] = f"{float(row['tps']) * factor:.4f}"
+                writer.writerow(row)
+            text = out.getvalue()
+        else:
+            text = text.replace(f"id: {source}", f"id: {machine_id}")
+        target.write_text(text, encoding="utf-8")
+
+
+def _outputs(data: Path) -> dict[str, bytes]:
+    """Every file aggregation wrote but the database (tables exported, facts, claims, machines)."""
+    return {
+        str(path.relative_to(data)): path.read_bytes()
+        for path in sorted(data.rglob("*"))
+        if path.is_file() and not path.name.startswith(aggregate.DATABASE_FILE)
+    }
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    copied = tmp_path / "results"
+    shutil.copytree(RESULTS_DIR, copied)
+    return copied
+
+
+@pytest.fixture
+def recomputed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """(experiment, how) for every experiment aggregate_all brought up to date."""
+    seen: list[tuple[str, str]] = []
+    update = aggregate.aggregate_changed
+
+    def watched(con, experiment, *args, **kwargs):  # type: ignore[no-untyped-def]
+        how = update(con, experiment, *args, **kwargs)
+        seen.append((experiment, how))
+        return how
+
+    monkeypatch.setattr(aggregate, "aggregate_changed", watched)
+    return seen
+
+
+def test_adding_then_removing_a_machine_matches_aggregating_anew(
+    results: Path, tmp_path: Path, recomputed: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = tmp_path / "kept"
+    aggregate_all(results_dir=results, out_dir=kept)
+    before = _outputs(kept)
+    assert {how for _, how in recomputed} == {"computed"}
+
+    changed: list[set[str]] = []
+    update = aggregate.update_machines
+
+    def watched_update(con, experiment, machines, *args, **kwargs):  # type: ignore[no-untyped-def]
+        changed.append(set(machines))
+        return update(con, experiment, machines, *args, **kwargs)
+
+    monkeypatch.setattr(aggregate, "update_machines", watched_update)
+    _copy_machine(results, SOURCE_MACHINE, NEW_MACHINE, factor=1.37)
+    recomputed.clear()
+    aggregate_all(results_dir=results, out_dir=kept)
+    measured_by_source = {path.name for path in (results / SOURCE_MACHINE).iterdir() if path.is_dir()}
+    assert {e for e, how in recomputed if how == "updated"} == measured_by_source
+    assert "computed" not in {how for _, how in recomputed}
+    assert changed and all(machines == {NEW_MACHINE} for machines in changed)
+
+    anew = tmp_path / "anew"
+    aggregate_all(results_dir=results, out_dir=anew)
+    with_new = _outputs(kept)
+    assert with_new == _outputs(anew)
+    assert with_new != before and any(NEW_MACHINE.encode() in text for text in with_new.values())
+
+    shutil.rmtree(results / NEW_MACHINE)
+    aggregate_all(results_dir=results, out_dir=kept)
+    assert _outputs(kept) == before
+
+
+def test_a_changed_basis_or_a_lost_state_computes_the_experiment_whole(
+    results: Path, tmp_path: Path, recomputed: list[tuple[str, str]]
+) -> None:
+    kept = tmp_path / "kept"
+    aggregate_all(results_dir=results, out_dir=kept)
+    before = _outputs(kept)
+    # A published figure is read by every experiment's basis.
+    published = next(results.glob("published-*/published.csv"))
+    published.write_text(published.read_text() + "\n", encoding="utf-8")
+    recomputed.clear()
+    aggregate_all(results_dir=results, out_dir=kept)
+    assert {how for _, how in recomputed} == {"computed"}
+    # An aggregation interrupted between changing tables and recording them leaves no state behind.
+    import duckdb
+
+    with duckdb.connect(str(kept / aggregate.DATABASE_FILE)) as con:
+        con.execute(f"DELETE FROM {aggregate.STATE_TABLE} WHERE experiment = 'clients-sweep'")
+    recomputed.clear()
+    aggregate_all(results_dir=results, out_dir=kept)
+    assert dict(recomputed)["clients-sweep"] == "computed"
+    assert {how for e, how in recomputed if e != "clients-sweep"} == {"unchanged"}
+    assert _outputs(kept) == before
+
+
+def test_a_database_that_cannot_be_opened_is_started_again(results: Path, tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / aggregate.DATABASE_FILE).write_bytes(b"not a database")
+    aggregate_all(results_dir=results, out_dir=kept)
+    assert (kept / "clients-sweep" / "points.csv").is_file()
