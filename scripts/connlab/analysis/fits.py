@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 
 from connlab.analysis import usl
+from connlab.analysis.bulk import insert_rows
 from connlab.analysis.usl import MIN_POINTS, UslFit, fit_usl
 from connlab.contract.cache import canonical_json, digest, read_json, source_digest, write_atomically
 from connlab.contract.experiment import experiment_names, load_experiment
@@ -28,7 +29,6 @@ from connlab.paths import CACHE_DIR
 FITS_CACHE_DIR = CACHE_DIR / "usl-fits"
 # Fewer machines to fit than this are fitted in this process: starting workers would cost more.
 MIN_MACHINES_FOR_WORKERS = 16
-INSERT_BATCH = 500
 
 
 def fitted_schemas() -> list[str]:
@@ -167,15 +167,5 @@ def fit_all(con: duckdb.DuckDBPyConnection) -> int:
             if len(curve.clients) >= MIN_POINTS:
                 key = (machine, PUBLISHED_EXPERIMENT, workload)
                 rows.append(_row(key, "medians", fit_usl(curve.clients, curve.tps), curve, None))
-    _insert(con, rows)
+    insert_rows(con, "main.usl_fits", rows)
     return len(rows)
-
-
-def _insert(con: duckdb.DuckDBPyConnection, rows: list[tuple]) -> None:
-    # Many rows to one INSERT: DuckDB's executemany runs one statement per row, which at a thousand
-    # machines' fits costs more than fitting them did.
-    row_marks = "(" + ", ".join("?" * 15) + ")"
-    for start in range(0, len(rows), INSERT_BATCH):
-        batch = rows[start : start + INSERT_BATCH]
-        values = [value for row in batch for value in row]
-        con.execute(f"INSERT INTO main.usl_fits VALUES {', '.join([row_marks] * len(batch))}", values)

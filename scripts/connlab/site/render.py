@@ -182,13 +182,28 @@ class PageRenderer:
     def verdict_table(self, slug: str, machine: str | None = None) -> VerdictTable:
         """The article's table: across machines, no machine's column (each machine's page has its own)."""
         published = [str(m["id"]) for m in self.machines if m.get("published")]
-        machines_facts = self.facts("machines")
-        columns = [c for c in machines_facts.get("columns", []) if machine and c["machine"] == machine]
+        columns_by_machine, measured_by_machine = self._machine_records()
+        columns = columns_by_machine.get(machine, []) if machine else []
+        measured = measured_by_machine.get(machine, []) if machine else []
         claims_file = self.claims_file(slug)
-        columns = article_columns(
-            columns, machines_facts.get("measured", []), claims_file.get("experiments", [])
-        )
-        return build_table(claims_file, columns, published)
+        columns = article_columns(columns, measured, claims_file.get("experiments", []))
+        return build_table(claims_file, columns, published, self._verdicts_by_machine(slug))
+
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def _machine_records(self) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
+        """The Machines facts' column headers and measured experiments, grouped by machine once: each
+        machine's verdict table takes its own instead of scanning every machine's (quadratic in machines)."""
+        facts = self.facts("machines")
+        grouped: tuple[dict[str, list[dict]], dict[str, list[dict]]] = ({}, {})
+        for index, name in enumerate(("columns", "measured")):
+            for record in facts.get(name, []):
+                grouped[index].setdefault(str(record["machine"]), []).append(record)
+        return grouped
+
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def _verdicts_by_machine(self, slug: str) -> list[dict[str, dict]]:
+        """Each claim's verdicts by machine, indexed once per article rather than once per machine's page."""
+        return [{v["machine"]: v for v in claim["verdicts"]} for claim in self.claims(slug)]
 
     def facts(self, slug: str) -> dict:
         return self._json(self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json")

@@ -77,15 +77,23 @@ def article_columns(machine_columns: list[dict], measured: list[dict], experimen
     return columns
 
 
-def build_table(claims_file: dict, machine_columns: list[dict], published: list[str]) -> VerdictTable:
+def build_table(
+    claims_file: dict,
+    machine_columns: list[dict],
+    published: list[str],
+    verdicts_by_machine: list[dict[str, dict]] | None = None,
+) -> VerdictTable:
+    """verdicts_by_machine: each claim's verdicts by machine, where the caller has indexed them already."""
     source = claims_file.get("source")
     columns = columns_of(machine_columns)
     table = VerdictTable(columns=columns, source=source)
     others = [m for m in published if m != source]
-    for claim in claims_file.get("claims", []):
+    claims = claims_file.get("claims", [])
+    if verdicts_by_machine is None:
+        verdicts_by_machine = [{v["machine"]: v for v in claim["verdicts"]} for claim in claims]
+    for claim, by_machine in zip(claims, verdicts_by_machine, strict=True):
         if claim.get("scope") == "across":
             continue  # one verdict over all machines: shown with its chart, not as a row of this table
-        by_machine = {v["machine"]: v for v in claim["verdicts"]}
         cells = [by_machine[c.machine] for c in columns]
         for column, cell in zip(columns, cells, strict=True):
             if cell["verdict"] == "not measured":
