@@ -584,3 +584,20 @@ def test_pooler_versions_say_which_poolers_ran_on_each_machine(tmp_path: Path) -
         },
         {"machine": "gamma", "pooler": "pgbouncer", "version": "1.18.0", "available": True},
     ]
+
+
+def test_facts_rows_are_written_by_duckdb_as_python_would_write_them() -> None:
+    """query_json_rows: the query's order, NaN as null, decimals as numbers and dates as text, the same
+    values query_records gives."""
+    from connlab.data.aggregate import query_json_rows, query_records
+
+    con = duckdb.connect()
+    sql = (
+        "SELECT * FROM (VALUES ('b', 'nan'::DOUBLE, 2.50::DECIMAL(5, 2), DATE '2026-01-02', 3), "
+        "('a', 0.1::DOUBLE, 1.00::DECIMAL(5, 2), NULL, NULL)) t(machine, share, cost, day, n) "
+        "ORDER BY machine DESC"
+    )
+    rows = [json.loads(row) for row in query_json_rows(con, sql)]
+    assert rows == query_records(con, sql)
+    assert rows[0] == {"machine": "b", "share": None, "cost": 2.5, "day": "2026-01-02", "n": 3}
+    assert [type(value) for value in rows[1].values()] == [str, float, float, type(None), type(None)]

@@ -1,8 +1,8 @@
 """Aggregation kept between builds (connlab.data.aggregate): adding, editing or removing a machine recomputes
 that machine's rows only, and what it writes is the same, file for file, as aggregating everything anew.
 
-This is also the check that every experiment's SQL keeps to the rule incremental aggregation rests on: each row
-of its tables depends on one machine's windows (and the main tables), never on another machine's.
+This is also the check that every experiment's SQL keeps to the rule incremental aggregation rests on: each
+row of its tables depends on one machine's windows (and the main tables), never on another machine's.
 """
 
 from __future__ import annotations

@@ -272,18 +272,33 @@ def split_named_queries(text: str) -> dict[str, str]:
     return {parts[i]: parts[i + 1].strip().rstrip(";") for i in range(1, len(parts), 2)}
 
 
+def _json_constant(name: str) -> float | None:
+    # NaN is no JSON value: an undefined figure is null, as query_records makes it.
+    return None if name == "NaN" else float(name)
+
+
+def query_json_rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
+    """Each row of the query as a JSON object, in the query's order, written by DuckDB: converting every
+    value to Python and encoding it again cost more than the queries at a thousand machines."""
+    rows = [row[0] for row in con.execute(f"SELECT to_json(facts_row) FROM ({sql}) AS facts_row").fetchall()]
+    return [
+        json.dumps(json.loads(row, parse_constant=_json_constant), sort_keys=True) if "NaN" in row else row
+        for row in rows
+    ]
+
+
 def export_facts(con: duckdb.DuckDBPyConnection, facts_sql: Path, out_dir: Path) -> Path:
-    facts: dict[str, list[dict[str, object]]] = {}
+    facts: dict[str, list[str]] = {}
     for name, sql in split_named_queries(facts_sql.read_text()).items():
         try:
-            facts[name] = query_records(con, sql)
+            facts[name] = query_json_rows(con, sql)
         except duckdb.Error as error:
             raise LabError(f"{facts_sql}: query {name}: {str(error).splitlines()[0]}") from error
     out_dir.mkdir(parents=True, exist_ok=True)
     slug = facts_sql.name.removesuffix(".facts.sql")
     path = out_dir / f"{slug}.json"
-    # No indent: Python's JSON encoder is its C one only without it, and the facts grow with every machine.
-    write_if_changed(path, json.dumps(facts, sort_keys=True))
+    text = ",".join(f"{json.dumps(name)}:[{','.join(rows)}]" for name, rows in sorted(facts.items()))
+    write_if_changed(path, "{" + text + "}")
     return path
 
 
