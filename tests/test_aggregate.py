@@ -15,6 +15,7 @@ import yaml
 
 from conftest import REPO_ROOT, machine_facts
 from connlab.contract.columns import COLUMN_NAMES, PUBLISHED_FILE_NAME
+from connlab.contract.facts_files import read_facts
 from connlab.data import aggregate
 from connlab.data.aggregate import (
     aggregate_all,
@@ -280,15 +281,15 @@ def test_aggregate_all_writes_facts_for_the_articles(results_dir: Path, tmp_path
     database = aggregate_all(results_dir=results_dir, out_dir=out)
     assert database == out / "connlab.duckdb"
     assert database.is_file()
-    facts = json.loads((out / "facts" / "too-many-connections.json").read_text())
+    facts = read_facts(out / "facts", "too-many-connections")
     assert {row["machine"] for row in facts["sweep_machines"]} == {"alpha", "beta"}
     mixed = [row for row in facts["peaks"] if row["machine"] == "alpha" and row["workload"] == "mixed"]
     assert [row["peak_tps"] for row in mixed] == [12345]
     machines = json.loads((out / "machines.json").read_text())
     assert [machine["id"] for machine in machines] == ["alpha", "beta", "published-ref"]
-    # A second run over the same input starts from scratch and gives the same facts.
+    # A second run over the same input (its database kept) gives the same facts.
     aggregate_all(results_dir=results_dir, out_dir=out)
-    assert json.loads((out / "facts" / "too-many-connections.json").read_text()) == facts
+    assert read_facts(out / "facts", "too-many-connections") == facts
 
 
 # -- published reference data -----------------------------------------------------------------------------
@@ -601,3 +602,36 @@ def test_facts_rows_are_written_by_duckdb_as_python_would_write_them() -> None:
     assert rows == query_records(con, sql)
     assert rows[0] == {"machine": "b", "share": None, "cost": 2.5, "day": "2026-01-02", "n": 3}
     assert [type(value) for value in rows[1].values()] == [str, float, float, type(None), type(None)]
+
+
+def test_an_articles_facts_are_split_by_measured_machine(tmp_path: Path) -> None:
+    """Measured machines' rows of a fact that names machines go to each machine's own file (every such fact
+    listed there); published rows, facts summed up over machines and facts without machines stay in the
+    article's file; counts cover every row; a machine no longer measured loses its file."""
+    facts_sql = tmp_path / "demo.facts.sql"
+    facts_sql.write_text(
+        "-- name: peaks\n"
+        "SELECT * FROM (VALUES ('b', 2), ('published-x', 9), ('a', 1)) t(machine, tps) ORDER BY tps\n"
+        "-- name: normalised\nSELECT 'a' AS machine, 0.5 AS share\n"
+        "-- name: settings\nSELECT 100 AS pool_size\n"
+        "-- name: nothing\nSELECT 'a' AS machine WHERE false\n"
+    )
+    out = tmp_path / "facts"
+    export_facts(duckdb.connect(), facts_sql, out, measured={"a", "b", "c"})
+    assert json.loads((out / "demo.json").read_text()) == {
+        "peaks": [{"machine": "published-x", "tps": 9}],
+        "normalised": [{"machine": "a", "share": 0.5}],
+        "settings": [{"pool_size": 100}],
+        "nothing": [],
+    }
+    assert json.loads((out / "demo" / "a.json").read_text()) == {
+        "peaks": [{"machine": "a", "tps": 1}],
+        "nothing": [],
+    }
+    assert json.loads((out / "demo" / "c.json").read_text()) == {"peaks": [], "nothing": []}
+    assert json.loads((out / "demo.counts.json").read_text()) == {
+        "peaks": 3, "normalised": 1, "settings": 1, "nothing": 0
+    }  # fmt: skip
+    assert [row["machine"] for row in read_facts(out, "demo")["peaks"]] == ["published-x", "a", "b"]
+    export_facts(duckdb.connect(), facts_sql, out, measured={"a"})
+    assert sorted(path.name for path in (out / "demo").iterdir()) == ["a.json"]

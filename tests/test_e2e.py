@@ -8,7 +8,6 @@ repository's results/ and build/ are never touched.
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 import signal
@@ -27,6 +26,7 @@ import yaml
 
 from connlab.contract.columns import COLUMN_NAMES
 from connlab.contract.experiment import make_plan, window_options
+from connlab.contract.facts_files import read_facts
 from connlab.errors import LabError
 from connlab.lab import cluster as cluster_module
 from connlab.lab.cluster import Cluster
@@ -160,7 +160,7 @@ def test_run_then_build_the_site(
         assert result.returncode == 0, f"connlab {stage}: {result.stdout}{result.stderr}"
 
     data = Path(connlab_env["CONNLAB_BUILD_DIR"]) / "data"
-    facts = json.loads((data / "facts" / "too-many-connections.json").read_text())
+    facts = read_facts(data / "facts", "too-many-connections")
     assert {row["machine"] for row in facts["sweep_machines"]} == {MACHINE}
     docs = Path(connlab_env["CONNLAB_BUILD_DIR"]) / "docs"
     assert (docs / "articles" / "too-many-connections.md").is_file()

@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -21,6 +22,13 @@ from connlab.analysis.fits import fit_all
 from connlab.contract.cache import canonical_json, digest, source_digest
 from connlab.contract.columns import COLUMN_TYPES, PUBLISHED_FILE_NAME, PUBLISHED_TYPES
 from connlab.contract.experiment import experiment_names, load_experiment
+from connlab.contract.facts_files import (
+    ACROSS_MACHINE_FACTS,
+    counts_path,
+    facts_path,
+    facts_text,
+    machine_facts_path,
+)
 from connlab.contract.files import write_if_changed
 from connlab.contract.machine_schema import NOT_AVAILABLE, MachineFile
 from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON, PUBLISHED_PREFIX
@@ -277,28 +285,65 @@ def _json_constant(name: str) -> float | None:
     return None if name == "NaN" else float(name)
 
 
+def _without_nan(row: str) -> str:
+    # DuckDB writes an undefined double as NaN, which is no JSON value: null, as query_records makes it.
+    return json.dumps(json.loads(row, parse_constant=_json_constant), sort_keys=True) if "NaN" in row else row
+
+
 def query_json_rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
     """Each row of the query as a JSON object, in the query's order, written by DuckDB: converting every
     value to Python and encoding it again cost more than the queries at a thousand machines."""
-    rows = [row[0] for row in con.execute(f"SELECT to_json(facts_row) FROM ({sql}) AS facts_row").fetchall()]
     return [
-        json.dumps(json.loads(row, parse_constant=_json_constant), sort_keys=True) if "NaN" in row else row
-        for row in rows
+        _without_nan(row[0])
+        for row in con.execute(f"SELECT to_json(facts_row) FROM ({sql}) AS facts_row").fetchall()
     ]
 
 
-def export_facts(con: duckdb.DuckDBPyConnection, facts_sql: Path, out_dir: Path) -> Path:
-    facts: dict[str, list[str]] = {}
+def _machine_json_rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[str | None, str]]:
+    """(machine, row as JSON) for each row of a query that names machines, in the query's order."""
+    rows = con.execute(f"SELECT machine::VARCHAR, to_json(facts_row) FROM ({sql}) AS facts_row").fetchall()
+    return [(machine, _without_nan(row)) for machine, row in rows]
+
+
+def export_facts(
+    con: duckdb.DuckDBPyConnection, facts_sql: Path, out_dir: Path, measured: set[str] | None = None
+) -> Path:
+    """The named queries' rows as facts files; with the measured machines (an article), each one's rows of
+    the facts that name machines in a file of its own (connlab.contract.facts_files)."""
+    slug = facts_sql.name.removesuffix(".facts.sql")
+    shared: dict[str, list[str]] = {}
+    own: dict[str, dict[str, list[str]]] = {machine: {} for machine in measured or ()}
+    counts: dict[str, int] = {}
     for name, sql in split_named_queries(facts_sql.read_text()).items():
         try:
-            facts[name] = query_json_rows(con, sql)
+            columns = [c[0] for c in con.execute(f"SELECT * FROM ({sql}) AS q LIMIT 0").description]
+            if measured is None or "machine" not in columns or name in ACROSS_MACHINE_FACTS:
+                shared[name] = query_json_rows(con, sql)
+                counts[name] = len(shared[name])
+                continue
+            rows = _machine_json_rows(con, sql)
         except duckdb.Error as error:
             raise LabError(f"{facts_sql}: query {name}: {str(error).splitlines()[0]}") from error
+        counts[name] = len(rows)
+        shared[name] = []
+        for facts in own.values():
+            facts[name] = []
+        for machine, row in rows:
+            (own[machine][name] if machine in own else shared[name]).append(row)
     out_dir.mkdir(parents=True, exist_ok=True)
-    slug = facts_sql.name.removesuffix(".facts.sql")
-    path = out_dir / f"{slug}.json"
-    text = ",".join(f"{json.dumps(name)}:[{','.join(rows)}]" for name, rows in sorted(facts.items()))
-    write_if_changed(path, "{" + text + "}")
+    path = facts_path(out_dir, slug)
+    write_if_changed(path, facts_text(shared))
+    folder = out_dir / slug
+    if measured is None:
+        counts_path(out_dir, slug).unlink(missing_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
+        return path
+    write_if_changed(counts_path(out_dir, slug), json.dumps(counts, sort_keys=True))
+    for machine, facts in own.items():
+        write_if_changed(machine_facts_path(out_dir, slug, machine), facts_text(facts))
+    # A machine whose results are gone must not keep its facts.
+    for stale in set(folder.glob("*.json")) - {machine_facts_path(out_dir, slug, m) for m in own}:
+        stale.unlink()
     return path
 
 
@@ -474,10 +519,7 @@ def _record_state(con: duckdb.DuckDBPyConnection, experiment: str, state: dict[s
     """Forget the experiment's state before its tables change, and record the new one once they have: an
     aggregation interrupted in between leaves no state, and the next one computes the experiment whole."""
     con.execute(f"DELETE FROM {STATE_TABLE} WHERE experiment = ?", [experiment])
-    if state:
-        con.executemany(
-            f"INSERT INTO {STATE_TABLE} VALUES (?, ?, ?)", [[experiment, m, k] for m, k in state.items()]
-        )
+    insert_rows(con, STATE_TABLE, [(experiment, machine, key) for machine, key in (state or {}).items()])
 
 
 def aggregate_changed(
@@ -547,8 +589,14 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
         fit_all(con)
         write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, sort_keys=True))
         # Articles and pages alike may name the figures they quote (the Machines page compares machines).
-        for facts_sql in sorted([*ARTICLES_SRC_DIR.glob("*.facts.sql"), *PAGES_SRC_DIR.glob("*.facts.sql")]):
-            export_facts(con, facts_sql, out_dir / FACTS_DIR.relative_to(DATA_DIR))
+        facts_dir = out_dir / FACTS_DIR.relative_to(DATA_DIR)
+        measured = {str(m["id"]) for m in machines if not m["published"]}
+        # An article's facts are split by machine (each machine's page reads its own); a page's (the Machines
+        # page compares every machine) stay whole.
+        for facts_sql in sorted(ARTICLES_SRC_DIR.glob("*.facts.sql")):
+            export_facts(con, facts_sql, facts_dir, measured)
+        for facts_sql in sorted(PAGES_SRC_DIR.glob("*.facts.sql")):
+            export_facts(con, facts_sql, facts_dir)
         for claims_file in sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml")):
             evaluate_claims(
                 con,

@@ -10,33 +10,30 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+
+from connlab.contract.facts_files import ACROSS_MACHINE_FACTS
 
 ARTICLE_VIEW = "article"
 MACHINE_VIEW = "machine"
 MACHINE_PAGES_DIR = "machines"
-# Facts an article's page shows for every machine at once (one chart each): everything else that names a
-# machine is that machine's detail and lives on its page.
-ACROSS_MACHINE_FACTS = frozenset(
-    {
-        "normalised",
-        "normalised_spread",
-        "peaks_by_cores",
-        "version_summary",
-        "seed_version_peaks",
-        "network_summary",
-    }
-)
 
 Records = list[dict]
 
 
 @dataclass
 class FactsIndex:
-    """An article's facts split by machine once, so that each view takes its records without a scan."""
+    """An article's facts split by machine once, so that each view takes its records without a scan.
+
+    facts: the article's facts file. own_facts: a measured machine's own file (connlab.contract.facts_files),
+    None where there is none (facts written whole, as a test may). counted: each fact's rows over every
+    machine, where the article's file alone no longer holds them."""
 
     facts: dict[str, Records]
+    own_facts: Callable[[str], dict[str, Records] | None] = lambda machine: None
+    counted: dict[str, int] | None = None
     by_machine: dict[str, dict[str, Records]] = field(default_factory=dict)  # fact -> machine -> records
 
     def __post_init__(self) -> None:
@@ -50,6 +47,8 @@ class FactsIndex:
 
     def counts(self) -> dict[str, int]:
         """How many records each fact has over every machine: what tells "nothing measured yet"."""
+        if self.counted is not None:
+            return dict(self.counted)
         return {
             name: len(records) if isinstance(records, list) else 1 for name, records in self.facts.items()
         }
@@ -58,6 +57,12 @@ class FactsIndex:
         """Each fact that names machines, cut to this machine's records; a fact summed up over every machine
         (one the article shows) empty, since it changes whenever any machine does and a machine's page is
         rendered again only when its own inputs change; the others (published figures, settings) whole."""
+        own = self.own_facts(machine)
+        if own is not None:
+            return {
+                name: own.get(name, [] if name in ACROSS_MACHINE_FACTS else records)
+                for name, records in self.facts.items()
+            }
         return {
             name: self.by_machine[name].get(machine, [])
             if name in self.by_machine
@@ -66,6 +71,11 @@ class FactsIndex:
             else records
             for name, records in self.facts.items()
         }
+
+    def shared(self) -> dict[str, Records]:
+        """What every machine's view takes from the article's file as it is (all but the facts summed up
+        over every machine): with the machine's own file, the inputs of its page."""
+        return {name: records for name, records in self.facts.items() if name not in ACROSS_MACHINE_FACTS}
 
     def across(self, measured: set[str]) -> dict[str, Records]:
         """The article's view: the cross-machine facts whole, the per-machine ones without measured machines

@@ -8,13 +8,16 @@ Files are only rewritten when their content changes, so an unchanged page does n
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from pathlib import Path
 
 import jinja2
 
+from connlab.contract.cache import canonical_json, digest, read_json
 from connlab.contract.columns import WINDOW_COLUMNS
 from connlab.contract.experiment import make_plan
+from connlab.contract.facts_files import counts_path, machine_facts_path
 from connlab.contract.files import copy_if_changed, write_if_changed
 from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON
 from connlab.contract.probes import PROBES
@@ -261,13 +264,36 @@ class PageRenderer:
 
     def _facts_index(self, slug: str) -> FactsIndex:
         if slug not in self._facts_indexes:
-            self._facts_indexes[slug] = FactsIndex(self.facts(slug))
+            facts_dir = self.data_dir / FACTS_DIR.relative_to(DATA_DIR)
+            counted = read_json(counts_path(facts_dir, slug))
+
+            def own_facts(machine: str) -> dict | None:
+                own = read_json(machine_facts_path(facts_dir, slug, machine))
+                return own if isinstance(own, dict) else None
+
+            self._facts_indexes[slug] = FactsIndex(
+                self.facts(slug), own_facts, counted if isinstance(counted, dict) else None
+            )
         return self._facts_indexes[slug]
 
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def _shared_facts_digest(self, slug: str) -> str:
+        return digest(canonical_json(self._facts_index(slug).shared()))
+
     def machine_inputs(self, slug: str, machine: str) -> dict:
-        """Everything an article's machine view shows: what its page's cache key is made of."""
+        """Everything an article's machine view shows: what its page's cache key is made of. Where the
+        machine has its own facts file, its bytes and what it shares with every machine, not the records
+        themselves (encoding every machine's records to hash them grew to seconds with many machines)."""
         table = self.verdict_table(slug, machine)
-        return {"facts": self._facts_index(slug).for_machine(machine), "verdicts": verdicts_input(table)}
+        own = machine_facts_path(self.data_dir / FACTS_DIR.relative_to(DATA_DIR), slug, machine)
+        if own.is_file():
+            facts: object = {
+                "own": hashlib.sha256(own.read_bytes()).hexdigest(),
+                "shared": self._shared_facts_digest(slug),
+            }
+        else:
+            facts = self._facts_index(slug).for_machine(machine)
+        return {"facts": facts, "verdicts": verdicts_input(table)}
 
     def render_machine_page(self, machine: str, article_slugs: list[str]) -> str:
         """A machine's own page: its detail from every article, one after the other."""
