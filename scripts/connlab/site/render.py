@@ -1,6 +1,7 @@
 """build/data -> build/docs: Jinja renders the articles, pages and charts; assets are copied.
 
-Templates see measured figures only through `facts` (build/data/facts/<slug>.json) and `machines`;
+Templates see measured figures only through `facts` (build/data/facts: an article's file, and a machine's own
+file on its page; connlab.contract.facts_files) and `machines`;
 StrictUndefined turns a misspelt fact into a build error instead of an empty gap in the prose.
 Files are only rewritten when their content changes, so an unchanged page does not rebuild the site.
 """
