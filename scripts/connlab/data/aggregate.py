@@ -60,6 +60,16 @@ def result_files(experiment: str, results_dir: Path = RESULTS_DIR) -> list[Path]
     )
 
 
+def result_files_by_experiment(results_dir: Path = RESULTS_DIR) -> dict[str, list[Path]]:
+    """Every measured machine's CSVs, per experiment, from one walk of results/ (a glob per experiment
+    walked a thousand machines' folders twenty times)."""
+    by_experiment: dict[str, list[Path]] = {}
+    for path in sorted(results_dir.glob("*/*/*.csv")):
+        if not path.parent.parent.name.startswith(PUBLISHED_PREFIX):
+            by_experiment.setdefault(path.parent.name, []).append(path)
+    return by_experiment
+
+
 def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -222,18 +232,27 @@ def export_tables(con: duckdb.DuckDBPyConnection, experiment: str, out_dir: Path
 
 
 def aggregate_experiment(
-    con: duckdb.DuckDBPyConnection, experiment: str, out_dir: Path, results_dir: Path = RESULTS_DIR
+    con: duckdb.DuckDBPyConnection,
+    experiment: str,
+    out_dir: Path,
+    results_dir: Path = RESULTS_DIR,
+    files: list[Path] | None = None,
 ) -> list[str]:
-    """Run the experiment's SQL over every machine's rows in its own schema; export every table it made as
-    CSV."""
+    """Run the experiment's SQL over every machine's rows (files: its CSVs, where already listed) in its own
+    schema; export every table it made as CSV."""
     schema = experiment.replace("-", "_")
     con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-    _compute(con, schema, experiment, result_files(experiment, results_dir), spec_targets(experiment))
+    files = result_files(experiment, results_dir) if files is None else files
+    _compute(con, schema, experiment, files, spec_targets(experiment))
     return export_tables(con, experiment, out_dir)
 
 
 def update_machines(
-    con: duckdb.DuckDBPyConnection, experiment: str, changed: set[str], results_dir: Path = RESULTS_DIR
+    con: duckdb.DuckDBPyConnection,
+    experiment: str,
+    changed: set[str],
+    results_dir: Path = RESULTS_DIR,
+    files: list[Path] | None = None,
 ) -> bool:
     """Recompute the experiment's rows of the changed machines only (added, edited or removed), in place.
 
@@ -245,7 +264,8 @@ def update_machines(
     schema = experiment.replace("-", "_")
     scratch = f"{schema}__changed"
     con.execute(f"DROP SCHEMA IF EXISTS {scratch} CASCADE")
-    files = [path for path in result_files(experiment, results_dir) if path.parent.parent.name in changed]
+    files = result_files(experiment, results_dir) if files is None else files
+    files = [path for path in files if path.parent.parent.name in changed]
     _compute(con, scratch, experiment, files, spec_targets(experiment))
     tables = _tables(con, schema)
     with_machine = {
@@ -494,10 +514,11 @@ def common_basis(results_dir: Path) -> str:
     )
 
 
-def machine_inputs(experiment: str, machines: dict[str, dict], results_dir: Path) -> dict[str, str]:
-    """Each machine with rows of the experiment: the key of its machine.yaml and of its files' status."""
+def machine_inputs(machines: dict[str, dict], files: list[Path]) -> dict[str, str]:
+    """Each machine with rows of the experiment (files: its CSVs): the key of its machine.yaml and of its
+    files' status."""
     by_machine: dict[str, list[Path]] = {}
-    for path in result_files(experiment, results_dir):
+    for path in files:
         by_machine.setdefault(path.parent.parent.name, []).append(path)
     return {
         machine: digest(canonical_json(machines.get(machine)), *(_file_status(path) for path in files))
@@ -529,6 +550,7 @@ def aggregate_changed(
     previous: dict[str, str],
     out_dir: Path,
     results_dir: Path,
+    files: list[Path],
 ) -> str:
     """Bring the experiment's tables up to date: unchanged (nothing to do), only the changed machines'
     rows recomputed, or everything computed again (its basis changed, or no state was kept). Returns which."""
@@ -539,11 +561,11 @@ def aggregate_changed(
     _record_state(con, experiment, None)
     if previous.get("") == state[""]:
         changed = {m for m in state.keys() | previous.keys() if state.get(m) != previous.get(m)}
-        if not changed or update_machines(con, experiment, changed, results_dir):
+        if not changed or update_machines(con, experiment, changed, results_dir, files):
             export_tables(con, experiment, out_dir)
             _record_state(con, experiment, state)
             return "updated"
-    aggregate_experiment(con, experiment, out_dir, results_dir)
+    aggregate_experiment(con, experiment, out_dir, results_dir, files)
     _record_state(con, experiment, state)
     return "computed"
 
@@ -579,12 +601,14 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
         register_machines(con, machines)
         register_published(con, results_dir)
         register_pooler_settings(con)
+        files = result_files_by_experiment(results_dir)
         for experiment in experiment_names():
             if not (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists():
                 continue
-            state = {"": experiment_basis(experiment, common)}
-            state.update(machine_inputs(experiment, by_id, results_dir))
-            aggregate_changed(con, experiment, state, previous.get(experiment, {}), out_dir, results_dir)
+            listed = files.get(experiment, [])
+            state = {"": experiment_basis(experiment, common), **machine_inputs(by_id, listed)}
+            previously = previous.get(experiment, {})
+            aggregate_changed(con, experiment, state, previously, out_dir, results_dir, listed)
         register_measured(con)
         fit_all(con)
         write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, sort_keys=True))
