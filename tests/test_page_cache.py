@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from connlab.data.aggregate import aggregate_all
-from connlab.site.page_cache import render_machine_pages, store_machine_pages
+from connlab.site.page_cache import record_written, render_machine_pages, store_machine_pages
 from connlab.site.render import PageRenderer
 
 if TYPE_CHECKING:
@@ -30,10 +30,10 @@ def sweep(scale: float) -> list[dict[str, Any]]:
 def render(data: Path, docs: Path, cache: Path) -> tuple[dict[Path, str], set[Path]]:
     """One render of the machine pages with their charts; returns the pages and those actually rendered."""
     renderer = PageRenderer(data, docs)
-    pages, rendered = render_machine_pages(renderer, SLUGS, cache)
-    pages = renderer.chart_book.resolve(pages)
-    store_machine_pages(pages, rendered, cache)
-    return pages, set(rendered)
+    machine_pages = render_machine_pages(renderer, SLUGS, cache)
+    pages = renderer.chart_book.resolve(machine_pages.pages)
+    store_machine_pages(pages, machine_pages.rendered, cache)
+    return pages, set(machine_pages.rendered)
 
 
 def test_only_a_new_machine_is_rendered(tmp_path: Path, write_run: RunWriter) -> None:
@@ -82,3 +82,29 @@ def test_a_changed_machine_file_renders_its_page_again(tmp_path: Path, write_run
     pages, rendered = render(data, docs, cache)
     assert rendered == {docs / "machines" / "a-box.md"}
     assert "a new description" in pages[docs / "machines" / "a-box.md"]
+
+
+def test_a_page_written_from_the_same_inputs_is_kept_unread(tmp_path: Path, write_run: RunWriter) -> None:
+    """A page build/docs holds from the same key, untouched since, is neither read back nor written again;
+    one edited in build/docs is read back from the cache and written over."""
+    results, data, docs, cache = (tmp_path / name for name in ("results", "data", "docs", "cache"))
+    write_run(results, "a-box", sweep(1.0), profile="full")
+    aggregate_all(results_dir=results, out_dir=data)
+    renderer = PageRenderer(data, docs)
+    first = render_machine_pages(renderer, SLUGS, cache)
+    pages = renderer.chart_book.resolve(first.pages)
+    store_machine_pages(pages, first.rendered, cache)
+    for path, text in pages.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    record_written(first.keys, cache)
+    page = docs / "machines" / "a-box.md"
+
+    second = render_machine_pages(PageRenderer(data, docs), SLUGS, cache)
+    assert second.kept == {page} and second.pages == {} and second.rendered == {}
+    assert second.keys == first.keys
+
+    page.write_text(page.read_text() + "edited by hand\n")
+    third = render_machine_pages(PageRenderer(data, docs), SLUGS, cache)
+    assert third.kept == set() and third.rendered == {}
+    assert third.pages == {page: pages[page]}

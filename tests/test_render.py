@@ -585,3 +585,17 @@ def test_past_twelve_machines_the_normalised_chart_draws_their_spread(tmp_path: 
     spec = json.loads(re.search(r'id="chart-tmc-normalised">.*?<script[^>]*>(.*?)</script>', many, re.S)[1])
     series = {row["series"] for row in spec["datasets"]["rows"]}
     assert "measured machines (median, min–max)" in series and len(series) > 1  # the published curves too
+
+
+def test_indexed_pick_answers_as_pick_does() -> None:
+    from connlab.site.render import IndexedPick
+
+    records = [{"machine": "a", "n": 1}, {"machine": "b", "n": 2}, {"machine": "b", "n": 3}, {"n": 4}]
+    indexed = IndexedPick()
+    for where in ({"machine": "a"}, {"n": 2.0}, {"machine": "b", "n": 3}, {"machine": None}):
+        assert indexed(records, **where) == pick(records, **where)
+    for where in ({"machine": "b"}, {"machine": "z"}, {"n": [1]}):
+        with pytest.raises(jinja2.UndefinedError):
+            pick(records, **where)
+        with pytest.raises(jinja2.UndefinedError):
+            indexed(records, **where)

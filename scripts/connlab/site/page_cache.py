@@ -10,7 +10,7 @@ files are missing is rendered again.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,16 +38,39 @@ def code_digest() -> str:
     return digest(*(str(path.relative_to(REPO_ROOT)) for path in files), source_digest(*files))
 
 
+# Which machine page build/docs holds from which key, and the file's status once written: a page whose key and
+# file are unchanged is neither read back from the cache nor compared with what is there (at a thousand
+# machines that was reading and decoding some 400 MB on every build).
+WRITTEN_INDEX = "written.json"
+
+
+@dataclass
+class MachinePages:
+    pages: dict[Path, str]  # to write: rendered now, or read back from the cache
+    rendered: dict[Path, tuple[str, list[str]]]  # rendered now: (key, chart files), stored after the charts
+    keys: dict[Path, tuple[str, list[str]]]  # every machine's page: (key, chart files)
+    kept: set[Path] = field(default_factory=set)  # written before from the same key, untouched since
+
+
+def _status(path: Path) -> list[int] | None:
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    return [status.st_size, status.st_mtime_ns, status.st_ino]
+
+
 def render_machine_pages(
     renderer: PageRenderer, slugs: list[str], cache_dir: Path = PAGES_CACHE_DIR
-) -> tuple[dict[Path, str], dict[Path, tuple[str, list[str]]]]:
-    """Every measured machine's page: read from the cache where its inputs are unchanged, else rendered with
-    chart placeholders. Returns the pages and, for those rendered, (cache key, chart file names) to store
-    once the charts are made (store_machine_pages)."""
+) -> MachinePages:
+    """Every measured machine's page: kept where build/docs holds it from the same inputs, read from the
+    cache where its inputs are unchanged, else rendered with chart placeholders (their keys and chart files
+    are stored once the charts are made: store_machine_pages)."""
     code = code_digest()
     folder = renderer.chart_book.folder
-    pages: dict[Path, str] = {}
-    rendered: dict[Path, tuple[str, list[str]]] = {}
+    written = read_json(cache_dir / WRITTEN_INDEX)
+    written = written if isinstance(written, dict) else {}
+    result = MachinePages({}, {}, {})
     for machine in renderer.machines:
         if machine.get("published"):
             continue
@@ -55,20 +78,29 @@ def render_machine_pages(
         path = renderer.docs_dir / machine_page(machine_id)
         inputs = [machine, *(renderer.machine_inputs(slug, machine_id) for slug in slugs)]
         key = digest(code, canonical_json(inputs))
+        entry = written.get(str(path))
+        if isinstance(entry, dict) and entry.get("key") == key and entry.get("status") == _status(path):
+            files = {folder / name for name in entry["chart_files"]}
+            if all(file.is_file() for file in files):
+                result.kept.add(path)
+                result.keys[path] = (key, list(entry["chart_files"]))
+                renderer.chart_book.files.update(files)
+                continue
         cached = read_json(cache_dir / f"{key}.json")
         if isinstance(cached, dict):
             files = {folder / name for name in cached["chart_files"]}
             if all(file.is_file() for file in files):
-                pages[path] = cached["text"]
+                result.pages[path] = cached["text"]
+                result.keys[path] = (key, list(cached["chart_files"]))
                 renderer.chart_book.files.update(files)
                 continue
         first = len(renderer.chart_book.requests)
-        pages[path] = renderer.render_machine_page(machine_id, slugs)
+        result.pages[path] = renderer.render_machine_page(machine_id, slugs)
         chart_files = [
             name for request in renderer.chart_book.requests[first:] for name in request.file_names()
         ]
-        rendered[path] = (key, chart_files)
-    return pages, rendered
+        result.rendered[path] = result.keys[path] = (key, chart_files)
+    return result
 
 
 def store_machine_pages(
@@ -80,17 +112,34 @@ def store_machine_pages(
         )
 
 
+def record_written(keys: dict[Path, tuple[str, list[str]]], cache_dir: Path = PAGES_CACHE_DIR) -> None:
+    """After the pages are written: each machine page's key, chart files and file status."""
+    index = {
+        str(path): {"key": key, "chart_files": chart_files, "status": _status(path)}
+        for path, (key, chart_files) in keys.items()
+        if path.is_file()
+    }
+    write_atomically(cache_dir / WRITTEN_INDEX, json.dumps(index))
+
+
 # What a claim carries about every machine at once: a machine's page shows none of it.
 ACROSS_MACHINE_CLAIM_KEYS = ("verdicts", "summary", "across")
 
 
-def verdicts_input(table: VerdictTable) -> dict:
+def verdicts_input(table: VerdictTable, claim_keys: dict[int, tuple[dict, str]] | None = None) -> dict:
     """A machine's verdict table as data for the hash of its page's inputs, without what each claim holds
     about the other machines (which would change every machine's key whenever one is added, and would make
-    the key cost as much as there are machines)."""
+    the key cost as much as there are machines). claim_keys: each claim's own part hashed once per build
+    (by the claim object, which it keeps alive), where every machine's page shows the same claims."""
 
-    def own(claim: dict) -> dict:
-        return {key: value for key, value in claim.items() if key not in ACROSS_MACHINE_CLAIM_KEYS}
+    def own(claim: dict) -> object:
+        part = {key: value for key, value in claim.items() if key not in ACROSS_MACHINE_CLAIM_KEYS}
+        if claim_keys is None:
+            return part
+        known = claim_keys.get(id(claim))
+        if known is None or known[0] is not claim:
+            known = claim_keys[id(claim)] = (claim, digest(canonical_json(part)))
+        return known[1]
 
     return {
         "columns": [asdict(column) for column in table.columns],

@@ -35,7 +35,12 @@ from connlab.paths import (
 from connlab.site import charts, snippets, tables
 from connlab.site.chart_book import CHARTS_SUBDIR, ChartBook
 from connlab.site.formats import is_missing, number, percent, plain_text, significant
-from connlab.site.page_cache import render_machine_pages, store_machine_pages, verdicts_input
+from connlab.site.page_cache import (
+    record_written,
+    render_machine_pages,
+    store_machine_pages,
+    verdicts_input,
+)
 from connlab.site.pages import (
     ARTICLE_VIEW,
     MACHINE_PAGES_DIR,
@@ -54,6 +59,36 @@ def pick(records: list[dict], **where: object) -> dict:
     if len(matches) != 1:
         raise jinja2.UndefinedError(f"expected one record with {where}, found {len(matches)}")
     return matches[0]
+
+
+class IndexedPick:
+    """pick, with each list's records indexed by a single condition's field once per build: a page that
+    picks one record per machine from a list of every machine's (the Machines page) was quadratic."""
+
+    def __init__(self) -> None:
+        # id of the list -> (the list, kept alive so that its id is not reused; field -> value -> records)
+        self._indexes: dict[int, tuple[list[dict], dict[str, dict[object, list[dict]]]]] = {}
+
+    def __call__(self, records: list[dict], **where: object) -> dict:
+        ((field, value),) = where.items() if len(where) == 1 else ((None, None),)
+        if field is None or not isinstance(records, list) or not isinstance(value, PLAIN):
+            return pick(records, **where)
+        known = self._indexes.get(id(records))
+        if known is None or known[0] is not records:
+            known = self._indexes[id(records)] = (records, {})
+        if field not in known[1]:
+            index: dict[object, list[dict]] = {}
+            for record in records:
+                found = record.get(field)
+                # Another kind of value is never equal to a plain one; it is left out of the index.
+                if isinstance(found, PLAIN):
+                    index.setdefault(found, []).append(record)
+            known[1][field] = index
+        return pick(known[1][field].get(value, []), **where)
+
+
+# Values whose equality agrees with their hash (1 == 1.0 == True share a bucket, as == has them equal).
+PLAIN = (str, int, float, bool, type(None))
 
 
 # Words, not emoji: the site must read the same without an emoji font.
@@ -142,7 +177,7 @@ class PageRenderer:
         self.claims_dir = data_dir / CLAIMS_SUBDIR
         self.env.globals.update(verdict_cell=verdict_cell, compare=compare, claim_tally=self.claim_tally)
         self.env.globals.update(
-            pick=pick,
+            pick=IndexedPick(),
             select=select,
             charts=charts,
             snippets=snippets,
@@ -156,6 +191,7 @@ class PageRenderer:
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
         self._facts_indexes: dict[str, FactsIndex] = {}
         self._json_files: dict[Path, dict] = {}
+        self._claim_keys: dict[int, tuple[dict, str]] = {}
         machines_file = data_dir / MACHINES_JSON
         self.machines = json.loads(machines_file.read_text()) if machines_file.exists() else []
 
@@ -294,7 +330,7 @@ class PageRenderer:
             }
         else:
             facts = self._facts_index(slug).for_machine(machine)
-        return {"facts": facts, "verdicts": verdicts_input(table)}
+        return {"facts": facts, "verdicts": verdicts_input(table, self._claim_keys)}
 
     def render_machine_page(self, machine: str, article_slugs: list[str]) -> str:
         """A machine's own page: its detail from every article, one after the other."""
@@ -312,8 +348,8 @@ def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Pa
     for slug in slugs:
         page = f"articles/{slug}.md"
         pages[docs_dir / page] = renderer.render_deferred(f"{slug}.md.j2", page, slug)
-    machine_pages, rendered = render_machine_pages(renderer, slugs)
-    pages.update(machine_pages)
+    machine_pages = render_machine_pages(renderer, slugs)
+    pages.update(machine_pages.pages)
     for source in sorted(PAGES_SRC_DIR.rglob("*")):
         if source.is_dir() or source.name.endswith(".facts.sql"):  # data for the page, not a page
             continue
@@ -325,14 +361,15 @@ def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Pa
             copy_if_changed(source, docs_dir / relative)
     # Every chart of every page at once: the specs and SVGs missing from the cache are made in parallel.
     pages = renderer.chart_book.resolve(pages)
-    store_machine_pages(pages, rendered)
+    store_machine_pages(pages, machine_pages.rendered)
     written = [path for path, text in pages.items() if write_if_changed(path, text)]
+    record_written(machine_pages.keys)
     for asset in sorted(ASSETS_SRC_DIR.rglob("*")):
         if asset.is_file():
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
     # A machine page whose machine is gone must not linger in the site, nor its charts.
-    for stale in set((docs_dir / MACHINE_PAGES_DIR).glob("*.md")) - set(pages):
+    for stale in set((docs_dir / MACHINE_PAGES_DIR).glob("*.md")) - set(pages) - machine_pages.kept:
         stale.unlink()
     for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_book.files:
         stale.unlink()
