@@ -1,5 +1,6 @@
 -- Figures quoted by the article "Four poolers compared".
--- Each `-- name:` query becomes a list of records in build/data/facts/four-poolers.json.
+-- Each `-- name:` query becomes a list of records in build/data/facts/four-poolers.json
+-- (a measured machine's rows of a query that names machines: facts/four-poolers/<machine>.json).
 
 -- name: poolers
 -- Which of the four poolers each machine ran, in which version, beside the version the source article ran.

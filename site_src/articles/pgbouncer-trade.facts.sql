@@ -1,6 +1,7 @@
 -- Figures quoted by the article "PgBouncer's trade" (seed 004).
--- Each `-- name:` query becomes a list of records in build/data/facts/pgbouncer-trade.json. The seed's
--- figures are set beside ours at the same point per server core (its machine had 8), never mixed in.
+-- Each `-- name:` query becomes a list of records in build/data/facts/pgbouncer-trade.json
+-- (a measured machine's rows of a query that names machines: facts/pgbouncer-trade/<machine>.json).
+-- The seed's figures are set beside ours at the same point per server core (its machine had 8), never mixed in.
 
 -- name: churn
 -- A new connection per transaction, direct and through PgBouncer, with the seed's figures at the same

@@ -1,5 +1,6 @@
 -- Facts of the article "Pool sizing, measured". Each `-- name:` query becomes a list of records in
--- build/data/facts/pool-sizing.json.
+-- build/data/facts/pool-sizing.json
+-- (a measured machine's rows of a query that names machines: facts/pool-sizing/<machine>.json).
 
 -- name: fit_machines
 SELECT DISTINCT machine FROM main.usl_fits WHERE experiment = 'clients-sweep' ORDER BY machine;

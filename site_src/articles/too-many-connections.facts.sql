@@ -1,5 +1,6 @@
 -- Figures quoted by the article "How many connections is too many?".
--- Each `-- name:` query becomes a list of records in build/data/facts/too-many-connections.json.
+-- Each `-- name:` query becomes a list of records in build/data/facts/too-many-connections.json
+-- (a measured machine's rows of a query that names machines: facts/too-many-connections/<machine>.json).
 
 -- name: sweep_machines
 SELECT machine, any_value(profile) AS profile, any_value(server_cores) AS server_cores,
