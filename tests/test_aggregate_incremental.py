@@ -7,43 +7,33 @@ row of its tables depends on one machine's windows (and the main tables), never 
 
 from __future__ import annotations
 
-import csv
-import io
+import importlib.util
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from connlab.data import aggregate
 from connlab.data.aggregate import aggregate_all
-from connlab.paths import RESULTS_DIR
+from connlab.paths import REPO_ROOT, RESULTS_DIR
 
 SOURCE_MACHINE = "amd-epyc-2c-24g"
-NEW_MACHINE = "copy-box"
 
 
-def _copy_machine(results: Path, source: str, machine_id: str, factor: float) -> None:
-    """results/<machine_id>: the source machine's files under a new id, throughput scaled."""
-    for path in (results / source).rglob("*"):
-        if not path.is_file():
-            continue
-        target = results / machine_id / path.relative_to(results / source)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = path.read_text(encoding="utf-8")
-        if path.suffix == ".csv":
-            rows = list(csv.DictReader(io.StringIO(text)))
-            out = io.StringIO()
-            writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
-            writer.writeheader()
-            for row in rows:
-                row["machine"] = machine_id
-                if row.get("tps"):
-                    row["tps"] = f"{float(row['tps']) * factor:.4f}"
-                writer.writerow(row)
-            text = out.getvalue()
-        else:
-            text = text.replace(f"id: {source}", f"id: {machine_id}")
-        target.write_text(text, encoding="utf-8")
+def _bench_module() -> ModuleType:
+    """scripts/bench/many_machines.py, whose add_machine makes the benchmark's synthetic machines."""
+    path = REPO_ROOT / "scripts" / "bench" / "many_machines.py"
+    spec = importlib.util.spec_from_file_location("many_machines", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _add_machine(results: Path) -> str:
+    """A copy of a measured machine under a new id, its throughput scaled (the benchmark's own)."""
+    return str(_bench_module().add_machine(results, 1, SOURCE_MACHINE))
 
 
 def _outputs(data: Path) -> dict[str, bytes]:
@@ -93,21 +83,21 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
         return update(con, experiment, machines, *args, **kwargs)
 
     monkeypatch.setattr(aggregate, "update_machines", watched_update)
-    _copy_machine(results, SOURCE_MACHINE, NEW_MACHINE, factor=1.37)
+    new_machine = _add_machine(results)
     recomputed.clear()
     aggregate_all(results_dir=results, out_dir=kept)
     measured_by_source = {path.name for path in (results / SOURCE_MACHINE).iterdir() if path.is_dir()}
     assert {e for e, how in recomputed if how == "updated"} == measured_by_source
     assert "computed" not in {how for _, how in recomputed}
-    assert changed and all(machines == {NEW_MACHINE} for machines in changed)
+    assert changed and all(machines == {new_machine} for machines in changed)
 
     anew = tmp_path / "anew"
     aggregate_all(results_dir=results, out_dir=anew)
     with_new = _outputs(kept)
     assert with_new == _outputs(anew)
-    assert with_new != before and any(NEW_MACHINE.encode() in text for text in with_new.values())
+    assert with_new != before and any(new_machine.encode() in text for text in with_new.values())
 
-    shutil.rmtree(results / NEW_MACHINE)
+    shutil.rmtree(results / new_machine)
     aggregate_all(results_dir=results, out_dir=kept)
     assert _outputs(kept) == before
 
