@@ -84,3 +84,28 @@ def test_an_unchanged_folder_is_not_read_again(
     assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
     assert validate_results_cached(results, cache), "the edited file was taken for the one validated"
     assert hashed == ["a-box", "a-box"]
+
+
+def test_many_new_folders_are_checked_in_workers_with_the_same_answer(
+    tmp_path: Path, write_run: RunWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pools: list[int] = []
+
+    class CountedPool(validate_cache.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            pools.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(validate_cache, "ProcessPoolExecutor", CountedPool)
+    results, cache = tmp_path / "results", tmp_path / "cache"
+    for index in range(validate_cache.MIN_FOLDERS_FOR_WORKERS + 1):
+        write_run(results, f"box-{index:02d}", [{"tps": 100.0}], profile="full")
+    bad = write_run(results, "bad-box", [{"tps": 100.0}], profile="full")
+    bad.write_text(bad.read_text().replace("bad-box", "other-box"))
+    expected = validate_results(results)
+    assert any("bad-box" in problem for problem in expected)
+    assert validate_results_cached(results, cache) == expected
+    assert pools == [1] or (os.cpu_count() or 1) == 1
+    assert len(list(cache.glob("*.json"))) == validate_cache.MIN_FOLDERS_FOR_WORKERS + 2
+    assert validate_results_cached(results, cache) == expected
+    assert len(pools) <= 1, "folders in the cache were checked again"

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 from connlab.contract import columns, machine_schema, yaml_models
@@ -58,12 +61,40 @@ def known_folder_key(folder: Path, code: str, cache_dir: Path) -> str:
     return key
 
 
-def cached_folder_problems(cache_dir: Path = VALIDATE_CACHE_DIR) -> Callable[[Path], list[str]]:
-    """validate_machine_folder, answered from the cache where the folder and the code are unchanged."""
+# Fewer folders to check than this are checked in this process: starting workers would cost more.
+MIN_FOLDERS_FOR_WORKERS = 16
+
+
+def _checked(folder: Path) -> list[str]:
+    return list(validate.validate_machine_folder(folder))
+
+
+def cached_folder_problems(
+    cache_dir: Path = VALIDATE_CACHE_DIR, folders: list[Path] | None = None
+) -> Callable[[Path], list[str]]:
+    """validate_machine_folder, answered from the cache where the folder and the code are unchanged. With
+    the folders about to be asked for, those missing from the cache are checked first, in worker processes
+    across the cores when there are many (a cold build checks every row of every machine's files)."""
     code = source_digest(*(Path(str(module.__file__)) for module in VALIDATING_CODE))
+    checked: dict[Path, list[str]] = {}
+    keys = {folder: known_folder_key(folder, code, cache_dir) for folder in folders or []}
+    missing = [
+        (folder, key)
+        for folder, key in keys.items()
+        if not isinstance(read_json(cache_dir / f"{key}.json"), list)
+    ]
+    workers = min(os.cpu_count() or 1, len(missing))
+    if len(missing) >= MIN_FOLDERS_FOR_WORKERS and workers > 1:
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            found = list(pool.map(_checked, [folder for folder, _ in missing], chunksize=8))
+        for (folder, key), problems in zip(missing, found, strict=True):
+            write_atomically(cache_dir / f"{key}.json", json.dumps(problems))
+            checked[folder] = problems
 
     def folder_problems(folder: Path) -> list[str]:
-        key = known_folder_key(folder, code, cache_dir)
+        if folder in checked:
+            return checked[folder]
+        key = keys.get(folder) or known_folder_key(folder, code, cache_dir)
         cached = read_json(cache_dir / f"{key}.json")
         if isinstance(cached, list):
             return [str(problem) for problem in cached]
@@ -78,4 +109,9 @@ def validate_results_cached(
     results_dir: Path = RESULTS_DIR, cache_dir: Path = VALIDATE_CACHE_DIR
 ) -> list[str]:
     """What validate_results reports, in the same order, from the cache where a folder is unchanged."""
-    return validate.validate_results(results_dir, cached_folder_problems(cache_dir))
+    folders = (
+        [entry for entry in sorted(results_dir.iterdir()) if entry.is_dir() and not entry.is_symlink()]
+        if results_dir.exists()
+        else []
+    )
+    return validate.validate_results(results_dir, cached_folder_problems(cache_dir, folders))
