@@ -173,14 +173,6 @@ def _clean(value: object) -> object:
         return str(value)
 
 
-def query_records(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, object]]:
-    cursor = con.execute(sql)
-    names = [column[0] for column in cursor.description]
-    return [
-        {name: _clean(value) for name, value in zip(names, row, strict=True)} for row in cursor.fetchall()
-    ]
-
-
 def spec_targets(experiment: str) -> dict[str, str]:
     """Each workload's target as the experiment's spec gives it (none where the spec is missing)."""
     if not (EXPERIMENTS_DIR / experiment / EXPERIMENT_FILE_NAME).exists():
@@ -301,12 +293,12 @@ def split_named_queries(text: str) -> dict[str, str]:
 
 
 def _json_constant(name: str) -> float | None:
-    # NaN is no JSON value: an undefined figure is null, as query_records makes it.
+    # NaN is no JSON value: an undefined figure is null.
     return None if name == "NaN" else float(name)
 
 
 def _without_nan(row: str) -> str:
-    # DuckDB writes an undefined double as NaN, which is no JSON value: null, as query_records makes it.
+    # DuckDB writes an undefined double as NaN, which is no JSON value: null, as _clean makes it elsewhere.
     return json.dumps(json.loads(row, parse_constant=_json_constant), sort_keys=True) if "NaN" in row else row
 
 
