@@ -854,3 +854,77 @@ def test_a_file_written_before_a_column_was_added_is_valid_without_it(csv_path: 
 def test_an_empty_target_is_refused(csv_path: Path) -> None:
     edit_csv(csv_path, set_cell(1, "target", ""))
     assert only_problem(list(validate_csv(csv_path, "box")))["field"] == "target"
+
+
+# -- the column-wise check of a valid file gives the row-by-row answer ------------------------------------
+ODD_CELLS = (
+    *(
+        "",
+        "x",
+        "-1",
+        "0",
+        "1e999",
+        "1e3",
+        "nan",
+        "1_0",
+        " 5",
+        "٣",
+        "TRUE",
+        "true",
+        "false",
+        "4",
+        "1.5",
+        "101",
+    ),
+    *("-0", "007", "600001", "2147483648", "1234567890", "9" * 400, "0.5"),
+)
+
+
+def _both_checks(path: Path, machine_id: str) -> tuple[list[str] | None, list[str]]:
+    """The column-wise answer (None: it declined) and the row-by-row one, for a file that is text."""
+    text, reason = validate._read_text(path, validate.MAX_FILE_BYTES)
+    if text is None:  # refused before either check runs
+        return None, [reason or ""]
+    fast = validate._clean_file_problems(path, text, machine_id)
+    return fast, list(validate._window_problems(path, text, machine_id))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_the_column_wise_check_agrees_on_every_malformed_contribution(
+    contribution: Contribution, case: Case
+) -> None:
+    case.mutate(contribution)
+    for path in contribution.box.glob("*/*.csv"):
+        fast, slow = _both_checks(path, contribution.box.name)
+        assert fast is None or fast == slow, (path, fast, slow)
+
+
+def test_the_column_wise_check_agrees_on_any_single_odd_cell(csv_path: Path) -> None:
+    """Every column of every row set to texts that are valid in some columns and not in others: where the
+    column-wise check answers, its answer is the row-by-row one; it answers a valid file."""
+    original = csv_path.read_text(encoding="utf-8")
+    fast, slow = _both_checks(csv_path, "box")
+    assert fast == slow == []
+    header = original.splitlines()[0].split(",")
+    answered = 0
+    for row_no in (1, 2, 3):
+        for column in header:
+            for text in ODD_CELLS:
+                csv_path.write_text(original, encoding="utf-8")
+                edit_csv(csv_path, set_cell(row_no, column, text))
+                fast, slow = _both_checks(csv_path, "box")
+                assert fast is None or fast == slow, (row_no, column, text, fast, slow)
+                answered += fast is not None
+    assert answered > len(header), "the column-wise check never answered: it would save nothing"
+
+
+def test_the_column_wise_check_answers_the_committed_results() -> None:
+    """Every committed run file is checked column-wise (that is what keeps a thousand machines' check
+    fast), with the row-by-row answer."""
+    checked = 0
+    for folder in (Path(__file__).resolve().parents[1] / "results").iterdir():
+        for path in folder.glob("*/*.csv"):
+            fast, slow = _both_checks(path, folder.name)
+            assert fast is not None and fast == slow, path
+            checked += 1
+    assert checked >= 20
