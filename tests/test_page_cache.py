@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 import yaml
 
+from connlab.contract.files import write_if_changed
 from connlab.data.aggregate import aggregate_all
+from connlab.site import page_cache
 from connlab.site.page_cache import record_written, render_machine_pages, store_machine_pages
 from connlab.site.render import PageRenderer
 
@@ -108,3 +111,41 @@ def test_a_page_written_from_the_same_inputs_is_kept_unread(tmp_path: Path, writ
     third = render_machine_pages(PageRenderer(data, docs), SLUGS, cache)
     assert third.kept == set() and third.rendered == {}
     assert third.pages == {page: pages[page]}
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_pages_rendered_in_workers_are_the_pages_rendered_in_one_process(
+    tmp_path: Path, write_run: RunWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results, data = tmp_path / "results", tmp_path / "data"
+    for number in range(4):
+        write_run(results, f"box-{number}", sweep(1.0 + number / 4), profile="full")
+    aggregate_all(results_dir=results, out_dir=data)
+    one_process = tmp_path / "one-process"
+    pages, rendered = render(data, one_process, tmp_path / "cache-one")
+    for path, text in pages.items():
+        write_if_changed(path, text)
+    assert len(rendered) == 4
+
+    monkeypatch.setattr(page_cache, "MIN_PAGES_FOR_WORKERS", 2)
+    monkeypatch.setattr(page_cache.os, "cpu_count", lambda: 2)
+    in_workers = tmp_path / "workers"
+    renderer = PageRenderer(data, in_workers)
+    machine_pages = render_machine_pages(renderer, SLUGS, tmp_path / "cache-workers")
+    assert machine_pages.pages == {} and len(machine_pages.kept) == len(machine_pages.written) == 4
+    assert renderer.chart_book.files == {
+        in_workers / path.relative_to(one_process) for path in one_process.glob("charts/*")
+    }
+    assert _tree(in_workers) == _tree(one_process)
+    # The workers stored each page in the cache: the next render reads them back.
+    monkeypatch.setattr(page_cache, "MIN_PAGES_FOR_WORKERS", 10_000)
+    again = render_machine_pages(PageRenderer(data, in_workers), SLUGS, tmp_path / "cache-workers")
+    assert again.rendered == {}
+    assert again.pages == {in_workers / path.relative_to(one_process): text for path, text in pages.items()}

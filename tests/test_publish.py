@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
+from connlab.site import publish as publish_module
 from connlab.site.publish import CHROME_FILE, publish
 
 CONFIG = """site_name: Test
@@ -109,6 +112,73 @@ def test_machine_pages_stay_out_of_the_search_index(project: Path) -> None:
 
 def test_a_broken_link_stops_the_build_with_one_line(project: Path) -> None:
     (project / "docs" / "index.md").write_text("# Home\n\nSee [nothing](nowhere.md).\n")
+    with pytest.raises(Exception, match="mkdocs: Aborted with 1 warnings in strict mode"):
+        publish(project / "mkdocs.yml")
+    assert not (project / "site" / CHROME_FILE).exists()
+
+
+def _many_machines(project: Path, count: int) -> None:
+    """Machine pages that link to an anchor of a navigation page, as the real ones link to articles."""
+    (project / "docs" / "index.md").write_text("# Home\n\n## Figures\n\nSee [the machines](machines.md).\n")
+    for number in range(count):
+        (project / "docs" / "machines" / f"m-{number:02d}.md").write_text(
+            MACHINE_PAGE.format(name=f"m-{number:02d}") + "\nSee [the figures](../index.md#figures).\n"
+        )
+
+
+class RecordingPool(ProcessPoolExecutor):
+    """The process pool, noting each worker's share of the pages."""
+
+    shards: ClassVar[list[list[str]]] = []
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        self.shards.append(args[1])
+        return super().submit(fn, *args, **kwargs)
+
+
+def _site_files(site: Path) -> dict[str, bytes]:
+    # The sitemap's gzip header carries the time it was written; the chrome digest hashes the configuration
+    # file, which names the site folder.
+    return {
+        str(path.relative_to(site)): path.read_bytes()
+        for path in sorted(site.rglob("*"))
+        if path.is_file() and path.name not in ("sitemap.xml.gz", CHROME_FILE)
+    }
+
+
+def test_machine_pages_built_in_workers_are_the_pages_built_in_one_process(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _many_machines(project, 8)
+    config = project / "mkdocs.yml"
+    monkeypatch.setattr(publish_module, "MIN_PAGES_FOR_WORKERS", 10_000)
+    publish(config)
+    one_process = _site_files(project / "site")
+    config.write_text(CONFIG.replace("site_dir: site", "site_dir: site-workers"))
+    monkeypatch.setattr(publish_module, "MIN_PAGES_FOR_WORKERS", 2)
+    monkeypatch.setattr(publish_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(publish_module, "ProcessPoolExecutor", RecordingPool)
+    RecordingPool.shards.clear()
+    publish(config)
+    shards = RecordingPool.shards
+    workers = _site_files(project / "site-workers")
+    machine_pages = ["machines/a-box.md", "machines/b-box.md", *(f"machines/m-{n:02d}.md" for n in range(8))]
+    assert len(shards) == 2 and sorted(name for shard in shards for name in shard) == machine_pages
+    assert workers.keys() == one_process.keys()
+    assert [name for name in workers if workers[name] != one_process[name]] == []
+
+
+def test_a_broken_anchor_on_a_machine_page_stops_a_build_in_workers(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _many_machines(project, 4)
+    config = project / "mkdocs.yml"
+    config.write_text(CONFIG + "validation:\n  links:\n    anchors: warn\n")
+    (project / "docs" / "machines" / "m-02.md").write_text(
+        "# m-02\n\nSee [it](../index.md#no-such-heading).\n"
+    )
+    monkeypatch.setattr(publish_module, "MIN_PAGES_FOR_WORKERS", 2)
+    monkeypatch.setattr(publish_module.os, "cpu_count", lambda: 2)
     with pytest.raises(Exception, match="mkdocs: Aborted with 1 warnings in strict mode"):
         publish(project / "mkdocs.yml")
     assert not (project / "site" / CHROME_FILE).exists()

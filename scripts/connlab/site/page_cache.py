@@ -5,16 +5,24 @@ A machine's page depends on its own facts, its own verdicts, the published figur
 and the code, never on another machine (its verdict table leaves out the summary across machines for this
 reason). The cache holds the finished Markdown and the names of the chart files it shows; a page whose chart
 files are missing is rendered again.
+
+Many pages to render (a cold build) are rendered in worker processes across the cores, each with its own
+renderer over the same data and a share of the machines; each writes its pages, their charts and their
+cache entries, and reports their keys and chart files.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from connlab.contract.cache import canonical_json, digest, read_json, source_digest, write_atomically
+from connlab.contract.files import write_if_changed
 from connlab.paths import CACHE_DIR, EXPERIMENTS_DIR, REPO_ROOT, SITE_SRC_DIR
 from connlab.site.pages import machine_page
 from connlab.site.verdicts import VerdictTable
@@ -26,6 +34,8 @@ PAGES_CACHE_DIR = CACHE_DIR / "machine-pages"
 # Everything a page is made with besides its data: the templates, the experiments (plans), the code.
 CODE_ROOTS = (SITE_SRC_DIR, EXPERIMENTS_DIR, REPO_ROOT / "scripts" / "connlab")
 CODE_SUFFIXES = {".j2", ".md", ".yaml", ".sql", ".py"}
+# Fewer pages to render than this are rendered in this process: a worker's start costs more.
+MIN_PAGES_FOR_WORKERS = 48
 
 
 def code_digest() -> str:
@@ -50,6 +60,7 @@ class MachinePages:
     rendered: dict[Path, tuple[str, list[str]]]  # rendered now: (key, chart files), stored after the charts
     keys: dict[Path, tuple[str, list[str]]]  # every machine's page: (key, chart files)
     kept: set[Path] = field(default_factory=set)  # written before from the same key, untouched since
+    written: list[Path] = field(default_factory=list)  # written by workers, their text changed
 
 
 def _status(path: Path) -> list[int] | None:
@@ -71,6 +82,7 @@ def render_machine_pages(
     written = read_json(cache_dir / WRITTEN_INDEX)
     written = written if isinstance(written, dict) else {}
     result = MachinePages({}, {}, {})
+    due: Due = []
     for machine in renderer.machines:
         if machine.get("published"):
             continue
@@ -94,13 +106,55 @@ def render_machine_pages(
                 result.keys[path] = (key, list(cached["chart_files"]))
                 renderer.chart_book.files.update(files)
                 continue
-        first = len(renderer.chart_book.requests)
-        result.pages[path] = renderer.render_machine_page(machine_id, slugs)
-        chart_files = [
-            name for request in renderer.chart_book.requests[first:] for name in request.file_names()
-        ]
-        result.rendered[path] = result.keys[path] = (key, chart_files)
+        due.append((path, machine_id, key))
+    workers = min(os.cpu_count() or 1, len(due) // (MIN_PAGES_FOR_WORKERS // 2) or 1)
+    if len(due) < MIN_PAGES_FOR_WORKERS or workers < 2:
+        for path, machine_id, key in due:
+            _render_one(renderer, slugs, result, path, machine_id, key)
+        return result
+    shares = [
+        (renderer.data_dir, renderer.docs_dir, slugs, due[index::workers], cache_dir)
+        for index in range(workers)
+    ]
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        for rendered, written in pool.map(render_share, *zip(*shares, strict=True)):
+            for path, (key, chart_files) in rendered.items():
+                result.keys[path] = (key, chart_files)
+                result.kept.add(path)
+                renderer.chart_book.files.update(folder / name for name in chart_files)
+            result.written += written
     return result
+
+
+Due = list[tuple[Path, str, str]]  # (page, machine, key) of each page to render
+
+
+def _render_one(
+    renderer: PageRenderer, slugs: list[str], result: MachinePages, path: Path, machine_id: str, key: str
+) -> None:
+    """A machine's page with chart placeholders; its key and chart files noted, to store once the charts are
+    made."""
+    first = len(renderer.chart_book.requests)
+    result.pages[path] = renderer.render_machine_page(machine_id, slugs)
+    chart_files = [name for request in renderer.chart_book.requests[first:] for name in request.file_names()]
+    result.rendered[path] = result.keys[path] = (key, chart_files)
+
+
+def render_share(
+    data_dir: Path, docs_dir: Path, slugs: list[str], due: Due, cache_dir: Path
+) -> tuple[dict[Path, tuple[str, list[str]]], list[Path]]:
+    """A worker's share of the machine pages, rendered, their charts made, written and cached: what
+    render_site does for the pages it renders itself."""
+    from connlab.site.render import PageRenderer  # render imports this module
+
+    renderer = PageRenderer(data_dir, docs_dir)
+    share = MachinePages({}, {}, {})
+    for path, machine_id, key in due:
+        _render_one(renderer, slugs, share, path, machine_id, key)
+    pages = renderer.chart_book.resolve(share.pages)
+    store_machine_pages(pages, share.rendered, cache_dir)
+    written = [path for path, text in pages.items() if write_if_changed(path, text)]
+    return share.rendered, written
 
 
 def store_machine_pages(

@@ -8,6 +8,13 @@ navigation (the titles of the pages it lists). Their digest is kept beside the s
 page the navigation lists could be stale, the build is clean. The pages in the navigation are always built
 again (they are few, and the search index holds only the pages built), and the site's files whose source is
 gone (a machine removed, a chart no longer drawn) are removed, which a dirty build does not do.
+
+Converting a machine page's Markdown is most of MkDocs' time (a quarter of a second each here), and MkDocs
+converts one page after another. When many machine pages are due (a cold build), worker processes across
+the cores build them first, each a share of them, with MkDocs itself and the same configuration; the build
+that follows finds them up to date and builds the rest. A worker also reads the navigation's pages, so that
+a machine page's links to their anchors are still checked. A clean build empties the site first and then
+builds as an incremental one does into the empty folder, which writes every file.
 """
 
 from __future__ import annotations
@@ -15,14 +22,20 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from importlib.metadata import version
+from multiprocessing import get_context
 from pathlib import Path
 
+import mkdocs.commands.build as mkdocs_build
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort, ConfigurationError
-from mkdocs.structure.files import File
+from mkdocs.structure.files import File, Files
+from mkdocs.utils import clean_directory
 
 from connlab.contract.cache import digest
 from connlab.errors import LabError
@@ -36,6 +49,8 @@ CHROME_FILE = ".connlab-chrome"
 # Everything a page's wrapping depends on besides its own text and the configuration file.
 THEME_PACKAGES = ("mkdocs", "mkdocs-material", "pymdown-extensions", "markdown")
 DIRTY_WARNING = "A 'dirty' build is being performed"
+# Fewer machine pages due than this are built in this process: starting MkDocs in workers costs more.
+MIN_PAGES_FOR_WORKERS = 48
 
 
 class _DirtyWarningFilter(logging.Filter):
@@ -84,6 +99,67 @@ def remove_stale(docs_dir: Path, site_dir: Path) -> list[Path]:
     return stale
 
 
+def _due_machine_pages(config: MkDocsConfig, machine_pages: Path) -> list[str]:
+    """The machine pages MkDocs would build (output missing or older than the Markdown), as MkDocs names
+    their sources."""
+    due = []
+    for page in sorted(machine_pages.glob("*.md")):
+        source = str(page.relative_to(config.docs_dir))
+        if File(source, config.docs_dir, config.site_dir, config.use_directory_urls).is_modified():
+            due.append(source)
+    return due
+
+
+@contextmanager
+def _only_building(shard: set[str], read: set[str]) -> Iterator[None]:
+    """Within MkDocs' own build: read (convert) the pages in `read`, write those in `shard` and nothing
+    else: no other page, no static file, no theme template."""
+    is_modified, build_page = File.is_modified, mkdocs_build._build_page
+    copy_static, build_template = Files.copy_static_files, mkdocs_build._build_theme_template
+
+    def shard_page(page, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if page.file.src_uri in shard:
+            build_page(page, *args, **kwargs)
+
+    File.is_modified = lambda file: file.src_uri in read  # type: ignore[method-assign]
+    mkdocs_build._build_page = shard_page
+    Files.copy_static_files = lambda *args, **kwargs: None  # type: ignore[method-assign]
+    mkdocs_build._build_theme_template = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        File.is_modified = is_modified  # type: ignore[method-assign]
+        mkdocs_build._build_page = build_page
+        Files.copy_static_files = copy_static  # type: ignore[method-assign]
+        mkdocs_build._build_theme_template = build_template
+
+
+def build_shard(config_file: str, shard: list[str], nav_pages: list[str]) -> None:
+    """A worker's share of the machine pages, built by MkDocs (the navigation's pages read, not written).
+    The search index it writes holds nothing (machine pages stay out of search); the build after the
+    workers writes the site's."""
+    config = load_config(config_file, strict=True)
+    logging.getLogger("mkdocs").setLevel(logging.WARNING)
+    quiet = _DirtyWarningFilter()
+    logging.getLogger("mkdocs.commands.build").addFilter(quiet)
+    with _only_building(set(shard), set(shard) | set(nav_pages)):
+        build(config, dirty=True)
+
+
+def _build_in_workers(config_file: Path, config: MkDocsConfig, due: list[str], nav: list[str]) -> None:
+    workers = min(os.cpu_count() or 1, len(due) // (MIN_PAGES_FOR_WORKERS // 2) or 1)
+    if len(due) < MIN_PAGES_FOR_WORKERS or workers < 2:
+        return
+    shards = [due[index::workers] for index in range(workers)]
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(build_shard, str(config_file), shard, nav) for shard in shards]
+        for future in futures:
+            try:
+                future.result()
+            except (Abort, ConfigurationError) as error:
+                raise LabError(f"{config_file}: mkdocs: {error}") from error
+
+
 def publish(config_file: Path = CONFIG_FILE) -> str:
     """Build the site; return "clean" or "incremental" (what the build was)."""
     config = load_config(str(config_file), strict=True)
@@ -95,17 +171,22 @@ def publish(config_file: Path = CONFIG_FILE) -> str:
     dirty = kept.is_file() and kept.read_text(encoding="utf-8") == chrome
     if dirty:
         remove_stale(docs_dir, site_dir)
-        for page in nav_pages:  # built again: the navigation and the search index read them
-            _output_of(page, config).unlink(missing_ok=True)
     else:
-        kept.unlink(missing_ok=True)  # a build that stops half-way must not pass for a complete one
+        # Everything is built again; MkDocs' clean build would empty the folder just so. (The digest goes
+        # with it: a build that stops half-way must not pass for a complete one.)
+        kept.unlink(missing_ok=True)  # hidden, so MkDocs' cleaning keeps it
+        clean_directory(str(site_dir))
     build_logger = logging.getLogger("mkdocs.commands.build")
     quiet = _DirtyWarningFilter()
     build_logger.addFilter(quiet)
     # Only warnings and errors on the terminal, as `mkdocs build --quiet` prints them.
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     try:
-        build(config, dirty=dirty)
+        nav_sources = [str(page.relative_to(docs_dir)) for page in nav_pages]
+        _build_in_workers(config_file, config, _due_machine_pages(config, machine_pages), nav_sources)
+        for page in nav_pages:  # built again: the navigation and the search index read them
+            _output_of(page, config).unlink(missing_ok=True)
+        build(config, dirty=True)
     except (Abort, ConfigurationError) as error:
         raise LabError(f"{config_file}: mkdocs: {error}") from error
     finally:

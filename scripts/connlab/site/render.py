@@ -363,6 +363,7 @@ def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Pa
     pages = renderer.chart_book.resolve(pages)
     store_machine_pages(pages, machine_pages.rendered)
     written = [path for path, text in pages.items() if write_if_changed(path, text)]
+    written += machine_pages.written
     record_written(machine_pages.keys)
     for asset in sorted(ASSETS_SRC_DIR.rglob("*")):
         if asset.is_file():
