@@ -23,13 +23,13 @@ def curves(machine: str, lambda_: float) -> list:
 def fitted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The machines fitted (not read from the cache), in order."""
     machines: list[str] = []
-    fit_machine = fits.fit_machine
+    fit_many_machines = fits.fit_many_machines
 
-    def counting(machine_curves: list) -> list[tuple]:
-        machines.append(machine_curves[0][0][0])
-        return fit_machine(machine_curves)
+    def counting(many: list) -> list[list[tuple]]:
+        machines.extend(machine_curves[0][0][0] for machine_curves in many)
+        return fit_many_machines(many)
 
-    monkeypatch.setattr(fits, "fit_machine", counting)
+    monkeypatch.setattr(fits, "fit_many_machines", counting)
     return machines
 
 

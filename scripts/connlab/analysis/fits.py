@@ -3,32 +3,28 @@
 Fitted per machine, experiment and workload, on the medians and on every pass, freely and with λ anchored to
 the measured single-client throughput. Windows where pgbench saturated its own cores are left out: they
 measure the client, not the server. A machine's fits are kept under build/cache by the hash of its curves and
-the fitting code, so a rebuild fits only the machines whose measurements changed, in parallel across cores.
+the fitting code, so a rebuild fits only the machines whose measurements changed, and those all at once
+(connlab.analysis.usl.fit_usl_many).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import statistics
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
-from multiprocessing import get_context
 from pathlib import Path
 
 import duckdb
 
 from connlab.analysis import usl
 from connlab.analysis.bulk import insert_rows
-from connlab.analysis.usl import MIN_POINTS, UslFit, fit_usl
+from connlab.analysis.usl import MIN_POINTS, UslFit, fit_usl, fit_usl_many
 from connlab.contract.cache import canonical_json, digest, read_json, source_digest, write_atomically
 from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.paths import CACHE_DIR
 
 FITS_CACHE_DIR = CACHE_DIR / "usl-fits"
-# Fewer machines to fit than this are fitted in this process: starting workers would cost more.
-MIN_MACHINES_FOR_WORKERS = 16
 
 
 def fitted_schemas() -> list[str]:
@@ -107,18 +103,30 @@ MachineCurves = list[tuple[tuple[str, str, str], Curve]]  # ((machine, experimen
 
 def fit_machine(curves: MachineCurves) -> list[tuple]:
     """Every fit of one machine's sweeps: medians and passes, free and (with a one-client point) anchored."""
-    rows = []
-    for key, passes in curves:
-        medians = _medians(passes)
-        if len(medians.clients) < MIN_POINTS:
-            continue
-        single = medians.tps[0] if medians.clients[0] == 1 else None
-        for basis, curve in (("medians", medians), ("passes", passes)):
-            rows.append(_row(key, basis, fit_usl(curve.clients, curve.tps), curve, single))
-            if single is not None:
-                anchored = fit_usl(curve.clients, curve.tps, anchor_lambda=single)
-                rows.append(_row(key, basis, anchored, curve, single))
-    return rows
+    return fit_many_machines([curves])[0]
+
+
+def fit_many_machines(machines: list[MachineCurves]) -> list[list[tuple]]:
+    """fit_machine for each machine, every fit of them all solved together."""
+    plans: list[list[tuple[tuple[str, str, str], str, Curve, float | None]]] = []
+    problems: list[tuple[list[float], list[float], float | None]] = []
+    for curves in machines:
+        plan = []
+        for key, passes in curves:
+            medians = _medians(passes)
+            if len(medians.clients) < MIN_POINTS:
+                continue
+            single = medians.tps[0] if medians.clients[0] == 1 else None
+            for basis, curve in (("medians", medians), ("passes", passes)):
+                for anchor in (None, single) if single is not None else (None,):
+                    plan.append((key, basis, curve, single))
+                    problems.append((curve.clients, curve.tps, anchor))
+        plans.append(plan)
+    fitted = iter(fit_usl_many(problems))
+    return [
+        [_row(key, basis, next(fitted), curve, single) for key, basis, curve, single in plan]
+        for plan in plans
+    ]
 
 
 def _cache_key(curves: MachineCurves) -> str:
@@ -131,12 +139,7 @@ def fit_machines(by_machine: dict[str, MachineCurves], cache_dir: Path = FITS_CA
     keys = {machine: _cache_key(curves) for machine, curves in by_machine.items()}
     cached = {machine: read_json(cache_dir / f"{key}.json") for machine, key in keys.items()}
     missing = [machine for machine, rows in cached.items() if rows is None]
-    workers = min(os.cpu_count() or 1, len(missing))
-    if len(missing) >= MIN_MACHINES_FOR_WORKERS and workers > 1:
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            fitted = list(pool.map(fit_machine, [by_machine[m] for m in missing], chunksize=4))
-    else:
-        fitted = [fit_machine(by_machine[machine]) for machine in missing]
+    fitted = fit_many_machines([by_machine[machine] for machine in missing]) if missing else []
     for machine, rows in zip(missing, fitted, strict=True):
         text = canonical_json(rows)
         write_atomically(cache_dir / f"{keys[machine]}.json", text)

@@ -14,7 +14,6 @@ from typing import overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import OptimizeResult, least_squares
 
 Array = NDArray[np.float64]
 
@@ -36,6 +35,17 @@ BOUNDARY_COST_TOLERANCE = 1e-9
 # vectorised evaluation replaces the many blind solver starts an unprofiled search would need.
 SIGMA_GRID = np.concatenate([[0.0], np.geomspace(1e-4, 0.99, 40)])
 KAPPA_GRID = np.concatenate([[0.0], np.geomspace(1e-9, 1.0, 55)])
+# The grid's (σ, κ) pairs as columns, made once: with κ free, and with κ fixed at 0.
+_GRID_FREE_KAPPA = tuple(grid.ravel()[:, None] for grid in np.meshgrid(SIGMA_GRID, KAPPA_GRID, indexing="ij"))
+_GRID_NO_KAPPA = (SIGMA_GRID[:, None], np.zeros((SIGMA_GRID.size, 1)))
+
+# The solver stops a fit when an accepted step lowers the cost by less than this share of it (scipy's ftol of
+# the fits before), or when its damping has grown past MAX_DAMPING without a step that lowers the cost.
+RELATIVE_COST_TOLERANCE = 1e-15
+MAX_DAMPING = 1e12
+MAX_ITERATIONS = 2000
+# Fits solved together: the arrays of a chunk stay a few megabytes.
+CHUNK = 4096
 
 
 def usl_throughput(clients: ArrayLike, lambda_: float, sigma: float, kappa: float) -> Array:
@@ -85,20 +95,65 @@ def fit_usl(clients: Sequence[float], tps: Sequence[float], anchor_lambda: float
 
     Every pass may be given (repeated N values), not only medians: each (N, X) pair is one residual.
     """
-    n, x = _validated(clients, tps)
-    if anchor_lambda is not None and not (math.isfinite(anchor_lambda) and anchor_lambda > 0):
-        raise ValueError(f"anchor_lambda must be a finite positive throughput, got {anchor_lambda!r}")
-    lam0 = anchor_lambda if anchor_lambda is not None else _lambda_start(n, x)
-    lam, sigma, kappa = _best_fit(n, x, lam0, anchored=anchor_lambda is not None)
-    return UslFit(
-        lambda_=lam,
-        sigma=sigma,
-        kappa=kappa,
-        r_squared=_r_squared(x, usl_throughput(n, lam, sigma, kappa)),
-        points=int(n.size),
-        anchored=anchor_lambda is not None,
-        warning=_warning(n),
-    )
+    return fit_usl_many([(clients, tps, anchor_lambda)])[0]
+
+
+Problem = tuple[Sequence[float], Sequence[float], "float | None"]  # clients, tps, anchor_lambda
+
+
+def fit_usl_many(problems: Sequence[Problem]) -> list[UslFit]:
+    """fit_usl for each problem, solved together: a thousand machines' sweeps are tens of thousands of fits,
+    and one vectorised solver step for all of them costs what a step of one costs (connlab.analysis.fits
+    hands every machine's fits over at once)."""
+    prepared = []
+    for clients, tps, anchor_lambda in problems:
+        n, x = _validated(clients, tps)
+        if anchor_lambda is not None and not (math.isfinite(anchor_lambda) and anchor_lambda > 0):
+            raise ValueError(f"anchor_lambda must be a finite positive throughput, got {anchor_lambda!r}")
+        lam0 = anchor_lambda if anchor_lambda is not None else _lambda_start(n, x)
+        prepared.append((n, x, lam0, anchor_lambda is not None))
+    solved: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * (2 * len(prepared))
+    # Fits are solved in groups of one length: a fit then has no padding, and its every sum is made the same
+    # way whichever fits it is solved with, so a machine's fits do not depend on the other machines'.
+    by_length: dict[int, list[int]] = {}
+    for index, (n, *_) in enumerate(prepared):
+        by_length.setdefault(n.size, []).append(index)
+    grids: dict[tuple[bytes, float | None], tuple[Array, Array, Array, Array]] = {}
+    for indexes in by_length.values():
+        starts: list[_Start] = []
+        for index in indexes:
+            n, x, lam0, anchored = prepared[index]
+            # One start per shape of model (κ free, κ = 0): the grid has already crossed the long flat
+            # valleys of the USL surface (σ and κ trade off against each other) that once took many blind
+            # starts.
+            for fixed_kappa in (None, 0.0):
+                grid = grids.get((n.tobytes(), fixed_kappa))
+                if grid is None:
+                    grid = grids[(n.tobytes(), fixed_kappa)] = _grid(n, fixed_kappa)
+                sigma0, kappa0 = _grid_start(grid, x, lam0, anchored)
+                starts.append(_Start(n, x, lam0, sigma0, kappa0, anchored, fixed_kappa))
+        for first in range(0, len(starts), CHUNK):
+            answers = _solve(starts[first : first + CHUNK])
+            for offset, params in enumerate(answers, start=first):
+                solved[2 * indexes[offset // 2] + offset % 2] = params
+    fits = []
+    for index, (n, x, _, anchored) in enumerate(prepared):
+        free_kappa, no_kappa = solved[2 * index], solved[2 * index + 1]
+        _, (lam, sigma, kappa) = _better(
+            (_cost(n, x, free_kappa), free_kappa), (_cost(n, x, no_kappa), no_kappa)
+        )
+        fits.append(
+            UslFit(
+                lambda_=lam,
+                sigma=sigma,
+                kappa=kappa,
+                r_squared=_r_squared(x, usl_throughput(n, lam, sigma, kappa)),
+                points=int(n.size),
+                anchored=anchored,
+                warning=_warning(n),
+            )
+        )
+    return fits
 
 
 def folk_formula_connections(cores: float, effective_spindles: float = 0) -> float:
@@ -139,32 +194,26 @@ def _lambda_start(n: Array, x: Array) -> float:
     return guess if guess > 0 else float(np.max(x / n))
 
 
+def _grid(n: Array, fixed_kappa: float | None) -> tuple[Array, Array, Array, Array]:
+    """The grid's σ and κ, the curve shape X(N)/λ at each grid point (a row each) and its sum of squares. It
+    depends on the client counts alone, and most sweeps share theirs, so one serves many fits."""
+    if fixed_kappa not in (None, 0.0):
+        raise ValueError(f"κ is fitted or fixed at 0, not at {fixed_kappa}")
+    sigma, kappa = _GRID_FREE_KAPPA if fixed_kappa is None else _GRID_NO_KAPPA
+    shape = n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+    return sigma[:, 0], kappa[:, 0], shape, np.einsum("ij,ij->i", shape, shape)
+
+
 def _grid_start(
-    n: Array, x: Array, lam0: float, anchored: bool, fixed_kappa: float | None
+    grid: tuple[Array, Array, Array, Array], x: Array, lam0: float, anchored: bool
 ) -> tuple[float, float]:
-    """The (σ, κ) of the grid with the lowest cost, λ at its best value for each (or the anchor)."""
-    kappas = KAPPA_GRID if fixed_kappa is None else np.array([fixed_kappa])
-    sigma, kappa = (grid.ravel()[:, None] for grid in np.meshgrid(SIGMA_GRID, kappas, indexing="ij"))
-    shape = n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))  # X(N) / λ, one row per grid point
-    if anchored:
-        lam = np.full((shape.shape[0], 1), lam0)
-    else:
-        lam = np.maximum((shape @ x) / np.einsum("ij,ij->i", shape, shape), lam0 * 1e-9)[:, None]
-    best = int(np.argmin(np.sum((lam * shape - x) ** 2, axis=1)))
-    return float(sigma[best, 0]), float(kappa[best, 0])
-
-
-def _best_fit(n: Array, x: Array, lam0: float, anchored: bool) -> tuple[float, float, float]:
-    best: tuple[float, tuple[float, float, float]] | None = None
-    for fixed_kappa in (None, 0.0):
-        # One start per shape of model: the grid has already crossed the long flat valleys of the USL
-        # surface (σ and κ trade off against each other) that once took many blind starts.
-        sigma0, kappa0 = _grid_start(n, x, lam0, anchored, fixed_kappa)
-        result = _solve(n, x, lam0, sigma0, kappa0, anchored, fixed_kappa)
-        candidate = (_cost(n, x, result), result)
-        best = candidate if best is None else _better(best, candidate)
-    assert best is not None
-    return best[1]
+    """The (σ, κ) of the grid with the lowest cost, λ at its best value for each (or the anchor). The cost
+    Σ(λ·shape − x)² is expanded (λ²·Σshape² − 2λ·Σshape·x + Σx²), so that a fit costs one product."""
+    sigma, kappa, shape, squares = grid
+    products = shape @ x
+    lam = np.full(squares.shape, lam0) if anchored else np.maximum(products / squares, lam0 * 1e-9)
+    best = int(np.argmin(lam * lam * squares - 2.0 * lam * products + float(x @ x)))
+    return float(sigma[best]), float(kappa[best])
 
 
 def _better(
@@ -180,65 +229,97 @@ def _better(
     return a if cost_a < cost_b else b
 
 
-def _solve(
-    n: Array,
-    x: Array,
-    lam0: float,
-    sigma0: float,
-    kappa0: float,
-    anchored: bool,
-    fixed_kappa: float | None,
-) -> tuple[float, float, float]:
-    # Residuals are divided by the largest throughput so that the cost is of order one whatever the units,
-    # which keeps the solver's tolerances meaningful at 20,000 tps as at 20.
-    scale = float(np.max(x))
+@dataclass(frozen=True)
+class _Start:
+    n: Array
+    x: Array
+    lam0: float
+    sigma0: float
+    kappa0: float
+    anchored: bool  # λ fixed at lam0
+    fixed_kappa: float | None  # κ fixed at this value, else free
 
-    def unpack(p: Array) -> tuple[float, float, float]:
-        values = list(p)
-        lam = lam0 if anchored else values.pop(0)
-        sigma = values.pop(0)
-        kappa = fixed_kappa if fixed_kappa is not None else values.pop(0)
-        return float(lam), float(sigma), float(kappa)
 
-    def residuals(p: Array) -> Array:
-        return (usl_throughput(n, *unpack(p)) - x) / scale
+def _solve(starts: Sequence[_Start]) -> list[tuple[float, float, float]]:
+    """Levenberg-Marquardt with bounds (λ > 0, 0 ≤ σ ≤ 1, κ ≥ 0) on every start at once, each fit a row of
+    the arrays (its points padded to the longest fit's and masked), its fixed parameters never stepped.
+    Every sum runs along a row, so a row's answer depends on its own numbers alone.
 
-    def jacobian(p: Array) -> Array:
-        # X = λN/D with D = 1 + σ(N−1) + κN(N−1): ∂X/∂λ = N/D, ∂X/∂σ = −λN(N−1)/D², ∂X/∂κ = −λN²(N−1)/D².
-        # Exact derivatives spare the solver a finite-difference evaluation per parameter and step.
-        lam, sigma, kappa = unpack(p)
-        denominator = 1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0)
-        d_sigma = -lam * n * (n - 1.0) / denominator**2
-        columns = [] if anchored else [n / denominator]
-        columns.append(d_sigma)
-        if fixed_kappa is None:
-            columns.append(d_sigma * n)
-        return np.column_stack(columns) / scale
-
-    # One (start, lower, upper, typical size) per free parameter; the typical sizes let the solver step
-    # sensibly on λ ~ 10^4 and κ ~ 10^-3 at once.
-    free: list[tuple[float, float, float, float]] = []
-    if not anchored:
+    A parameter at a bound that the gradient pushes outward is held there for that step (the step is taken
+    in the others), and a step is clipped into the bounds. Residuals are divided by the fit's largest
+    throughput and each parameter by its typical size, so that one damping suits 20 tps and 20,000 tps, and
+    λ ~ 10^4 beside κ ~ 10^-3. tests/test_usl.py checks the answers against scipy's least_squares.
+    """
+    count, width = len(starts), max(start.n.size for start in starts)
+    n, x, mask = np.ones((count, width)), np.zeros((count, width)), np.zeros((count, width))
+    params, free = np.zeros((count, 3)), np.ones((count, 3), dtype=bool)
+    lower, upper = np.zeros((count, 3)), np.full((count, 3), np.inf)
+    typical, scale = np.ones((count, 3)), np.ones(count)
+    for row, start in enumerate(starts):
+        points = start.n.size
+        n[row, :points], x[row, :points], mask[row, :points] = start.n, start.x, 1.0
+        scale[row] = float(np.max(start.x))
+        kappa = start.kappa0 if start.fixed_kappa is None else start.fixed_kappa
+        params[row] = (start.lam0, start.sigma0, kappa)
+        free[row] = (not start.anchored, True, start.fixed_kappa is None)
         # λ must stay positive; a tiny fraction of the start stands in for the open bound λ > 0.
-        free.append((lam0, lam0 * 1e-9, np.inf, lam0))
-    free.append((sigma0, 0.0, SIGMA_MAX, 0.05))
-    if fixed_kappa is None:
-        free.append((kappa0, 0.0, np.inf, 1e-3))
-    x0, lower, upper, x_scale = (np.array(column) for column in zip(*free, strict=True))
+        lower[row, 0], upper[row, 1] = start.lam0 * 1e-9, SIGMA_MAX
+        typical[row] = (start.lam0, 0.05, 1e-3)
+    contention, crosstalk = n - 1.0, n * (n - 1.0)
 
-    result: OptimizeResult = least_squares(
-        residuals,
-        x0,
-        jac=jacobian,
-        bounds=(lower, upper),
-        x_scale=x_scale,
-        method="trf",
-        ftol=1e-12,
-        xtol=1e-12,
-        gtol=1e-12,
-        max_nfev=2000,
-    )
-    return unpack(result.x)
+    def residuals(p: Array, rows: Array) -> tuple[Array, Array]:
+        denominator = 1.0 + p[:, 1:2] * contention[rows] + p[:, 2:3] * crosstalk[rows]
+        return mask[rows] * (p[:, 0:1] * n[rows] / denominator - x[rows]) / scale[rows, None], denominator
+
+    everything = np.arange(count)
+    r, denominator = residuals(params, everything)
+    cost = np.sum(r * r, axis=1)
+    damping = np.full(count, 1e-3)
+    running = np.ones(count, dtype=bool)
+    identity = np.eye(3)
+    for _ in range(MAX_ITERATIONS):
+        rows = np.flatnonzero(running)
+        if rows.size == 0:
+            break
+        p, d = params[rows], denominator[rows]
+        # X = λN/D with D = 1 + σ(N−1) + κN(N−1): ∂X/∂λ = N/D, ∂X/∂σ = −λN(N−1)/D², ∂X/∂κ = −λN²(N−1)/D².
+        jacobian = np.empty((rows.size, width, 3))
+        jacobian[:, :, 0] = n[rows] / d
+        jacobian[:, :, 1] = -p[:, 0:1] * contention[rows] / d**2 * n[rows]
+        jacobian[:, :, 2] = jacobian[:, :, 1] * n[rows]
+        jacobian *= (mask[rows] / scale[rows, None])[:, :, None] * typical[rows][:, None, :]
+        gradient = np.stack([np.sum(jacobian[:, :, k] * r[rows], axis=1) for k in range(3)], axis=1)
+        normal = np.empty((rows.size, 3, 3))
+        for k in range(3):
+            for j in range(k + 1):
+                normal[:, k, j] = normal[:, j, k] = np.sum(jacobian[:, :, k] * jacobian[:, :, j], axis=1)
+        held = ((p <= lower[rows]) & (gradient > 0)) | ((p >= upper[rows]) & (gradient < 0))
+        moving = free[rows] & ~held
+        diagonal = np.maximum(np.diagonal(normal, axis1=1, axis2=2), 1e-30)
+        system = normal + (damping[rows, None] * diagonal)[:, :, None] * identity
+        system = np.where(moving[:, :, None] & moving[:, None, :], system, identity)
+        step = -np.linalg.solve(system, np.where(moving, gradient, 0.0)[:, :, None])[:, :, 0]
+        trial = np.clip(p + step * typical[rows], lower[rows], upper[rows])
+        trial_r, trial_denominator = residuals(trial, rows)
+        trial_cost = np.sum(trial_r * trial_r, axis=1)
+        lower_cost = trial_cost < cost[rows]
+        gained = (cost[rows] - trial_cost) / np.maximum(cost[rows], 1e-300)
+        taken = rows[lower_cost]
+        params[taken], r[taken], denominator[taken] = (
+            trial[lower_cost],
+            trial_r[lower_cost],
+            trial_denominator[lower_cost],
+        )
+        cost[taken] = trial_cost[lower_cost]
+        damping[taken] = np.maximum(damping[taken] / 3.0, 1e-12)
+        damping[rows[~lower_cost]] *= 4.0
+        finished = (
+            (lower_cost & (gained < RELATIVE_COST_TOLERANCE))
+            | (~lower_cost & (damping[rows] > MAX_DAMPING))
+            | ~moving.any(axis=1)
+        )
+        running[rows[finished]] = False
+    return [(float(lam), float(sigma), float(kappa)) for lam, sigma, kappa in params]
 
 
 def _cost(n: Array, x: Array, params: tuple[float, float, float]) -> float:
