@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -129,14 +129,15 @@ def fit_many_machines(machines: list[MachineCurves]) -> list[list[tuple]]:
     ]
 
 
-def _cache_key(curves: MachineCurves) -> str:
-    code = source_digest(Path(usl.__file__), Path(__file__))
-    return digest(code, canonical_json([(key, asdict(curve)) for key, curve in curves]))
+def _cache_key(curves: MachineCurves, code: str) -> str:
+    # The curve as asdict would give it, without asdict's deep copy (a thousand machines' every window).
+    return digest(code, canonical_json([(key, {"clients": c.clients, "tps": c.tps}) for key, c in curves]))
 
 
 def fit_machines(by_machine: dict[str, MachineCurves], cache_dir: Path = FITS_CACHE_DIR) -> list[tuple]:
     """Every machine's fits, from the cache where its curves and the code are unchanged."""
-    keys = {machine: _cache_key(curves) for machine, curves in by_machine.items()}
+    code = source_digest(Path(usl.__file__), Path(__file__))
+    keys = {machine: _cache_key(curves, code) for machine, curves in by_machine.items()}
     cached = {machine: read_json(cache_dir / f"{key}.json") for machine, key in keys.items()}
     missing = [machine for machine, rows in cached.items() if rows is None]
     fitted = fit_many_machines([by_machine[machine] for machine in missing]) if missing else []
