@@ -83,9 +83,20 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
         return update(con, experiment, machines, *args, **kwargs)
 
     monkeypatch.setattr(aggregate, "update_machines", watched_update)
+    facts_for: list[set[str] | None] = []
+    export = aggregate.export_facts
+
+    def watched_export(con, facts_sql, out_dir, measured=None, changed=None):  # type: ignore[no-untyped-def]
+        if measured is not None:
+            facts_for.append(changed)
+        return export(con, facts_sql, out_dir, measured, changed)
+
+    monkeypatch.setattr(aggregate, "export_facts", watched_export)
     new_machine = _add_machine(results)
     recomputed.clear()
     aggregate_all(results_dir=results, out_dir=kept)
+    # Each article's facts are written again for the new machine alone.
+    assert facts_for and all(machines == {new_machine} for machines in facts_for)
     measured_by_source = {path.name for path in (results / SOURCE_MACHINE).iterdir() if path.is_dir()}
     assert {e for e, how in recomputed if how == "updated"} == measured_by_source
     assert "computed" not in {how for _, how in recomputed}

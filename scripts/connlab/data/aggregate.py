@@ -311,21 +311,43 @@ def query_json_rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
     ]
 
 
-def _machine_json_rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[str | None, str]]:
-    """(machine, row as JSON) for each row of a query that names machines, in the query's order."""
-    rows = con.execute(f"SELECT machine::VARCHAR, to_json(facts_row) FROM ({sql}) AS facts_row").fetchall()
+def _machine_json_rows(
+    con: duckdb.DuckDBPyConnection, sql: str, skipped: list[str] | None = None
+) -> list[tuple[str | None, str]]:
+    """(machine, row as JSON) for each row of a query that names machines, in the query's order; without the
+    rows of the skipped machines."""
+    select = f"SELECT machine::VARCHAR, to_json(facts_row) FROM ({sql}) AS facts_row"
+    if skipped:
+        rows = con.execute(f"{select} WHERE NOT list_contains(?, machine::VARCHAR)", [skipped]).fetchall()
+    else:
+        rows = con.execute(select).fetchall()
     return [(machine, _without_nan(row)) for machine, row in rows]
 
 
+# Each measured machine's rows of each fact, per article: the counts of the machines whose facts were not
+# computed again come from here.
+FACTS_COUNTS_TABLE = "main.facts_counts"
+
+
 def export_facts(
-    con: duckdb.DuckDBPyConnection, facts_sql: Path, out_dir: Path, measured: set[str] | None = None
+    con: duckdb.DuckDBPyConnection,
+    facts_sql: Path,
+    out_dir: Path,
+    measured: set[str] | None = None,
+    changed: set[str] | None = None,
 ) -> Path:
     """The named queries' rows as facts files; with the measured machines (an article), each one's rows of
-    the facts that name machines in a file of its own (connlab.contract.facts_files)."""
+    the facts that name machines in a file of its own (connlab.contract.facts_files). With the measured
+    machines whose inputs changed since the files were written (None: all of them), only those machines'
+    files are written again: a measured machine's rows depend on its own measurements alone, as every
+    experiment's rows do (tests/test_aggregate_incremental.py checks the files against aggregating anew)."""
     slug = facts_sql.name.removesuffix(".facts.sql")
+    redone = (measured or set()) if changed is None else (measured or set()) & changed
+    skipped = sorted((measured or set()) - redone)
     shared: dict[str, list[str]] = {}
-    own: dict[str, dict[str, list[str]]] = {machine: {} for machine in measured or ()}
+    own: dict[str, dict[str, list[str]]] = {machine: {} for machine in redone}
     counts: dict[str, int] = {}
+    own_counts: list[tuple[str, str, str, int]] = []
     for name, sql in split_named_queries(facts_sql.read_text()).items():
         try:
             columns = [c[0] for c in con.execute(f"SELECT * FROM ({sql}) AS q LIMIT 0").description]
@@ -333,15 +355,18 @@ def export_facts(
                 shared[name] = query_json_rows(con, sql)
                 counts[name] = len(shared[name])
                 continue
-            rows = _machine_json_rows(con, sql)
+            rows = _machine_json_rows(con, sql, skipped)
         except duckdb.Error as error:
             raise LabError(f"{facts_sql}: query {name}: {str(error).splitlines()[0]}") from error
-        counts[name] = len(rows)
         shared[name] = []
         for facts in own.values():
             facts[name] = []
         for machine, row in rows:
             (own[machine][name] if machine in own else shared[name]).append(row)
+        own_counts += [
+            (slug, name, machine, len(facts[name])) for machine, facts in own.items() if facts[name]
+        ]
+        counts[name] = len(shared[name])
     out_dir.mkdir(parents=True, exist_ok=True)
     path = facts_path(out_dir, slug)
     write_if_changed(path, facts_text(shared))
@@ -350,11 +375,24 @@ def export_facts(
         counts_path(out_dir, slug).unlink(missing_ok=True)
         shutil.rmtree(folder, ignore_errors=True)
         return path
+    con.execute(
+        f"CREATE TABLE IF NOT EXISTS {FACTS_COUNTS_TABLE} "
+        "(slug VARCHAR, fact VARCHAR, machine VARCHAR, n INTEGER)"
+    )
+    con.execute(
+        f"DELETE FROM {FACTS_COUNTS_TABLE} WHERE slug = ? AND NOT list_contains(?, machine)", [slug, skipped]
+    )
+    insert_rows(con, FACTS_COUNTS_TABLE, own_counts)
+    for name, n in con.execute(
+        f"SELECT fact, sum(n)::INTEGER FROM {FACTS_COUNTS_TABLE} WHERE slug = ? GROUP BY fact", [slug]
+    ).fetchall():
+        if name in counts:
+            counts[name] += n
     write_if_changed(counts_path(out_dir, slug), json.dumps(counts, sort_keys=True))
     for machine, facts in own.items():
         write_if_changed(machine_facts_path(out_dir, slug, machine), facts_text(facts))
     # A machine whose results are gone must not keep its facts.
-    for stale in set(folder.glob("*.json")) - {machine_facts_path(out_dir, slug, m) for m in own}:
+    for stale in set(folder.glob("*.json")) - {machine_facts_path(out_dir, slug, m) for m in measured}:
         stale.unlink()
     return path
 
@@ -587,18 +625,22 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
     common = common_basis(results_dir)
     with _open_kept(database) as con:
         previous = _previous_state(con)
-        for gone in sorted(previous.keys() - set(experiment_names())):
+        for gone in sorted(previous.keys() - set(experiment_names()) - {FACTS_STATE}):
             con.execute(f"DROP SCHEMA IF EXISTS {gone.replace('-', '_')} CASCADE")
             _record_state(con, gone, None)
         register_machines(con, machines)
         register_published(con, results_dir)
         register_pooler_settings(con)
         files = result_files_by_experiment(results_dir)
+        states: dict[str, dict[str, str]] = {}
         for experiment in experiment_names():
             if not (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists():
                 continue
             listed = files.get(experiment, [])
-            state = {"": experiment_basis(experiment, common), **machine_inputs(by_id, listed)}
+            state = states[experiment] = {
+                "": experiment_basis(experiment, common),
+                **machine_inputs(by_id, listed),
+            }
             previously = previous.get(experiment, {})
             aggregate_changed(con, experiment, state, previously, out_dir, results_dir, listed)
         register_measured(con)
@@ -607,10 +649,14 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
         # Articles and pages alike may name the figures they quote (the Machines page compares machines).
         facts_dir = out_dir / FACTS_DIR.relative_to(DATA_DIR)
         measured = {str(m["id"]) for m in machines if not m["published"]}
-        # An article's facts are split by machine (each machine's page reads its own); a page's (the Machines
-        # page compares every machine) stay whole.
+        # An article's facts are split by machine (each machine's page reads its own), and only the machines
+        # whose inputs changed since they were last written are written again; a page's (the Machines page
+        # compares every machine) stay whole.
+        facts_state = _facts_state(common, states, by_id, measured)
+        changed = _changed_machines(facts_state, previous.get(FACTS_STATE))
+        _record_state(con, FACTS_STATE, None)
         for facts_sql in sorted(ARTICLES_SRC_DIR.glob("*.facts.sql")):
-            export_facts(con, facts_sql, facts_dir, measured)
+            export_facts(con, facts_sql, facts_dir, measured, changed)
         for facts_sql in sorted(PAGES_SRC_DIR.glob("*.facts.sql")):
             export_facts(con, facts_sql, facts_dir)
         for claims_file in sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml")):
@@ -621,4 +667,46 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
                 out_dir / CLAIMS_SUBDIR,
                 measured=[str(m["id"]) for m in machines if not m["published"]],
             )
+        _record_state(con, FACTS_STATE, facts_state)
     return database
+
+
+# The aggregation state's entry for the articles' facts files (no experiment has this name).
+FACTS_STATE = "(facts)"
+ANALYSIS_CODE = DATA_CODE.parent / "analysis"
+
+
+def _facts_state(
+    common: str, states: dict[str, dict[str, str]], machines: dict[str, dict], measured: set[str]
+) -> dict[str, str]:
+    """What the articles' facts files were written from: under '', their queries, the fitting code and every
+    experiment's basis; under each measured machine, its inputs to every experiment and its machine row."""
+    queries = sorted(ARTICLES_SRC_DIR.glob("*.facts.sql"))
+    basis = digest(
+        common,
+        source_digest(*queries, *sorted(ANALYSIS_CODE.glob("*.py"))),
+        *(str(path.name) for path in queries),
+        *(f"{experiment}\0{state['']}" for experiment, state in sorted(states.items())),
+    )
+    return {
+        "": basis,
+        **{
+            machine: digest(
+                canonical_json(machines.get(machine)),
+                *(f"{experiment}\0{state.get(machine, '')}" for experiment, state in sorted(states.items())),
+            )
+            for machine in sorted(measured)
+        },
+    }
+
+
+def _changed_machines(state: dict[str, str], previous: dict[str, str] | None) -> set[str] | None:
+    """The measured machines whose facts must be written again; None: all (the basis changed, or no state
+    was kept: a first build, or one interrupted while writing facts)."""
+    if not previous or previous.get("") != state[""]:
+        return None
+    return {
+        machine
+        for machine in state.keys() | previous.keys()
+        if machine and state.get(machine) != previous.get(machine)
+    }
