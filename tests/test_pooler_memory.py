@@ -43,9 +43,15 @@ def test_sampler_peaks_over_a_growing_tree() -> None:
     grow = "import time; time.sleep(0.6); block = bytes(range(256)) * (1 << 18); time.sleep(1.5)"
     child = subprocess.Popen([sys.executable, "-c", grow])
     me = psutil.Process()
+
+    def tree() -> list[psutil.Process]:
+        # This process and the child it started: not the helpers an earlier test may have left running
+        # beside it (multiprocessing's resource tracker lives as long as this process).
+        return [me, *(process for process in me.children() if process.pid == child.pid)]
+
     try:
-        with PoolerMemorySampler(lambda: [me, *me.children()], interval_s=0.1) as sampler:
-            first = snapshot([me, *me.children()])
+        with PoolerMemorySampler(tree, interval_s=0.1) as sampler:
+            first = snapshot(tree())
             time.sleep(1.4)
     finally:
         child.kill()

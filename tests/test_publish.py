@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import ClassVar
 
+import psutil
 import pytest
 
 from connlab.site import publish as publish_module
@@ -182,3 +186,54 @@ def test_a_broken_anchor_on_a_machine_page_stops_a_build_in_workers(
     with pytest.raises(Exception, match="mkdocs: Aborted with 1 warnings in strict mode"):
         publish(project / "mkdocs.yml")
     assert not (project / "site" / CHROME_FILE).exists()
+
+
+SITE_BUILD = """
+import sys
+from pathlib import Path
+from connlab.cli import one_line_errors
+from connlab.site import publish
+publish.MIN_PAGES_FOR_WORKERS = 2
+one_line_errors(lambda: publish.publish(Path(sys.argv[1])))()
+"""
+
+
+def test_ctrl_c_during_a_build_in_workers_stops_everything_and_the_next_build_is_clean(
+    project: Path,
+) -> None:
+    """SIGINT to the whole process group, as a terminal sends Ctrl-C, while the workers convert pages: exit
+    status 130 with one line, no process left running, and the next build starts clean (a page may have
+    been half written)."""
+    config = project / "mkdocs.yml"
+    assert publish(config) == "clean"
+    table = "| a | b |\n|---|---:|\n" + "".join(f"| row {n} | {n} |\n" for n in range(400))
+    for number in range(120):
+        (project / "docs" / "machines" / f"m-{number:03d}.md").write_text(
+            MACHINE_PAGE.format(name=f"m-{number:03d}") + table
+        )
+    build = subprocess.Popen(
+        [sys.executable, "-c", SITE_BUILD, str(config)],
+        start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    process = psutil.Process(build.pid)
+    deadline = time.monotonic() + 60
+    while len(process.children()) < 2 and time.monotonic() < deadline:  # the workers have started
+        time.sleep(0.05)
+    time.sleep(1.0)
+    os.killpg(build.pid, signal.SIGINT)
+    output, _ = build.communicate(timeout=60)
+    assert build.returncode == 130, output
+    assert output.strip().splitlines()[-1] == "interrupted; rerun the same command to finish", output
+    assert "Traceback" not in output
+    time.sleep(1.0)
+    left = [p for p in psutil.process_iter(["pid", "status"]) if _in_group(p, build.pid)]
+    assert all(p.info["status"] == psutil.STATUS_ZOMBIE for p in left), left
+    assert not (project / "site" / CHROME_FILE).exists()
+    assert publish(config) == "clean"
+
+
+def _in_group(process: psutil.Process, group: int) -> bool:
+    try:
+        return os.getpgid(process.pid) == group
+    except (ProcessLookupError, psutil.Error):
+        return False

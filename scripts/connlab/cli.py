@@ -20,6 +20,10 @@ err = Console(stderr=True)
 MachineOption = Annotated[str | None, typer.Option(help="results folder name; default from the hardware")]
 
 
+# The commands that start a server (and stop it when interrupted).
+MEASURING_COMMANDS = frozenset({"run", "run_all", "contribute"})
+
+
 def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Turn LabError into `error: ...` on stderr and exit status 2; SIGTERM behaves like Ctrl-C, so the
     same clean-up runs (stop pgbench, stop the server, write no partial row) and the exit status is 130."""
@@ -34,7 +38,10 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
                 err.print(f"[red]error:[/red] {line}", highlight=False, soft_wrap=True)
             sys.exit(2)
         except KeyboardInterrupt:
-            err.print("interrupted: the server was stopped; rerun the same command to resume")
+            if command.__name__ in MEASURING_COMMANDS:
+                err.print("interrupted: the server was stopped; rerun the same command to resume")
+            else:  # a build stage: what it wrote is kept or redone by the next run
+                err.print("interrupted; rerun the same command to finish")
             sys.exit(INTERRUPTED_EXIT_STATUS)
 
     return wrapper

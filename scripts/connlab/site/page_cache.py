@@ -117,12 +117,12 @@ def render_machine_pages(
         for index in range(workers)
     ]
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        for rendered, written in pool.map(render_share, *zip(*shares, strict=True)):
+        for rendered, changed in pool.map(render_share, *zip(*shares, strict=True)):
             for path, (key, chart_files) in rendered.items():
                 result.keys[path] = (key, chart_files)
                 result.kept.add(path)
                 renderer.chart_book.files.update(folder / name for name in chart_files)
-            result.written += written
+            result.written += changed
     return result
 
 

@@ -146,7 +146,7 @@ def build_shard(config_file: str, shard: list[str], nav_pages: list[str]) -> Non
         build(config, dirty=True)
 
 
-def _build_in_workers(config_file: Path, config: MkDocsConfig, due: list[str], nav: list[str]) -> None:
+def _build_in_workers(config_file: Path, due: list[str], nav: list[str]) -> None:
     workers = min(os.cpu_count() or 1, len(due) // (MIN_PAGES_FOR_WORKERS // 2) or 1)
     if len(due) < MIN_PAGES_FOR_WORKERS or workers < 2:
         return
@@ -183,12 +183,18 @@ def publish(config_file: Path = CONFIG_FILE) -> str:
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     try:
         nav_sources = [str(page.relative_to(docs_dir)) for page in nav_pages]
-        _build_in_workers(config_file, config, _due_machine_pages(config, machine_pages), nav_sources)
+        _build_in_workers(config_file, _due_machine_pages(config, machine_pages), nav_sources)
         for page in nav_pages:  # built again: the navigation and the search index read them
             _output_of(page, config).unlink(missing_ok=True)
         build(config, dirty=True)
     except (Abort, ConfigurationError) as error:
+        kept.unlink(missing_ok=True)
         raise LabError(f"{config_file}: mkdocs: {error}") from error
+    except BaseException:
+        # Interrupted (Ctrl-C reaches the workers too): a page may be half written yet newer than its
+        # Markdown, which an incremental build would keep. The next build is a clean one.
+        kept.unlink(missing_ok=True)
+        raise
     finally:
         build_logger.removeFilter(quiet)
     kept.write_text(chrome, encoding="utf-8")
