@@ -11,7 +11,7 @@ import yaml
 
 from connlab.contract.files import write_if_changed
 from connlab.data.aggregate import aggregate_all
-from connlab.site import page_cache
+from connlab.site import workers as site_workers
 from connlab.site.page_cache import record_written, render_machine_pages, store_machine_pages
 from connlab.site.render import PageRenderer
 
@@ -134,8 +134,8 @@ def test_pages_rendered_in_workers_are_the_pages_rendered_in_one_process(
         write_if_changed(path, text)
     assert len(rendered) == 4
 
-    monkeypatch.setattr(page_cache, "MIN_PAGES_FOR_WORKERS", 2)
-    monkeypatch.setattr(page_cache.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(site_workers, "MIN_PAGES_FOR_WORKERS", 2)
+    monkeypatch.setattr(site_workers.os, "cpu_count", lambda: 2)
     in_workers = tmp_path / "workers"
     renderer = PageRenderer(data, in_workers)
     machine_pages = render_machine_pages(renderer, SLUGS, tmp_path / "cache-workers")
@@ -145,7 +145,7 @@ def test_pages_rendered_in_workers_are_the_pages_rendered_in_one_process(
     }
     assert _tree(in_workers) == _tree(one_process)
     # The workers stored each page in the cache: the next render reads them back.
-    monkeypatch.setattr(page_cache, "MIN_PAGES_FOR_WORKERS", 10_000)
+    monkeypatch.setattr(site_workers, "MIN_PAGES_FOR_WORKERS", 10_000)
     again = render_machine_pages(PageRenderer(data, in_workers), SLUGS, tmp_path / "cache-workers")
     assert again.rendered == {}
     assert again.pages == {in_workers / path.relative_to(one_process): text for path, text in pages.items()}

@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 from connlab.site import publish as publish_module
+from connlab.site import workers as site_workers
 from connlab.site.publish import CHROME_FILE, publish
 
 CONFIG = """site_name: Test
@@ -155,12 +156,12 @@ def test_machine_pages_built_in_workers_are_the_pages_built_in_one_process(
 ) -> None:
     _many_machines(project, 8)
     config = project / "mkdocs.yml"
-    monkeypatch.setattr(publish_module, "MIN_PAGES_FOR_WORKERS", 10_000)
+    monkeypatch.setattr(site_workers, "MIN_PAGES_FOR_WORKERS", 10_000)
     publish(config)
     one_process = _site_files(project / "site")
     config.write_text(CONFIG.replace("site_dir: site", "site_dir: site-workers"))
-    monkeypatch.setattr(publish_module, "MIN_PAGES_FOR_WORKERS", 2)
-    monkeypatch.setattr(publish_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(site_workers, "MIN_PAGES_FOR_WORKERS", 2)
+    monkeypatch.setattr(site_workers.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(publish_module, "ProcessPoolExecutor", RecordingPool)
     RecordingPool.shards.clear()
     publish(config)
@@ -181,8 +182,8 @@ def test_a_broken_anchor_on_a_machine_page_stops_a_build_in_workers(
     (project / "docs" / "machines" / "m-02.md").write_text(
         "# m-02\n\nSee [it](../index.md#no-such-heading).\n"
     )
-    monkeypatch.setattr(publish_module, "MIN_PAGES_FOR_WORKERS", 2)
-    monkeypatch.setattr(publish_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(site_workers, "MIN_PAGES_FOR_WORKERS", 2)
+    monkeypatch.setattr(site_workers.os, "cpu_count", lambda: 2)
     with pytest.raises(Exception, match="mkdocs: Aborted with 1 warnings in strict mode"):
         publish(project / "mkdocs.yml")
     assert not (project / "site" / CHROME_FILE).exists()
@@ -192,8 +193,8 @@ SITE_BUILD = """
 import sys
 from pathlib import Path
 from connlab.cli import one_line_errors
-from connlab.site import publish
-publish.MIN_PAGES_FOR_WORKERS = 2
+from connlab.site import publish, workers
+workers.MIN_PAGES_FOR_WORKERS = 2
 one_line_errors(lambda: publish.publish(Path(sys.argv[1])))()
 """
 

@@ -101,13 +101,9 @@ def _published_curves(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], C
 MachineCurves = list[tuple[tuple[str, str, str], Curve]]  # ((machine, experiment, workload), every pass)
 
 
-def fit_machine(curves: MachineCurves) -> list[tuple]:
-    """Every fit of one machine's sweeps: medians and passes, free and (with a one-client point) anchored."""
-    return fit_many_machines([curves])[0]
-
-
 def fit_many_machines(machines: list[MachineCurves]) -> list[list[tuple]]:
-    """fit_machine for each machine, every fit of them all solved together."""
+    """Every fit of each machine's sweeps (medians and passes, free and, with a one-client point, anchored),
+    every fit of them all solved together."""
     plans: list[list[tuple[tuple[str, str, str], str, Curve, float | None]]] = []
     problems: list[tuple[list[float], list[float], float | None]] = []
     for curves in machines:

@@ -241,23 +241,23 @@ class _Start:
 
 
 def _solve(starts: Sequence[_Start]) -> list[tuple[float, float, float]]:
-    """Levenberg-Marquardt with bounds (λ > 0, 0 ≤ σ ≤ 1, κ ≥ 0) on every start at once, each fit a row of
-    the arrays (its points padded to the longest fit's and masked), its fixed parameters never stepped.
-    Every sum runs along a row, so a row's answer depends on its own numbers alone.
+    """Levenberg-Marquardt with bounds (λ > 0, 0 ≤ σ ≤ 1, κ ≥ 0) on every start at once (all of one length),
+    each fit a row of the arrays, its fixed parameters never stepped. Every sum runs along a row, so a row's
+    answer depends on its own numbers alone.
 
     A parameter at a bound that the gradient pushes outward is held there for that step (the step is taken
     in the others), and a step is clipped into the bounds. Residuals are divided by the fit's largest
     throughput and each parameter by its typical size, so that one damping suits 20 tps and 20,000 tps, and
     λ ~ 10^4 beside κ ~ 10^-3. tests/test_usl.py checks the answers against scipy's least_squares.
     """
-    count, width = len(starts), max(start.n.size for start in starts)
-    n, x, mask = np.ones((count, width)), np.zeros((count, width)), np.zeros((count, width))
+    count, width = len(starts), starts[0].n.size
+    if any(start.n.size != width for start in starts):
+        raise ValueError("fits solved together have one length (fit_usl_many groups them so)")
+    n, x = np.stack([start.n for start in starts]), np.stack([start.x for start in starts])
     params, free = np.zeros((count, 3)), np.ones((count, 3), dtype=bool)
     lower, upper = np.zeros((count, 3)), np.full((count, 3), np.inf)
     typical, scale = np.ones((count, 3)), np.ones(count)
     for row, start in enumerate(starts):
-        points = start.n.size
-        n[row, :points], x[row, :points], mask[row, :points] = start.n, start.x, 1.0
         scale[row] = float(np.max(start.x))
         kappa = start.kappa0 if start.fixed_kappa is None else start.fixed_kappa
         params[row] = (start.lam0, start.sigma0, kappa)
@@ -269,7 +269,7 @@ def _solve(starts: Sequence[_Start]) -> list[tuple[float, float, float]]:
 
     def residuals(p: Array, rows: Array) -> tuple[Array, Array]:
         denominator = 1.0 + p[:, 1:2] * contention[rows] + p[:, 2:3] * crosstalk[rows]
-        return mask[rows] * (p[:, 0:1] * n[rows] / denominator - x[rows]) / scale[rows, None], denominator
+        return (p[:, 0:1] * n[rows] / denominator - x[rows]) / scale[rows, None], denominator
 
     everything = np.arange(count)
     r, denominator = residuals(params, everything)
@@ -287,7 +287,7 @@ def _solve(starts: Sequence[_Start]) -> list[tuple[float, float, float]]:
         jacobian[:, :, 0] = n[rows] / d
         jacobian[:, :, 1] = -p[:, 0:1] * contention[rows] / d**2 * n[rows]
         jacobian[:, :, 2] = jacobian[:, :, 1] * n[rows]
-        jacobian *= (mask[rows] / scale[rows, None])[:, :, None] * typical[rows][:, None, :]
+        jacobian *= (1.0 / scale[rows])[:, None, None] * typical[rows][:, None, :]
         gradient = np.stack([np.sum(jacobian[:, :, k] * r[rows], axis=1) for k in range(3)], axis=1)
         normal = np.empty((rows.size, 3, 3))
         for k in range(3):

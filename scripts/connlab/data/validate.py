@@ -18,7 +18,6 @@ from pydantic import ValidationError
 
 from connlab.contract.columns import (
     NOT_RUN_COLUMNS,
-    NOT_RUN_ERROR,
     PUBLISHED_COLUMNS,
     PUBLISHED_FILE_NAME,
     WINDOW_COLUMNS,
@@ -230,7 +229,7 @@ def _clean_file_problems(path: Path, text: str, machine_id: str | None) -> list[
     cells = list(zip(*body, strict=True))
     ok_rows = [value == "true" for value in cells[at["ok"]]]
     not_run = [
-        ok == "false" and NOT_RUN_ERROR in error
+        is_not_run({"ok": ok, "error": error})
         for ok, error in zip(cells[at["ok"]], cells[at["error"]], strict=True)
     ]
     for column in WINDOW_COLUMNS:

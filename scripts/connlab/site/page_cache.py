@@ -14,7 +14,6 @@ cache entries, and reports their keys and chart files.
 from __future__ import annotations
 
 import json
-import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from multiprocessing import get_context
@@ -26,6 +25,7 @@ from connlab.contract.files import write_if_changed
 from connlab.paths import CACHE_DIR, EXPERIMENTS_DIR, REPO_ROOT, SITE_SRC_DIR
 from connlab.site.pages import machine_page
 from connlab.site.verdicts import VerdictTable
+from connlab.site.workers import page_workers
 
 if TYPE_CHECKING:
     from connlab.site.render import PageRenderer
@@ -34,8 +34,6 @@ PAGES_CACHE_DIR = CACHE_DIR / "machine-pages"
 # Everything a page is made with besides its data: the templates, the experiments (plans), the code.
 CODE_ROOTS = (SITE_SRC_DIR, EXPERIMENTS_DIR, REPO_ROOT / "scripts" / "connlab")
 CODE_SUFFIXES = {".j2", ".md", ".yaml", ".sql", ".py"}
-# Fewer pages to render than this are rendered in this process: a worker's start costs more.
-MIN_PAGES_FOR_WORKERS = 48
 
 
 def code_digest() -> str:
@@ -107,8 +105,8 @@ def render_machine_pages(
                 renderer.chart_book.files.update(files)
                 continue
         due.append((path, machine_id, key))
-    workers = min(os.cpu_count() or 1, len(due) // (MIN_PAGES_FOR_WORKERS // 2) or 1)
-    if len(due) < MIN_PAGES_FOR_WORKERS or workers < 2:
+    workers = page_workers(len(due))
+    if not workers:
         for path, machine_id, key in due:
             _render_one(renderer, slugs, result, path, machine_id, key)
         return result

@@ -42,6 +42,7 @@ from connlab.errors import LabError
 from connlab.paths import REPO_ROOT
 from connlab.site.chart_book import CHARTS_SUBDIR
 from connlab.site.pages import MACHINE_PAGES_DIR
+from connlab.site.workers import page_workers
 
 CONFIG_FILE = REPO_ROOT / "mkdocs.yml"
 # The digest of what every page is wrapped in, kept in the site after a build.
@@ -49,8 +50,6 @@ CHROME_FILE = ".connlab-chrome"
 # Everything a page's wrapping depends on besides its own text and the configuration file.
 THEME_PACKAGES = ("mkdocs", "mkdocs-material", "pymdown-extensions", "markdown")
 DIRTY_WARNING = "A 'dirty' build is being performed"
-# Fewer machine pages due than this are built in this process: starting MkDocs in workers costs more.
-MIN_PAGES_FOR_WORKERS = 48
 
 
 class _DirtyWarningFilter(logging.Filter):
@@ -147,8 +146,8 @@ def build_shard(config_file: str, shard: list[str], nav_pages: list[str]) -> Non
 
 
 def _build_in_workers(config_file: Path, due: list[str], nav: list[str]) -> None:
-    workers = min(os.cpu_count() or 1, len(due) // (MIN_PAGES_FOR_WORKERS // 2) or 1)
-    if len(due) < MIN_PAGES_FOR_WORKERS or workers < 2:
+    workers = page_workers(len(due))
+    if not workers:
         return
     shards = [due[index::workers] for index in range(workers)]
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
