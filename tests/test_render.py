@@ -42,7 +42,7 @@ MARKDOWN_EXTENSIONS = [
     "admonition",
     "attr_list",
     "md_in_html",
-    "tables",
+    "connlab.site.fast_tables",
     "toc",
     "pymdownx.superfences",
     "pymdownx.tabbed",

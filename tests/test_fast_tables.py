@@ -1,0 +1,92 @@
+"""connlab.site.fast_tables writes the same HTML as Python-Markdown's tables: on odd cells and rows, and on
+every page of the site rendered from the committed results."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import markdown
+import pytest
+from mkdocs.config import load_config
+
+from connlab.paths import REPO_ROOT
+from connlab.site.fast_tables import plain_cell
+from connlab.site.render import render_site
+
+FACTS = Path(__file__).resolve().parent / "fixtures" / "facts_before"
+FAST = "connlab.site.fast_tables"
+
+
+def _converters() -> tuple[markdown.Markdown, markdown.Markdown]:
+    """Python-Markdown with the site's extensions: as mkdocs.yml names them, and with `tables` instead."""
+    config = load_config(str(REPO_ROOT / "mkdocs.yml"))
+    extensions = list(config.markdown_extensions)
+    assert FAST in extensions, "mkdocs.yml must name the fast tables in place of tables"
+    slow = [("tables" if name == FAST else name) for name in extensions]
+    make = lambda names: markdown.Markdown(extensions=names, extension_configs=config.mdx_configs)  # noqa: E731
+    return make(extensions), make(slow)
+
+
+ODD_CELLS = [
+    "plain words", "12,345", "0.94 (0.90–0.97)", "select\\-only", "\\(cores × 2\\) \\+ spindles", "a\\\\b",
+    "a\\\\*b*", "\\*not emphasis\\*", "**holds** 0.94", "*em*", "_em_", "snake_case_name", "`code`",
+    "`a|b` in code", "``x`y``", "[a link](x.md)", "![image](x.png)", "<br>", "<small>x</small>", "&amp;",
+    "& alone", "3 < 4", "a > b", "\\>", "\\<", "\\&", "\\q", "ends in \\", "\\|", "x \\| y", "\\\\|",
+    "{: .cls}", "{x}", "a!b", "]", "N\\*", "2 < 3 and **x**", "\u0002", "  spaced  ", "",
+]  # fmt: skip
+
+
+def _table(cells: list[str]) -> str:
+    header = "| a | b | c |\n|---|---:|:---:|\n"
+    return header + "".join(f"| {cell} | {cell}x | x{cell} |\n" for cell in cells)
+
+
+def test_odd_cells_convert_as_python_markdown_converts_them() -> None:
+    fast, slow = _converters()
+    for cell in ODD_CELLS:
+        text = _table([cell])
+        assert fast.reset().convert(text) == slow.reset().convert(text), cell
+    text = _table(ODD_CELLS)
+    assert fast.reset().convert(text) == slow.reset().convert(text)
+
+
+def test_rows_split_as_python_markdown_splits_them() -> None:
+    fast, slow = _converters()
+    rows = ["| a | b |", "a | b", "| a \\| b | c |", "| `a | b` | c |", "| a\\\\| b |", "| a | b | c |"]
+    rows.append("|a|")
+    for row in rows:
+        text = f"| h | i |\n|---|---|\n{row}\n"
+        assert fast.reset().convert(text) == slow.reset().convert(text), row
+
+
+def test_plain_cells_skip_the_inline_patterns() -> None:
+    """The fast path is taken for what the site's tables mostly hold, and only there."""
+    escapable = markdown.Markdown(extensions=["tables"]).ESCAPED_CHARS
+    assert plain_cell("12,345 (12,000–12,500)", escapable) == "12,345 (12,000–12,500)"
+    assert plain_cell("select\\-only", escapable) == "select-only"
+    assert plain_cell("\\(a\\) \\\\ b", escapable) == "(a) \\ b"
+    for marked in ("**holds**", "`x`", "[a](b)", "<br>", "&amp;", "\\q", "a\\", "\\\\*x*", "{x}"):
+        assert plain_cell(marked, escapable) is None, marked
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data = tmp_path_factory.mktemp("data")
+    shutil.copytree(FACTS, data, dirs_exist_ok=True)
+    docs = tmp_path_factory.mktemp("docs")
+    render_site(data, docs)
+    return docs
+
+
+def test_every_page_of_the_site_converts_as_with_python_markdown_tables(docs: Path) -> None:
+    fast, slow = _converters()
+    pages = sorted(docs.rglob("*.md"))
+    assert any(path.parent.name == "machines" for path in pages), "the site's machine pages hold most tables"
+    tables = 0
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        html = fast.reset().convert(text)
+        assert html == slow.reset().convert(text), path.relative_to(docs)
+        tables += html.count("<table>")
+    assert tables > 20
