@@ -12,7 +12,12 @@ import yaml
 from connlab.contract.files import write_if_changed
 from connlab.data.aggregate import aggregate_all
 from connlab.site import workers as site_workers
-from connlab.site.page_cache import record_written, render_machine_pages, store_machine_pages
+from connlab.site.page_cache import (
+    record_written,
+    render_machine_pages,
+    shared_verdicts,
+    store_machine_pages,
+)
 from connlab.site.render import PageRenderer
 
 if TYPE_CHECKING:
@@ -149,3 +154,22 @@ def test_pages_rendered_in_workers_are_the_pages_rendered_in_one_process(
     again = render_machine_pages(PageRenderer(data, in_workers), SLUGS, tmp_path / "cache-workers")
     assert again.rendered == {}
     assert again.pages == {in_workers / path.relative_to(one_process): text for path, text in pages.items()}
+
+
+FACTS = Path(__file__).resolve().parent / "fixtures" / "facts_before"
+
+
+def test_the_verdicts_hashed_once_per_article_are_those_of_every_machines_table(tmp_path: Path) -> None:
+    """A page's key hashes the published parts of its verdict table once per article, from the article's
+    table without a machine: they must be what each machine's own table holds."""
+    renderer = PageRenderer(FACTS, tmp_path / "docs")
+    measured = [str(m["id"]) for m in renderer.machines if not m.get("published")]
+    slugs = [path.stem for path in (FACTS / "claims").glob("*.json")]
+    assert measured and slugs
+    compared = 0
+    for slug in slugs:
+        across = shared_verdicts(renderer.verdict_table(slug))
+        for machine in measured:
+            assert shared_verdicts(renderer.verdict_table(slug, machine)) == across, (slug, machine)
+            compared += any(across["source_cells"])
+    assert compared, "the fixture's articles have a published source whose verdicts the tables show"

@@ -17,7 +17,6 @@ from connlab.contract.files import write_if_changed
 from connlab.site.chart_cache import ChartCache, Records
 from connlab.site.chart_html import chart_block
 
-CHARTS_SUBDIR = "charts"
 DOWNLOADS = (("data (CSV)", ".csv"), ("Vega-Lite spec", ".vl.json"), ("SVG", ".svg"))
 # A machine's own page draws its charts in the browser only: drawing an SVG costs more than everything else
 # a chart needs, and a thousand machines' pages hold tens of thousands of charts. The SVG is the view's own

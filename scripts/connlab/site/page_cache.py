@@ -178,11 +178,15 @@ def record_written(keys: dict[Path, tuple[str, list[str]]], cache_dir: Path = PA
 ACROSS_MACHINE_CLAIM_KEYS = ("verdicts", "summary", "across")
 
 
-def verdicts_input(table: VerdictTable, claim_keys: dict[int, tuple[dict, str]] | None = None) -> dict:
+def verdicts_input(
+    table: VerdictTable, claim_keys: dict[int, tuple[dict, str]] | None = None, shared: str | None = None
+) -> dict:
     """A machine's verdict table as data for the hash of its page's inputs, without what each claim holds
     about the other machines (which would change every machine's key whenever one is added, and would make
     the key cost as much as there are machines). claim_keys: each claim's own part hashed once per build
-    (by the claim object, which it keeps alive), where every machine's page shows the same claims."""
+    (by the claim object, which it keeps alive), where every machine's page shows the same claims. shared:
+    the digest of shared_verdicts (the same on every machine's page), where the caller made it once; else
+    those parts are part of the input."""
 
     def own(claim: dict) -> object:
         part = {key: value for key, value in claim.items() if key not in ACROSS_MACHINE_CLAIM_KEYS}
@@ -195,11 +199,19 @@ def verdicts_input(table: VerdictTable, claim_keys: dict[int, tuple[dict, str]] 
 
     return {
         "columns": [asdict(column) for column in table.columns],
+        "missing": table.missing,
+        "rows": [{"claim": own(r["claim"]), "cells": r["cells"]} for r in table.rows],
+        "shared": shared_verdicts(table) if shared is None else shared,
+    }
+
+
+def shared_verdicts(table: VerdictTable) -> dict:
+    """What an article's verdict table holds whichever machine it is for: the published source's column and
+    the other published sets' rows (at a thousand machines, hashing these once per page was most of the
+    cost of the pages' keys)."""
+    return {
         "source": table.source,
         "others": table.others,
-        "missing": table.missing,
-        "rows": [
-            {"claim": own(r["claim"]), "cells": r["cells"], "source": r["source_cell"]} for r in table.rows
-        ],
-        "other_rows": [{"claim": own(r["claim"]), "cells": r["cells"]} for r in table.other_rows],
+        "source_cells": [r["source_cell"] for r in table.rows],
+        "other_rows": [{"claim": r["claim"]["id"], "cells": r["cells"]} for r in table.other_rows],
     }

@@ -19,6 +19,9 @@ from connlab.contract.facts_files import ACROSS_MACHINE_FACTS
 ARTICLE_VIEW = "article"
 MACHINE_VIEW = "machine"
 MACHINE_PAGES_DIR = "machines"
+# Every chart's files (CSV, spec, SVG) under build/docs; named here, not with the charts, so that publishing
+# does not import the chart code (Altair) to find them.
+CHARTS_SUBDIR = "charts"
 
 Records = list[dict]
 

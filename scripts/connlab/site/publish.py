@@ -40,8 +40,7 @@ from mkdocs.utils import clean_directory
 from connlab.contract.cache import digest
 from connlab.errors import LabError
 from connlab.paths import REPO_ROOT
-from connlab.site.chart_book import CHARTS_SUBDIR
-from connlab.site.pages import MACHINE_PAGES_DIR
+from connlab.site.pages import CHARTS_SUBDIR, MACHINE_PAGES_DIR
 from connlab.site.workers import page_workers
 
 CONFIG_FILE = REPO_ROOT / "mkdocs.yml"

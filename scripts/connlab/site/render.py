@@ -33,16 +33,18 @@ from connlab.paths import (
     PARTIALS_DIR,
 )
 from connlab.site import charts, snippets, tables
-from connlab.site.chart_book import CHARTS_SUBDIR, ChartBook
+from connlab.site.chart_book import ChartBook
 from connlab.site.formats import is_missing, number, percent, plain_text, significant
 from connlab.site.page_cache import (
     record_written,
     render_machine_pages,
+    shared_verdicts,
     store_machine_pages,
     verdicts_input,
 )
 from connlab.site.pages import (
     ARTICLE_VIEW,
+    CHARTS_SUBDIR,
     MACHINE_PAGES_DIR,
     MACHINE_VIEW,
     FactsIndex,
@@ -330,7 +332,14 @@ class PageRenderer:
             }
         else:
             facts = self._facts_index(slug).for_machine(machine)
-        return {"facts": facts, "verdicts": verdicts_input(table, self._claim_keys)}
+        shared = self._shared_verdicts_digest(slug)
+        return {"facts": facts, "verdicts": verdicts_input(table, self._claim_keys, shared)}
+
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def _shared_verdicts_digest(self, slug: str) -> str:
+        """The parts of the article's verdict table that are the same for every machine: its table without a
+        machine holds them as each machine's does."""
+        return digest(canonical_json(shared_verdicts(self.verdict_table(slug))))
 
     def render_machine_page(self, machine: str, article_slugs: list[str]) -> str:
         """A machine's own page: its detail from every article, one after the other."""
