@@ -200,6 +200,7 @@ class PageRenderer:
     def claims(self, slug: str) -> list[dict]:
         return self.claims_file(slug).get("claims", [])
 
+    @functools.cache  # noqa: B019 (one renderer per build: every machine's page asks for the same few)
     def claims_file(self, slug: str) -> dict:
         """{"source": the article's published source, "claims": [...]}; empty when the article has none."""
         return self._json(self.claims_dir / f"{slug}.json")
@@ -223,13 +224,18 @@ class PageRenderer:
 
     def verdict_table(self, slug: str, machine: str | None = None) -> VerdictTable:
         """The article's table: across machines, no machine's column (each machine's page has its own)."""
-        published = [str(m["id"]) for m in self.machines if m.get("published")]
+        published = self._published()
         columns_by_machine, measured_by_machine = self._machine_records()
         columns = columns_by_machine.get(machine, []) if machine else []
         measured = measured_by_machine.get(machine, []) if machine else []
         claims_file = self.claims_file(slug)
         columns = article_columns(columns, measured, claims_file.get("experiments", []))
         return build_table(claims_file, columns, published, self._verdicts_by_machine(slug))
+
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def _published(self) -> list[str]:
+        """The published sets' ids, listed once, not once per machine's verdict table (quadratic)."""
+        return [str(m["id"]) for m in self.machines if m.get("published")]
 
     @functools.cache  # noqa: B019 (one renderer per build)
     def _machine_records(self) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
