@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -90,3 +91,23 @@ def test_the_many_machines_benchmark_reports_every_figure() -> None:
     # Cold, no-op, one added, per machine, and the heaviest page's charts drawn in headless Chromium.
     assert fields.count("s") == 5 and "MB" in fields
     assert any(field.endswith("index.html,") for field in fields)
+
+
+def test_the_many_machines_benchmark_prints_what_each_machine_added() -> None:
+    """Cold ÷ machines falls while a fixed cost spreads; the marginal cost between sizes is what stays flat
+    when the cost per machine is constant (scripts/bench/many_machines.py prints both)."""
+    spec = importlib.util.spec_from_file_location(
+        "many_machines", REPO_ROOT / "scripts" / "bench" / "many_machines.py"
+    )
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    small, medium, large = (
+        {"machines": 17, "cold_s": 17.8},
+        {"machines": 107, "cold_s": 36.1},
+        {"machines": 1007, "cold_s": 226.7},
+    )
+    assert bench.marginal_cost(None, small) == "–"
+    assert bench.marginal_cost(small, medium) == "0.20 s"
+    assert bench.marginal_cost(medium, large) == "0.21 s"
+    assert bench.marginal_cost(medium, medium) == "–"

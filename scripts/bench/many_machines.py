@@ -4,9 +4,10 @@ Each size runs in a temporary copy of the repository with N synthetic machines a
 copies of a measured machine under new ids, every throughput scaled by a factor of its own (0.5 to 2), so
 no two machines share a curve. The copy uses this checkout's virtualenv and vendored JavaScript; the
 repository itself is never written to. Per size it prints the cold build, the no-op build, the rebuild after
-one more machine, the cold build's cost per machine, the heaviest page's gzipped weight (HTML with the
-scripts and styles it loads, the chart libraries where it has a chart and the search index; chart specs
-and data are inline) and the time headless Chromium takes to draw every chart on that page.
+one more machine, the cold build's cost per machine (and, from the second size on, what each machine beyond
+the previous size added to it), the heaviest page's gzipped weight (HTML with the scripts and styles it
+loads, the chart libraries where it has a chart and the search index; chart specs and data are inline) and
+the time headless Chromium takes to draw every chart on that page.
 
     .venv/bin/python scripts/bench/many_machines.py --machines 10 100 1000
     .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines: checks the script runs
@@ -188,7 +189,10 @@ def chart_draw_seconds(site: Path, page: str) -> float | None:
     return elapsed
 
 
-def measure(synthetic: int, keep: bool) -> dict[str, float | str | int]:
+Figures = dict[str, float | str | int]  # one size's row
+
+
+def measure(synthetic: int, keep: bool) -> Figures:
     copy = Path(tempfile.mkdtemp(prefix="connlab-machines-"))
     try:
         copy_repository(copy)
@@ -221,15 +225,30 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies (paths on stderr)")
     args = parser.parse_args()
     sizes = [2] if args.tiny else args.machines
-    print("machines  cold make site  no-op  one added  cold per machine  heaviest page (gzipped), drawn in")
+    print(
+        "machines  cold make site  no-op  one added  cold per machine  cold per machine more"
+        "  heaviest page (gzipped), drawn in"
+    )
+    previous: Figures | None = None
     for size in sizes:
         r = measure(size, args.keep)
         drawn = "no Chromium here" if r["drawn_s"] is None else f"{r['drawn_s']:.2f} s"
         print(
             f"{r['machines']:>8}  {r['cold_s']:>12.1f} s  {r['noop_s']:>4.2f} s  {r['added_s']:>7.1f} s"
-            f"  {r['cold_s_per_machine']:>14.2f} s  {r['heaviest_mb']:.2f} MB {r['heaviest_page']}, {drawn}",
+            f"  {r['cold_s_per_machine']:>14.2f} s  {marginal_cost(previous, r):>21}"
+            f"  {r['heaviest_mb']:.2f} MB {r['heaviest_page']}, {drawn}",
             flush=True,
         )
+        previous = r
+
+
+def marginal_cost(previous: Figures | None, current: Figures) -> str:
+    """What each machine beyond the previous size added to the cold build: cold ÷ machines falls while a
+    fixed cost is spread over more machines, this stays flat where the cost per machine is constant."""
+    if previous is None or current["machines"] == previous["machines"]:
+        return "–"
+    cold = float(current["cold_s"]) - float(previous["cold_s"])
+    return f"{cold / (int(current['machines']) - int(previous['machines'])):.2f} s"
 
 
 if __name__ == "__main__":
