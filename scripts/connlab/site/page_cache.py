@@ -179,14 +179,13 @@ ACROSS_MACHINE_CLAIM_KEYS = ("verdicts", "summary", "across")
 
 
 def verdicts_input(
-    table: VerdictTable, claim_keys: dict[int, tuple[dict, str]] | None = None, shared: str | None = None
+    table: VerdictTable, shared: str, claim_keys: dict[int, tuple[dict, str]] | None = None
 ) -> dict:
     """A machine's verdict table as data for the hash of its page's inputs, without what each claim holds
     about the other machines (which would change every machine's key whenever one is added, and would make
     the key cost as much as there are machines). claim_keys: each claim's own part hashed once per build
     (by the claim object, which it keeps alive), where every machine's page shows the same claims. shared:
-    the digest of shared_verdicts (the same on every machine's page), where the caller made it once; else
-    those parts are part of the input."""
+    the digest of the table's shared_verdicts, the same on every machine's page, made once per article."""
 
     def own(claim: dict) -> object:
         part = {key: value for key, value in claim.items() if key not in ACROSS_MACHINE_CLAIM_KEYS}
@@ -201,7 +200,7 @@ def verdicts_input(
         "columns": [asdict(column) for column in table.columns],
         "missing": table.missing,
         "rows": [{"claim": own(r["claim"]), "cells": r["cells"]} for r in table.rows],
-        "shared": shared_verdicts(table) if shared is None else shared,
+        "shared": shared,
     }
 
 

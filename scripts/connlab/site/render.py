@@ -339,7 +339,7 @@ class PageRenderer:
         else:
             facts = self._facts_index(slug).for_machine(machine)
         shared = self._shared_verdicts_digest(slug)
-        return {"facts": facts, "verdicts": verdicts_input(table, self._claim_keys, shared)}
+        return {"facts": facts, "verdicts": verdicts_input(table, shared, self._claim_keys)}
 
     @functools.cache  # noqa: B019 (one renderer per build)
     def _shared_verdicts_digest(self, slug: str) -> str:
