@@ -70,6 +70,21 @@ def test_plain_cells_skip_the_inline_patterns() -> None:
         assert plain_cell(marked, escapable) is None, marked
 
 
+def test_a_table_of_plain_cells_is_written_whole_and_kept_aside() -> None:
+    """No element of an all-plain table reaches the tree; one cell with markup sends the table back to it."""
+    fast, _ = _converters()
+    plain = _table(["12,345", "select\\-only", "\\>", ""])
+    tree_rows: list[str] = []
+    processor = fast.parser.blockprocessors["table"]
+    build_row = processor._build_row
+    processor._build_row = lambda row, parent, align: (tree_rows.append(row), build_row(row, parent, align))
+    html = fast.reset().convert(plain)
+    assert tree_rows == [] and fast.htmlStash.html_counter == 1
+    assert '<td style="text-align: right;">select-onlyx</td>' in html and "<td>&gt;</td>" in html
+    fast.reset().convert(_table(["12,345", "**holds**"]))
+    assert len(tree_rows) == 3 and fast.htmlStash.html_counter == 0
+
+
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = tmp_path_factory.mktemp("data")
