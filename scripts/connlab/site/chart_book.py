@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from connlab.contract.files import write_if_changed
 from connlab.site.chart_cache import ChartCache, Records
-from connlab.site.chart_html import chart_block
+from connlab.site.chart_html import chart_block_of_text
 
 DOWNLOADS = (("data (CSV)", ".csv"), ("Vega-Lite spec", ".vl.json"), ("SVG", ".svg"))
 # A machine's own page draws its charts in the browser only: drawing an SVG costs more than everything else
@@ -88,21 +87,17 @@ class ChartBook:
         self.requests = []
         return {path: _fill(text, blocks) for path, text in pages.items()}
 
-    def _write(self, request: ChartRequest, spec: dict, svg: str | None) -> str:
+    def _write(self, request: ChartRequest, spec: str, svg: str | None) -> str:
         stem = self.folder / request.chart_id
         self.files.update(self.folder / name for name in request.file_names())
         if svg is not None:
             write_if_changed(stem.with_name(f"{request.chart_id}.svg"), svg)
-        write_if_changed(
-            # No indent: Python's JSON encoder is its C one only without it, and every chart writes one.
-            stem.with_name(f"{request.chart_id}.vl.json"),
-            json.dumps(spec, sort_keys=True),
-        )
+        write_if_changed(stem.with_name(f"{request.chart_id}.vl.json"), spec)
         write_if_changed(stem.with_name(f"{request.chart_id}.csv"), records_csv(request.records))
         href = f"{request.prefix}{request.chart_id}"
         downloads = [(label, f"{href}{suffix}") for label, suffix in request.downloads()]
         svg_src = f"{href}.svg" if svg is not None else None
-        return chart_block(spec, request.chart_id, request.caption, request.alt, svg_src, downloads)
+        return chart_block_of_text(spec, request.chart_id, request.caption, request.alt, svg_src, downloads)
 
 
 # NUL never occurs in rendered Markdown, so a placeholder cannot collide with page text.

@@ -10,7 +10,6 @@ missing is computed in a pool of worker processes, one per core.
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -20,17 +19,10 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from connlab.contract.cache import (
-    canonical_json,
-    digest,
-    read_json,
-    read_text,
-    source_digest,
-    write_atomically,
-)
+from connlab.contract.cache import canonical_json, digest, read_text, source_digest, write_atomically
 from connlab.paths import CACHE_DIR
 from connlab.site import charts, scaling_chart, spec_template, usl_chart
-from connlab.site.chart_html import VL_VERSION, render_svg
+from connlab.site.chart_html import VL_VERSION, render_svg, spec_text
 from connlab.site.spec_template import with_rows
 
 Records = list[dict[str, Any]]
@@ -84,10 +76,12 @@ class ChartCache:
     def spec_key(self, kind: str, records: Records) -> str:
         return digest(self.code, kind, canonical_json(records))
 
-    def specs(self, jobs: dict[str, tuple[str, Records]]) -> dict[str, dict]:
-        """The spec of every job (key -> (kind, records)), building only those not cached."""
+    def specs(self, jobs: dict[str, tuple[str, Records]]) -> dict[str, str]:
+        """The spec of every job (key -> (kind, records)) as its text (chart_html.spec_text), building only
+        those not cached. Text, not parsed specs: the page embeds the text and the download holds it, and
+        parsing and writing again tens of thousands of specs cost more than building them from templates."""
         folder = self.cache_dir / SPECS_SUBDIR
-        found = {key: read_json(folder / f"{key}.json") for key in jobs}
+        found = {key: read_text(folder / f"{key}.json") for key in jobs}
         missing = [key for key, spec in found.items() if spec is None]
         # A templated spec costs less than sending it to a worker: only specs built in full go to the pool.
         templated = [key for key in missing if jobs[key][0] in charts.TEMPLATED]
@@ -95,15 +89,12 @@ class ChartCache:
         built = [build_spec(jobs[key]) for key in templated]
         built += self._map(build_spec, [jobs[key] for key in in_full])
         for key, spec in zip(templated + in_full, built, strict=True):
-            text = canonical_json(spec)
-            write_atomically(folder / f"{key}.json", text)
-            found[key] = json.loads(
-                text
-            )  # keys sorted as a cached spec's are: the page is the same either way
+            found[key] = spec_text(spec)
+            write_atomically(folder / f"{key}.json", found[key])
         return found  # type: ignore[return-value]
 
-    def svgs(self, specs: Iterable[dict]) -> dict[str, str]:
-        """The SVG of every spec, by the spec's key (svg_key), drawing only those not cached."""
+    def svgs(self, specs: Iterable[str]) -> dict[str, str]:
+        """The SVG of every spec (its text), by the spec's key (svg_key), drawing only those not cached."""
         folder = self.cache_dir / SVGS_SUBDIR
         by_key = {self.svg_key(spec): spec for spec in specs}
         found = {key: read_text(folder / f"{key}.svg") for key in by_key}
@@ -113,8 +104,8 @@ class ChartCache:
             found[key] = svg
         return found  # type: ignore[return-value]
 
-    def svg_key(self, spec: dict) -> str:
-        return digest(self.svg_version, canonical_json(spec))
+    def svg_key(self, spec: str) -> str:
+        return digest(self.svg_version, spec)
 
     def _map(self, function: Callable[[Any], Any], items: list[Any]) -> list[Any]:
         workers = min(self.workers or os.cpu_count() or 1, len(items))

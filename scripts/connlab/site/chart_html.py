@@ -24,16 +24,20 @@ _CHART_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 VL_VERSION = "6.4"
 
 
-def spec_json(spec: dict[str, Any]) -> str:
-    """Serialise a spec for a <script type="application/json"> element.
+def spec_text(spec: dict[str, Any]) -> str:
+    """A spec's one text: compact, keys sorted, as the chart cache keeps it, the page embeds it and the
+    download holds it. allow_nan=False because NaN/Infinity are not JSON and JSON.parse would reject them."""
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def script_safe(text: str) -> str:
+    """JSON text made safe inside a <script type="application/json"> element.
 
     Compact JSON has no newlines, so the Markdown block never contains a blank line.
     Inside <script> the HTML parser only looks for `</script` (and `<!--` which can
     start the "double escaped" state), so `</` becomes `<\\/` (a valid JSON escape)
     and `<!--` becomes `\\u003c!--`; both can only occur inside JSON strings.
-    allow_nan=False because NaN/Infinity are not JSON and JSON.parse would reject them.
     """
-    text = json.dumps(spec, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
 
 
@@ -45,7 +49,20 @@ def chart_block(
     svg_src: str | None,
     downloads: list[tuple[str, str]] | None = None,
 ) -> str:
-    """Return the raw-HTML figure for one chart (no trailing newline).
+    """Return the raw-HTML figure for one chart (no trailing newline)."""
+    return chart_block_of_text(spec_text(spec), chart_id, caption, alt, svg_src, downloads)
+
+
+def chart_block_of_text(
+    text: str,
+    chart_id: str,
+    caption: str,
+    alt: str,
+    svg_src: str | None,
+    downloads: list[tuple[str, str]] | None = None,
+) -> str:
+    """The raw-HTML figure for one chart from its spec's text (spec_text; a page's charts come as text from
+    the chart cache, which spares parsing and writing each spec again).
 
     svg_src is used verbatim as the fallback <img> src: it must be relative to the
     *rendered page URL* (see the module docs / report on use_directory_urls). None: no SVG was drawn (the
@@ -58,7 +75,7 @@ def chart_block(
         [
             f'<figure class="{_figure_class(svg_src)}" id="chart-{chart_id}">',
             '<div class="connlab-chart__view"></div>',
-            f'<script type="application/json" class="connlab-chart__spec">{spec_json(spec)}</script>',
+            f'<script type="application/json" class="connlab-chart__spec">{script_safe(text)}</script>',
             _fallback(svg_src, alt),
             *_downloads_line(downloads or []),
             # The drawing's text alternative: charts.js names it by the caption and describes it by the
@@ -102,8 +119,8 @@ def _downloads_line(downloads: list[tuple[str, str]]) -> list[str]:
     return [f'<p class="connlab-chart__downloads">Download: {links}</p>']
 
 
-def render_svg(spec: dict[str, Any]) -> str:
-    """Render a Vega-Lite spec to a standalone SVG string (no browser needed)."""
+def render_svg(spec: dict[str, Any] | str) -> str:
+    """Render a Vega-Lite spec (or its JSON text) to a standalone SVG string (no browser needed)."""
     # allowed_base_urls=[]: charts embed their data inline, and the build must never
     # fetch anything over the network.
     return vl_convert.vegalite_to_svg(vl_spec=spec, vl_version=VL_VERSION, allowed_base_urls=[])
