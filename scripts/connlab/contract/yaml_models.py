@@ -100,6 +100,15 @@ def _parse(text: str, loader: type) -> tuple[yaml.Node | None, object]:
     return yaml.compose(text, Loader=loader), yaml.load(text, Loader=loader)
 
 
+def parse_yaml(text: str) -> tuple[yaml.Node | None, object]:
+    """The node tree and the data, read by libyaml; a text it refuses is parsed again by PyYAML's own
+    parser, whose error (wording and mark) is the one raised, as readers have always seen it."""
+    try:
+        return _parse(text, FAST_LOADER)
+    except yaml.YAMLError:
+        return _parse(text, yaml.SafeLoader)
+
+
 def load_yaml_model(path: Path, model: type[Model]) -> Model:
     """Parse and validate; raise LabError whose message has one line per problem."""
     try:
@@ -109,16 +118,12 @@ def load_yaml_model(path: Path, model: type[Model]) -> Model:
     except UnicodeDecodeError as error:
         raise LabError(f"{path}:1: (file): not UTF-8 text") from error
     try:
-        root, data = _parse(text, FAST_LOADER)
-    except yaml.YAMLError:
-        # libyaml's messages can differ in wording: the file is parsed again for the message readers see.
-        try:
-            root, data = _parse(text, yaml.SafeLoader)
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            line = mark.line + 1 if mark else 1
-            reason = getattr(error, "problem", None) or str(error).splitlines()[0]
-            raise LabError(f"{path}:{line}: (yaml): {reason}") from error
+        root, data = parse_yaml(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark else 1
+        reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise LabError(f"{path}:{line}: (yaml): {reason}") from error
     duplicates = duplicate_key_problems(path, root)
     if duplicates:
         raise LabError("\n".join(duplicates))

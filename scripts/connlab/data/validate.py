@@ -26,7 +26,7 @@ from connlab.contract.columns import (
 )
 from connlab.contract.machine_schema import SAFE_ID_PATTERN, MachineFile
 from connlab.contract.names import PUBLISHED_PREFIX
-from connlab.contract.yaml_models import duplicate_key_problems, format_validation_error
+from connlab.contract.yaml_models import duplicate_key_problems, format_validation_error, parse_yaml
 from connlab.paths import MACHINE_FILE_NAME, RESULTS_DIR
 
 MAX_FILE_BYTES = 20 * 2**20
@@ -330,8 +330,7 @@ def load_machine_file(path: Path) -> tuple[MachineFile | None, list[str]]:
     if text is None:
         return None, [f"{path}:1: (file): {reason}"]
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        root, data = parse_yaml(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         problem = getattr(error, "problem", None) or "not valid YAML"

@@ -49,10 +49,14 @@ def stat_signature(folder: Path) -> str:
     return digest(*parts)
 
 
+def _status_index(folder: Path, code: str, cache_dir: Path) -> Path:
+    """Where the folder's key is kept for its files' present status."""
+    return cache_dir / "status" / f"{digest(code, stat_signature(folder))}.json"
+
+
 def known_folder_key(folder: Path, code: str, cache_dir: Path) -> str:
     """folder_key, without reading the files where their status is the one it was computed for."""
-    signature = stat_signature(folder)
-    index = cache_dir / "status" / f"{digest(code, signature)}.json"
+    index = _status_index(folder, code, cache_dir)
     known = read_json(index)
     if isinstance(known, str):
         return known
@@ -65,8 +69,10 @@ def known_folder_key(folder: Path, code: str, cache_dir: Path) -> str:
 MIN_FOLDERS_FOR_WORKERS = 16
 
 
-def _checked(folder: Path) -> list[str]:
-    return list(validate.validate_machine_folder(folder))
+def _keyed_and_checked(job: tuple[Path, str]) -> tuple[str, list[str]]:
+    """A folder's key (its files read and hashed) and its problems, in a worker."""
+    folder, code = job
+    return folder_key(folder, code), list(validate.validate_machine_folder(folder))
 
 
 def cached_folder_problems(
@@ -74,21 +80,25 @@ def cached_folder_problems(
 ) -> Callable[[Path], list[str]]:
     """validate_machine_folder, answered from the cache where the folder and the code are unchanged. With
     the folders about to be asked for, those missing from the cache are checked first, in worker processes
-    across the cores when there are many (a cold build checks every row of every machine's files)."""
+    across the cores when there are many (a cold build checks every row of every machine's files). A
+    folder whose files have a status never seen is hashed by the worker that checks it: hashing a thousand
+    folders here first left the other cores idle for seconds."""
     code = source_digest(*(Path(str(module.__file__)) for module in VALIDATING_CODE))
     checked: dict[Path, list[str]] = {}
-    keys = {folder: known_folder_key(folder, code, cache_dir) for folder in folders or []}
-    missing = [
-        (folder, key)
-        for folder, key in keys.items()
-        if not isinstance(read_json(cache_dir / f"{key}.json"), list)
+    indexes = {folder: _status_index(folder, code, cache_dir) for folder in folders or []}
+    keys = {folder: key for folder, index in indexes.items() if isinstance(key := read_json(index), str)}
+    due = [folder for folder in indexes if folder not in keys]
+    due += [
+        folder for folder, key in keys.items() if not isinstance(read_json(cache_dir / f"{key}.json"), list)
     ]
-    workers = min(os.cpu_count() or 1, len(missing))
-    if len(missing) >= MIN_FOLDERS_FOR_WORKERS and workers > 1:
+    workers = min(os.cpu_count() or 1, len(due))
+    if len(due) >= MIN_FOLDERS_FOR_WORKERS and workers > 1:
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            found = list(pool.map(_checked, [folder for folder, _ in missing], chunksize=8))
-        for (folder, key), problems in zip(missing, found, strict=True):
+            found = list(pool.map(_keyed_and_checked, [(folder, code) for folder in due], chunksize=8))
+        for folder, (key, problems) in zip(due, found, strict=True):
             write_atomically(cache_dir / f"{key}.json", json.dumps(problems))
+            write_atomically(indexes[folder], json.dumps(key))
+            keys[folder] = key
             checked[folder] = problems
 
     def folder_problems(folder: Path) -> list[str]:
