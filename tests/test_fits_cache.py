@@ -53,3 +53,25 @@ def test_a_changed_curve_is_fitted_again(tmp_path: Path, fitted: list[str]) -> N
     assert fitted == ["a", "a"]
     lambda_tps = rows[0][5]
     assert lambda_tps == pytest.approx(1500.0, rel=1e-6)
+
+
+def test_many_machines_are_fitted_in_worker_shares_with_the_same_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A machine's fits do not depend on the machines solved with it, so shares give the same rows."""
+    pools: list[int] = []
+
+    class CountedPool(fits.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            pools.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(fits, "ProcessPoolExecutor", CountedPool)
+    machines = [
+        curves(f"m{index:03d}", 1000.0 + 37.0 * index) for index in range(fits.MIN_MACHINES_FOR_WORKERS)
+    ]
+    shared = fits.fit_in_shares(machines, workers=2)
+    assert pools == [1]
+    assert shared == fits.fit_many_machines(machines)
+    assert [rows[0][0] for rows in shared] == [f"m{index:03d}" for index in range(len(machines))]
+    assert fits.fit_in_shares(machines[:3], workers=2) == shared[:3] and pools == [1]
