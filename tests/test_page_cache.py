@@ -70,7 +70,7 @@ def test_a_page_whose_chart_files_are_gone_is_rendered_again(tmp_path: Path, wri
     write_run(results, "a-box", sweep(1.0), profile="full")
     aggregate_all(results_dir=results, out_dir=data)
     render(data, docs, cache)
-    charts = sorted((docs / "charts").glob("*a-box*.vl.json"))
+    charts = sorted((docs / "charts").glob("*a-box*.csv"))
     assert charts, "the machine page should have charts"
     charts[0].unlink()
     _, rendered = render(data, docs, cache)

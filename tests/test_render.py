@@ -248,9 +248,12 @@ def test_the_machine_page_renders_the_measured_peak(aggregated: Path, tmp_path: 
     assert "**2 clients**" in page
     assert "No measurements yet" not in page
     for chart in ("tps", "latency"):
-        # A machine's page draws its charts in the browser: spec and CSV are written, no SVG is drawn.
-        assert (docs / "charts" / f"tmc-alpha-box-{chart}.vl.json").is_file()
+        # A machine's page draws its charts in the browser: the CSV is written, no SVG is drawn, and the spec
+        # is offered from the page itself (charts.js), not written beside it.
+        assert (docs / "charts" / f"tmc-alpha-box-{chart}.csv").is_file()
         assert not (docs / "charts" / f"tmc-alpha-box-{chart}.svg").exists()
+        assert not (docs / "charts" / f"tmc-alpha-box-{chart}.vl.json").exists()
+        assert f'<a href="#" download="tmc-alpha-box-{chart}.vl.json">Vega-Lite spec</a>' in page
         # The page is served as machines/alpha-box/ (directory URLs): two levels up.
         assert f'href="../../charts/tmc-alpha-box-{chart}.csv" download' in page
         assert f"tmc-alpha-box-{chart}.svg" not in page

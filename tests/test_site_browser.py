@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import re
 import shutil
@@ -613,3 +614,34 @@ def test_pool_sizing_simulator_follows_the_sliders(watched: Watched, site_url: s
     page.goto(site_url + POOL_SIZING_PAGE, wait_until="load")
     assert page.locator(POOL_SIM_FIGURE).count() == 1, f"no {POOL_SIM_FIGURE} on /{POOL_SIZING_PAGE}"
     exercise_usl_simulator(watched, POOL_SIM_FIGURE)
+
+
+SPEC_DOWNLOAD = ".connlab-chart__spec-download a"
+INLINE_SPEC_JS = "(figure) => JSON.parse(figure.querySelector('script.connlab-chart__spec').textContent)"
+
+
+def test_a_machine_page_chart_offers_the_spec_the_page_holds(
+    watched: Watched, site_url: str, built_site: Path
+) -> None:
+    """A machine's page writes no spec file beside its charts: the link downloads the spec the page holds,
+    under the chart's own name, also under a strict Content-Security-Policy; without JavaScript it is
+    hidden."""
+    if not (built_site / POOL_SIZING_PAGE / "index.html").is_file():
+        pytest.skip(f"{POOL_SIZING_PAGE} is not in the built site yet")
+    page = watched.page
+    enforce_strict_csp(watched)
+    page.goto(site_url + POOL_SIZING_PAGE, wait_until="load")
+    wait_for_charts(watched)
+    link = page.locator(f"{POOL_SIM_FIGURE} {SPEC_DOWNLOAD}")
+    assert link.is_visible(), "the spec download is not offered"
+    with page.expect_download() as started:
+        link.click()
+    download = started.value
+    assert download.suggested_filename == "pool-sim-amd-epyc-2c-24g.vl.json"
+    spec = json.loads(Path(download.path()).read_text(encoding="utf-8"))
+    assert spec == page.locator(POOL_SIM_FIGURE).evaluate(INLINE_SPEC_JS)
+    assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+    assert csp_violations(page) == []
+    watched.assert_clean()
+    html = (built_site / POOL_SIZING_PAGE / "index.html").read_text(encoding="utf-8")
+    assert '<span class="connlab-chart__spec-download" hidden>' in html, "offered without JavaScript"

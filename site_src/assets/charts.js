@@ -26,6 +26,8 @@
   var SPEC = "script.connlab-chart__spec";
   var ALT = ".connlab-chart__alt";
   var BROWSER_ONLY = "connlab-chart--browser-only";
+  // The spec download of a chart whose spec is held by the page only (chart_html.py: a machine's page).
+  var SPEC_DOWNLOAD = ".connlab-chart__spec-download";
   // Below this width (px) of the chart's column, legends go under the plot: beside it, a legend of
   // machine names takes half a phone's width from the plot.
   var NARROW_WIDTH = 600;
@@ -305,10 +307,30 @@
   // of the page's start.
   if (document.querySelector(FIGURE)) loadLibraries().catch(function () {});
 
+  // Object URLs of the specs offered for download, per figure; freed once instant navigation removed it.
+  var specUrls = new Map();
+
+  // A machine's page writes no spec file beside its charts (a thousand machines' would be a third of the
+  // site): the link chart_html.py leaves hidden downloads the spec the page already holds.
+  function offerSpecDownload(figure) {
+    var offer = figure.querySelector(SPEC_DOWNLOAD);
+    var script = figure.querySelector(SPEC);
+    if (!offer || !script || specUrls.has(figure)) return;
+    var url = URL.createObjectURL(new Blob([script.textContent], { type: "application/json" }));
+    specUrls.set(figure, url);
+    offer.querySelector("a").href = url;
+    offer.hidden = false;
+  }
+
   function renderAll() {
     // Instant navigation removed the previous page's figures: free their views.
     live.forEach(function (figure) {
       if (!figure.isConnected) release(figure);
+    });
+    specUrls.forEach(function (url, figure) {
+      if (figure.isConnected) return;
+      URL.revokeObjectURL(url);
+      specUrls.delete(figure);
     });
     observed.forEach(function (view) {
       if (!view.isConnected) {
@@ -318,6 +340,8 @@
     });
     var figures = document.querySelectorAll(FIGURE);
     if (figures.length === 0) return;
+    // Offered whether or not the chart libraries load: the spec is in the page either way.
+    figures.forEach(offerSpecDownload);
     if (typeof window.vegaEmbed !== "function") {
       loadLibraries().then(renderAll, function (err) {
         if (!missingLibraryReported) {

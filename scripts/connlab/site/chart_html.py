@@ -77,7 +77,7 @@ def chart_block_of_text(
             '<div class="connlab-chart__view"></div>',
             f'<script type="application/json" class="connlab-chart__spec">{script_safe(text)}</script>',
             _fallback(svg_src, alt),
-            *_downloads_line(downloads or []),
+            *_downloads_line(downloads or [], None if svg_src else f"{chart_id}{SPEC_SUFFIX}"),
             # The drawing's text alternative: charts.js names it by the caption and describes it by the
             # alt text (aria-labelledby, aria-describedby); hidden, because the caption is already shown.
             f'<p class="connlab-chart__alt" id="chart-{chart_id}-alt" hidden>{html.escape(alt)}</p>',
@@ -108,14 +108,26 @@ def _fallback(svg_src: str | None, alt: str) -> str:
     )
 
 
-def _downloads_line(downloads: list[tuple[str, str]]) -> list[str]:
-    """Links to the chart's data, spec and SVG: readers can check or reuse what they see."""
+# The file name of a chart's Vega-Lite spec, as a download.
+SPEC_SUFFIX = ".vl.json"
+
+
+def _downloads_line(downloads: list[tuple[str, str]], spec_in_page: str | None) -> list[str]:
+    """Links to the chart's data, spec and SVG: readers can check or reuse what they see. spec_in_page (a
+    chart drawn in the browser only, on a machine's page): no spec file is written beside it, and
+    charts.js offers the spec the page holds under this name; hidden until it does, so that a reader
+    without JavaScript is offered nothing that does not work."""
     if not downloads:
         return []
     links = " · ".join(
         f'<a href="{html.escape(href, quote=True)}" download>{html.escape(label)}</a>'
         for label, href in downloads
     )
+    if spec_in_page:
+        links += (
+            f'<span class="connlab-chart__spec-download" hidden> · <a href="#"'
+            f' download="{html.escape(spec_in_page, quote=True)}">Vega-Lite spec</a></span>'
+        )
     return [f'<p class="connlab-chart__downloads">Download: {links}</p>']
 
 
