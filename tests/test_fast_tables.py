@@ -34,6 +34,12 @@ ODD_CELLS = [
     "`a|b` in code", "``x`y``", "[a link](x.md)", "![image](x.png)", "<br>", "<small>x</small>", "&amp;",
     "& alone", "3 < 4", "a > b", "\\>", "\\<", "\\&", "\\q", "ends in \\", "\\|", "x \\| y", "\\\\|",
     "{: .cls}", "{x}", "a!b", "]", "N\\*", "2 < 3 and **x**", "\u0002", "  spaced  ", "",
+    # The verdict tables' markup: bold, a line break, small print, and what resembles them.
+    "**holds** 0.95 (0.90–0.97)", "**a\\-b**<br><small>c \\(d\\)</small>", "<small>**x**</small>",
+    "**a** **b**", "a**b**c", "** x**", "**x **", "**", "****", "***x***", "a\\**b**", "**a<br>b**",
+    "a<br>b", "<small>x", "x</small>", "<BR>", "<br/>", "<br><br>", "**a*b**", "**a_b**", "**\\***",
+    "<small>2 < 3</small>", "**x** &amp;", "<small>`x`</small>", "**[a](b)**", "<small></small>",
+    "N\\* x<br><small>N\\*</small>", "a\\\\**b**", "\\**b**", "**b\\**", "**b**\\*",
 ]  # fmt: skip
 
 
@@ -71,7 +77,8 @@ def test_plain_cells_skip_the_inline_patterns() -> None:
 
 
 def test_a_table_of_plain_cells_is_written_whole_and_kept_aside() -> None:
-    """No element of an all-plain table reaches the tree; one cell with markup sends the table back to it."""
+    """No element of a table of plain cells (or the verdicts' bold, line breaks and small print) reaches the
+    tree; one cell with other markup sends the table back to it."""
     fast, _ = _converters()
     plain = _table(["12,345", "select\\-only", "\\>", ""])
     tree_rows: list[str] = []
@@ -81,7 +88,10 @@ def test_a_table_of_plain_cells_is_written_whole_and_kept_aside() -> None:
     html = fast.reset().convert(plain)
     assert tree_rows == [] and fast.htmlStash.html_counter == 1
     assert '<td style="text-align: right;">select-onlyx</td>' in html and "<td>&gt;</td>" in html
-    fast.reset().convert(_table(["12,345", "**holds**"]))
+    verdicts = fast.reset().convert(_table(["**holds** 0.95<br><small>seed\\-made</small>"]))
+    assert tree_rows == [] and fast.htmlStash.html_counter == 1
+    assert "<td><strong>holds</strong> 0.95<br><small>seed-made</small></td>" in verdicts
+    fast.reset().convert(_table(["12,345", "[a link](x.md)"]))
     assert len(tree_rows) == 3 and fast.htmlStash.html_counter == 0
 
 

@@ -64,11 +64,10 @@ class FastTableProcessor(TableProcessor):
             cells = self._split_row(line.strip(" "))
             parts.append("<tr>\n")
             for index, style in enumerate(styles):
-                plain = plain_cell(cells[index].strip(" ") if index < len(cells) else "", escapable)
-                if plain is None:
+                cell = cell_html(cells[index].strip(" ") if index < len(cells) else "", escapable)
+                if cell is None:
                     return None
-                # The serialiser's own escaping, so that the cell reads as it would have been written.
-                parts.append(f"<{tag}{style}>{_escape_cdata(plain)}</{tag}>\n")
+                parts.append(f"<{tag}{style}>{cell}</{tag}>\n")
             parts.append("</tr>\n")
         parts.append("</tbody>\n</table>")
         return "".join(parts)
@@ -102,6 +101,39 @@ def plain_cell(text: str, escapable: Sequence[str]) -> str | None:
         return None
     # Of < > &, which the serializer writes as entities, only > can be escaped; it is written as any > is.
     return BACKSLASH_ESCAPE.sub(lambda m: m.group(1), text)
+
+
+# The markup a verdict cell holds besides plain text: bold, a line break and small print.
+SIMPLE_MARKUP = re.compile(r"(\*\*|<br>|<small>|</small>)")
+STRONG = "**"
+
+
+def cell_html(text: str, escapable: Sequence[str]) -> str | None:
+    """A cell's HTML where it is plain text, or plain text with **bold**, <br> and <small>...</small> (the
+    verdict tables); None where anything else could change it, for Python-Markdown to convert."""
+    if "*" not in text and "<" not in text:
+        plain = plain_cell(text, escapable)
+        # The serialiser's own escaping, so that the cell reads as it would have been written.
+        return None if plain is None else _escape_cdata(plain)
+    if "***" in text:
+        return None
+    parts: list[str] = []
+    bold = False
+    for number, piece in enumerate(SIMPLE_MARKUP.split(text)):
+        if number % 2 == 0:  # text between markup
+            plain = plain_cell(piece, escapable) if piece else ""
+            # Emphasis needs its text up against the asterisks (else they are taken as they are).
+            if plain is None or (bold and (not piece or piece != piece.strip())):
+                return None
+            parts.append(_escape_cdata(plain))
+        elif piece == STRONG:
+            parts.append("</strong>" if bold else "<strong>")
+            bold = not bold
+        elif bold:
+            return None  # HTML inside bold: left to Python-Markdown
+        else:
+            parts.append(piece)  # raw HTML, written as it stands
+    return None if bold else "".join(parts)
 
 
 def _alignments(separator: Sequence[str]) -> list[str | None]:

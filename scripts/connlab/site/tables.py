@@ -70,7 +70,8 @@ FITS_COLUMNS = (
     Column("κ", lambda r: significant(r["kappa"], 3), numeric=True),
     Column("R²", lambda r: significant(r["r_squared"], 3), numeric=True),
     Column("points", lambda r: str(r["points"]), numeric=True),
-    Column("N*", lambda r: significant(r["n_star"], 3), numeric=True),
+    # Escaped: an asterisk Markdown could take for emphasis sends the whole table to the slow conversion.
+    Column("N\\*", lambda r: significant(r["n_star"], 3), numeric=True),
     Column("measured peak", lambda r: str(r["measured_peak_clients"]), numeric=True),
 )
 
