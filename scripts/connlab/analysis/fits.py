@@ -140,7 +140,7 @@ MIN_MACHINES_FOR_WORKERS = 64
 def fit_in_shares(machines: list[MachineCurves], workers: int | None = None) -> list[list[tuple]]:
     """fit_many_machines, with many machines split in contiguous shares over worker processes, one per
     core: a machine's fits do not depend on the machines solved with it (fit_usl_many), so the rows are
-    the same, and a cold build of a thousand machines fits in half the time on two cores."""
+    the same, and the cores share a cold build's fits instead of one fitting while the others idle."""
     workers = min(workers or os.cpu_count() or 1, len(machines))
     if workers <= 1 or len(machines) < MIN_MACHINES_FOR_WORKERS:
         return fit_many_machines(machines) if machines else []

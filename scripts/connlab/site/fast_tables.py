@@ -8,10 +8,10 @@ the inline patterns. A cell with anything a pattern could take (a backtick, emph
 entity, attributes) is converted by Python-Markdown as before. A row with no backtick is split on its pipes
 directly, as Python-Markdown's own splitting comes to when no code span can hold a pipe.
 
-A table whose every cell is plain goes further: its HTML is written here as one string, as Python-Markdown
-would serialise it, and kept aside as raw HTML, so that none of the later tree walks (inline patterns, table
-of contents, attributes, line breaks, serialising) visits its 1,500 elements. That halved a machine page's
-conversion again.
+A table whose every cell is plain, or plain with the verdict tables' **bold**, <br> and <small>...</small>,
+goes further: its HTML is written here as one string, as Python-Markdown would serialise it, and kept aside
+as raw HTML, so that none of the later tree walks (inline patterns, table of contents, attributes, line
+breaks, serialising) visits its elements. A machine page converted in 45 ms instead of 80 ms.
 
 Named in mkdocs.yml in place of `tables`; tests/test_fast_tables.py compares every page of the site with
 Python-Markdown's own tables.
@@ -50,7 +50,8 @@ class FastTableProcessor(TableProcessor):
 
     def _plain_table_html(self, lines: list[str]) -> str | None:
         """The table as Python-Markdown writes it (TableProcessor.run, then the line breaks its prettifier
-        adds after every block element); None where a cell is not plain or the table has no body row."""
+        adds after every block element); None where a cell holds other markup (cell_html) or the table has
+        no body row."""
         if len(lines) < 3:
             return None  # Python-Markdown writes a row of empty cells for a table without rows.
         escapable = self.parser.md.ESCAPED_CHARS
