@@ -111,13 +111,17 @@ class FallbackImages(HTMLParser):
         super().__init__()
         self.sources: list[str] = []
         self.downloads: list[str] = []
+        self.offered_by_script: list[str] = []  # download names with no address until charts.js gives one
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
         if tag == "img" and "connlab-chart__fallback" in (values.get("class") or ""):
             self.sources.append(values.get("src") or "")
         if tag == "a" and "download" in values:
-            self.downloads.append(values.get("href") or "")
+            if "href" in values:
+                self.downloads.append(values.get("href") or "")
+            else:
+                self.offered_by_script.append(values.get("download") or "")
 
 
 # -- (a) a full run, then the whole site from its results -------------------------------------------------
@@ -200,6 +204,10 @@ def test_run_then_build_the_site(
         csvs = [href for href in images.downloads if href.endswith(".csv")]
         assert len(csvs) >= least, shown
         assert all((shown.parent / href).resolve().is_file() for href in images.downloads), shown
+        # A machine page's charts offer their spec from the page (charts.js), with no file beside them.
+        specs = images.offered_by_script
+        assert len(specs) >= least if not svg else specs == [], shown
+        assert all(not (site / "charts" / name).exists() for name in specs), shown
 
 
 # -- (b) SIGTERM in the middle, then resume ---------------------------------------------------------------

@@ -125,7 +125,8 @@ def _downloads_line(downloads: list[tuple[str, str]], spec_in_page: str | None) 
     )
     if spec_in_page:
         links += (
-            f'<span class="connlab-chart__spec-download" hidden> · <a href="#"'
+            # No href: a link only once charts.js gives it the spec's address.
+            f'<span class="connlab-chart__spec-download" hidden> · <a'
             f' download="{html.escape(spec_in_page, quote=True)}">Vega-Lite spec</a></span>'
         )
     return [f'<p class="connlab-chart__downloads">Download: {links}</p>']
