@@ -61,12 +61,12 @@ def test_many_machines_are_fitted_in_worker_shares_with_the_same_rows(
     """A machine's fits do not depend on the machines solved with it, so shares give the same rows."""
     pools: list[int] = []
 
-    class CountedPool(fits.ProcessPoolExecutor):
+    class CountedPool(fits.WorkerPool):
         def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
             pools.append(1)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(fits, "ProcessPoolExecutor", CountedPool)
+    monkeypatch.setattr(fits, "WorkerPool", CountedPool)
     machines = [
         curves(f"m{index:03d}", 1000.0 + 37.0 * index) for index in range(fits.MIN_MACHINES_FOR_WORKERS)
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,3 +89,53 @@ def group_alive(pgid: int) -> bool:
 def test_a_finished_command_is_returned_like_subprocess_run() -> None:
     result = interrupts.run_in_group(["sh", "-c", "echo out; echo err >&2; exit 3"], timeout_s=10)
     assert (result.returncode, result.stdout, result.stderr) == (3, "out\n", "err\n")
+
+
+# A command with a pool of workers, as the stages run one: a task, then (PHASE) a Ctrl-C while the workers
+# are still starting, busy in a task, or done and waiting to be told to stop.
+POOL_COMMAND = """
+import sys, time
+from connlab.cli import one_line_errors
+from connlab.interrupts import WorkerPool
+
+def main():
+    with WorkerPool(2) as pool:
+        if sys.argv[1] == "starting":
+            pool.submit(time.sleep, 30)
+            time.sleep(30)
+        elif sys.argv[1] == "busy":
+            list(pool.map(time.sleep, [30, 30]))
+        else:
+            list(pool.map(abs, [1, 2]))
+            print("idle", flush=True)
+            time.sleep(30)
+
+one_line_errors(main)()
+"""
+
+
+@pytest.mark.parametrize("phase", ["starting", "busy", "idle"])
+def test_ctrl_c_stops_a_worker_pool_with_one_line(phase: str) -> None:
+    """SIGINT to the whole process group, as a terminal sends it, wherever the workers are: one line, the
+    interrupted exit status, no traceback from a worker, and no worker left running."""
+    command = subprocess.Popen(
+        [sys.executable, "-c", POOL_COMMAND, phase],
+        start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    parent = psutil.Process(command.pid)
+    deadline = time.monotonic() + 60
+    while len(parent.children()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    workers = parent.children(recursive=True)
+    assert len(workers) >= 2, "the workers did not start"
+    if phase == "busy":
+        time.sleep(3)  # imported and in their tasks
+    elif phase == "idle":
+        assert command.stdout is not None and command.stdout.readline() == "idle\n"
+    os.killpg(command.pid, signal.SIGINT)
+    output, _ = command.communicate(timeout=60)
+    assert command.returncode == interrupts.INTERRUPTED_EXIT_STATUS, output
+    assert "Traceback" not in output, output
+    assert output.strip().splitlines()[-1] == "interrupted; rerun the same command to finish", output
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert alive == [], "a worker was left running"

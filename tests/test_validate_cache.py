@@ -91,12 +91,12 @@ def test_many_new_folders_are_checked_in_workers_with_the_same_answer(
 ) -> None:
     pools: list[int] = []
 
-    class CountedPool(validate_cache.ProcessPoolExecutor):
+    class CountedPool(validate_cache.WorkerPool):
         def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
             pools.append(1)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(validate_cache, "ProcessPoolExecutor", CountedPool)
+    monkeypatch.setattr(validate_cache, "WorkerPool", CountedPool)
     results, cache = tmp_path / "results", tmp_path / "cache"
     for index in range(validate_cache.MIN_FOLDERS_FOR_WORKERS + 1):
         write_run(results, f"box-{index:02d}", [{"tps": 100.0}], profile="full")

@@ -19,7 +19,11 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
 from types import FrameType
+from typing import Any
 
 INTERRUPT_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The exit status a shell reports for a command stopped by Ctrl-C (128 + SIGINT).
@@ -102,3 +106,62 @@ def hold_signals() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+# -- worker processes ---------------------------------------------------------------------------------------
+
+# Whether this worker process is running a task now (WorkerPool's tasks set it).
+_in_task = False
+
+
+def _worker_interrupt(signum: int, _frame: FrameType | None) -> None:
+    """Ctrl-C in a worker. In a task: KeyboardInterrupt, which the pool hands back as the task's outcome.
+    Between tasks (just started, or done and waiting to be told to stop): the worker leaves without a word,
+    since its parent, which the same Ctrl-C reached, says once that the command was interrupted."""
+    if _in_task:
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+    raise SystemExit(INTERRUPTED_EXIT_STATUS)
+
+
+def _start_worker() -> None:
+    signal.signal(signal.SIGINT, _worker_interrupt)
+    try:
+        # The worker started with SIGINT held (WorkerPool._spawn_process): a Ctrl-C during its imports,
+        # which Python would have reported with a traceback, arrives now.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    except SystemExit:
+        os._exit(INTERRUPTED_EXIT_STATUS)  # not the pool's "exception in initializer" report
+
+
+@dataclass(frozen=True)
+class _Task:
+    function: Callable[..., Any]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        global _in_task
+        _in_task = True
+        try:
+            return self.function(*args, **kwargs)
+        finally:
+            _in_task = False
+
+
+class WorkerPool(ProcessPoolExecutor):
+    """Worker processes across the cores that a Ctrl-C to the terminal's process group stops without a
+    traceback of their own: the command prints one line, as it does without workers. Spawned, not forked: a
+    forked copy of a process whose DuckDB or vl-convert threads had started can hang."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers, mp_context=get_context("spawn"), initializer=_start_worker)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        return super().submit(_Task(fn), *args, **kwargs)
+
+    def _spawn_process(self) -> None:
+        # SIGINT held while a worker starts, which inherits the mask: a Ctrl-C during its imports waits for
+        # _start_worker. This process's own arrives as soon as the worker is started.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            super()._spawn_process()  # type: ignore[misc]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)

@@ -13,9 +13,7 @@ import json
 import os
 import statistics
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 
 import duckdb
@@ -25,6 +23,7 @@ from connlab.analysis.bulk import insert_rows
 from connlab.analysis.usl import MIN_POINTS, UslFit, fit_usl, fit_usl_many
 from connlab.contract.cache import canonical_json, digest, read_json, source_digest, write_atomically
 from connlab.contract.experiment import experiment_names, load_experiment
+from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR
 
 FITS_CACHE_DIR = CACHE_DIR / "usl-fits"
@@ -146,7 +145,7 @@ def fit_in_shares(machines: list[MachineCurves], workers: int | None = None) -> 
         return fit_many_machines(machines) if machines else []
     size = -(-len(machines) // workers)
     shares = [machines[first : first + size] for first in range(0, len(machines), size)]
-    with ProcessPoolExecutor(len(shares), mp_context=get_context("spawn")) as pool:
+    with WorkerPool(len(shares)) as pool:
         return [rows for share in pool.map(fit_many_machines, shares) for rows in share]
 
 

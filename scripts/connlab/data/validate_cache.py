@@ -14,13 +14,12 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from pathlib import Path
 
 from connlab.contract import columns, machine_schema, yaml_models
 from connlab.contract.cache import digest, read_json, source_digest, write_atomically
 from connlab.data import validate
+from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, RESULTS_DIR
 
 VALIDATE_CACHE_DIR = CACHE_DIR / "validate"
@@ -93,7 +92,7 @@ def cached_folder_problems(
     ]
     workers = min(os.cpu_count() or 1, len(due))
     if len(due) >= MIN_FOLDERS_FOR_WORKERS and workers > 1:
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        with WorkerPool(workers) as pool:
             found = list(pool.map(_keyed_and_checked, [(folder, code) for folder in due], chunksize=8))
         for folder, (key, problems) in zip(due, found, strict=True):
             write_atomically(cache_dir / f"{key}.json", json.dumps(problems))

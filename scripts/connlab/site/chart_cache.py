@@ -12,14 +12,13 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib.metadata import version
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 from connlab.contract.cache import canonical_json, digest, read_text, source_digest, write_atomically
+from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR
 from connlab.site import charts, scaling_chart, spec_template, usl_chart
 from connlab.site.chart_html import VL_VERSION, render_svg, spec_text
@@ -111,6 +110,5 @@ class ChartCache:
         workers = min(self.workers or os.cpu_count() or 1, len(items))
         if workers <= 1 or len(items) < MIN_JOBS_FOR_WORKERS:
             return [function(item) for item in items]
-        # spawn, not fork: a forked copy of a process whose vl-convert runtime already started can hang.
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        with WorkerPool(workers) as pool:
             return list(pool.map(function, items, chunksize=max(1, len(items) // (4 * workers))))

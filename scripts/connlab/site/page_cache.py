@@ -14,14 +14,13 @@ cache entries, and reports their keys and chart files.
 from __future__ import annotations
 
 import json
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from connlab.contract.cache import canonical_json, digest, read_json, source_digest, write_atomically
 from connlab.contract.files import write_if_changed
+from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, EXPERIMENTS_DIR, REPO_ROOT, SITE_SRC_DIR
 from connlab.site.pages import machine_page
 from connlab.site.verdicts import VerdictTable
@@ -114,7 +113,7 @@ def render_machine_pages(
         (renderer.data_dir, renderer.docs_dir, slugs, due[index::workers], cache_dir)
         for index in range(workers)
     ]
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+    with WorkerPool(workers) as pool:
         for rendered, changed in pool.map(render_share, *zip(*shares, strict=True)):
             for path, (key, chart_files) in rendered.items():
                 result.keys[path] = (key, chart_files)

@@ -23,10 +23,8 @@ import logging
 import os
 import shutil
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from importlib.metadata import version
-from multiprocessing import get_context
 from pathlib import Path
 
 import mkdocs.commands.build as mkdocs_build
@@ -39,6 +37,7 @@ from mkdocs.utils import clean_directory
 
 from connlab.contract.cache import digest
 from connlab.errors import LabError
+from connlab.interrupts import WorkerPool
 from connlab.paths import REPO_ROOT
 from connlab.site.pages import CHARTS_SUBDIR, MACHINE_PAGES_DIR
 from connlab.site.workers import page_workers
@@ -149,7 +148,7 @@ def _build_in_workers(config_file: Path, due: list[str], nav: list[str]) -> None
     if not workers:
         return
     shards = [due[index::workers] for index in range(workers)]
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+    with WorkerPool(workers) as pool:
         futures = [pool.submit(build_shard, str(config_file), shard, nav) for shard in shards]
         for future in futures:
             try:
