@@ -157,6 +157,22 @@ class WorkerPool(ProcessPoolExecutor):
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
         return super().submit(_Task(fn), *args, **kwargs)
 
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> bool | None:
+        if exc_type is None:
+            return super().__exit__(exc_type, *rest)
+        # Stopped early (Ctrl-C, an error): the workers are ended and waited for here. Left to this process's
+        # exit, a worker still starting would look for the pool's semaphores after the exit removed them,
+        # and say so with a traceback.
+        workers = list((self._processes or {}).values())  # type: ignore[attr-defined]
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.join(timeout=10)
+        # And the pool's own thread, which notices the workers gone: not waited for, it could still be
+        # closing its pipe while this process's exit writes to it.
+        self.shutdown(wait=True, cancel_futures=True)
+        return None
+
     def _spawn_process(self) -> None:
         # SIGINT held while a worker starts, which inherits the mask: a Ctrl-C during its imports waits for
         # _start_worker. This process's own arrives as soon as the worker is started.
