@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -146,6 +147,10 @@ class _Task:
             _in_task = False
 
 
+# How often a stopped pool tries to join its own thread, 10 ms apart.
+STOP_ATTEMPTS = 1000
+
+
 class WorkerPool(ProcessPoolExecutor):
     """Worker processes across the cores that a Ctrl-C to the terminal's process group stops without a
     traceback of their own: the command prints one line, as it does without workers. Spawned, not forked: a
@@ -169,8 +174,14 @@ class WorkerPool(ProcessPoolExecutor):
         for worker in workers:
             worker.join(timeout=10)
         # And the pool's own thread, which notices the workers gone: not waited for, it could still be
-        # closing its pipe while this process's exit writes to it.
-        self.shutdown(wait=True, cancel_futures=True)
+        # closing its pipe while this process's exit writes to it. A Ctrl-C while the thread was starting
+        # leaves it starting (joining it then is refused): it is waited for until it has.
+        for _ in range(STOP_ATTEMPTS):
+            try:
+                self.shutdown(wait=True, cancel_futures=True)
+                break
+            except RuntimeError:
+                time.sleep(0.01)
         return None
 
     def _spawn_process(self) -> None:
