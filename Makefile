@@ -110,8 +110,7 @@ validate: $(VENV_STAMP)
 aggregate: $(DATA_STAMP)
 
 $(DATA_STAMP): $(RESULT_FILES) $(EXPERIMENT_SRC) $(wildcard site_src/articles/*.sql site_src/articles/*.claims.yaml site_src/pages/*.facts.sql) $(DATA_CODE) | $(VENV_STAMP)
-	$(CONNLAB) validate
-	$(CONNLAB) aggregate
+	$(CONNLAB) aggregate --validate
 	@touch $@
 
 ## articles: render articles, pages and charts into build/docs

@@ -10,6 +10,7 @@ import pytest
 from connlab.site import chart_cache, spec_template
 from connlab.site.chart_book import ChartBook
 from connlab.site.chart_cache import ChartCache
+from connlab.site.chart_html import spec_text
 
 RECORDS = [
     {"workload": "mixed", "clients": n, "tps_median": 100.0 * n, "tps_min": 90.0 * n, "tps_max": 110.0 * n}
@@ -20,12 +21,17 @@ RECORDS = [
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How many specs were built and SVGs drawn (the real functions still run)."""
-    calls = {"spec": 0, "svg": 0}
+    calls = {"spec": 0, "templated": 0, "svg": 0}
     build_spec, render_svg = chart_cache.build_spec, chart_cache.render_svg
+    templated_spec_text = chart_cache.templated_spec_text
 
     def counting_spec(job: tuple) -> dict:
         calls["spec"] += 1
         return build_spec(job)
+
+    def counting_templated(kind: str, records: list[dict]) -> str:
+        calls["templated"] += 1
+        return templated_spec_text(kind, records)
 
     def counting_svg(spec: dict) -> str:
         calls["svg"] += 1
@@ -33,22 +39,27 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
     monkeypatch.setattr(chart_cache, "build_spec", counting_spec)
     monkeypatch.setattr(chart_cache, "render_svg", counting_svg)
+    monkeypatch.setattr(chart_cache, "templated_spec_text", counting_templated)
     return calls
 
 
-def render_once(tmp_path: Path, records: list[dict]) -> tuple[str, ChartBook]:
+def render_once(
+    tmp_path: Path, records: list[dict], kind: str = "throughput_vs_clients"
+) -> tuple[str, ChartBook]:
     book = ChartBook(tmp_path / "docs" / "charts", cache=ChartCache(tmp_path / "cache", workers=1))
-    placeholder = book.request("demo", "throughput_vs_clients", records, "Caption.", "Alt.", "../charts/")
+    placeholder = book.request("demo", kind, records, "Caption.", "Alt.", "../charts/")
     page = tmp_path / "docs" / "page.md"
     return book.resolve({page: f"before\n\n{placeholder}\n\nafter\n"})[page], book
 
 
-def test_a_second_render_builds_and_draws_nothing(tmp_path: Path, counted: dict[str, int]) -> None:
+def test_a_second_render_draws_nothing(tmp_path: Path, counted: dict[str, int]) -> None:
+    """A templated spec is made again (cheaper than a cache file); its SVG is drawn once."""
     first, _ = render_once(tmp_path, RECORDS)
-    assert counted == {"spec": 1, "svg": 1}
+    assert counted == {"spec": 0, "templated": 1, "svg": 1}
     second, book = render_once(tmp_path, RECORDS)
-    assert counted == {"spec": 1, "svg": 1}
+    assert counted == {"spec": 0, "templated": 2, "svg": 1}
     assert first == second
+    assert not (tmp_path / "cache" / chart_cache.SPECS_SUBDIR).exists()
     assert first.startswith("before\n\n<figure") and first.endswith("</figure>\n\nafter\n")
     charts = tmp_path / "docs" / "charts"
     assert book.files == {charts / "demo.csv", charts / "demo.vl.json", charts / "demo.svg"}
@@ -59,9 +70,25 @@ def test_changed_records_build_a_new_chart(tmp_path: Path, counted: dict[str, in
     render_once(tmp_path, RECORDS)
     changed = [{**RECORDS[0], "tps_median": 123.0}, *RECORDS[1:]]
     page, _ = render_once(tmp_path, changed)
-    assert counted == {"spec": 2, "svg": 2}
+    assert counted == {"spec": 0, "templated": 2, "svg": 2}
     assert "123" in (tmp_path / "docs" / "charts" / "demo.csv").read_text()
     assert '"tps_median":123.0' in page
+
+
+PEAKS = [
+    {"machine": m, "published": False, "experiment": "clients-sweep", "server_cores": cores,
+     "peak_clients": 4 * cores, "peak_clients_low": 2 * cores, "peak_clients_high": 4 * cores,
+     "peak_clients_per_core": 4.0}
+    for m, cores in (("a", 1.0), ("b", 4.0))
+]  # fmt: skip
+
+
+def test_a_spec_built_in_full_is_built_once(tmp_path: Path, counted: dict[str, int]) -> None:
+    first, _ = render_once(tmp_path, PEAKS, "peaks_by_cores")
+    second, _ = render_once(tmp_path, PEAKS, "peaks_by_cores")
+    assert counted == {"spec": 1, "templated": 0, "svg": 1}
+    assert first == second
+    assert len(list((tmp_path / "cache" / chart_cache.SPECS_SUBDIR).glob("*.json"))) == 1
 
 
 def test_the_spec_key_names_kind_and_records() -> None:
@@ -108,6 +135,17 @@ def test_a_templated_spec_draws_what_the_full_build_draws(kind: str) -> None:
     assert templated["datasets"][spec_template.ROWS_DATASET]  # the rows are there, once
     full = chart_cache.chart_function(kind)(SAMPLE)
     assert inline_rows(templated, templated["datasets"]) == full
+
+
+@pytest.mark.parametrize("kind", sorted(chart_cache.charts.TEMPLATED))
+def test_a_templated_spec_text_is_the_built_spec_written(kind: str) -> None:
+    records = SAMPLE
+    if kind == "usl_simulator":
+        fit = {"fit_lambda": 2065.16, "fit_sigma": 0.31, "fit_kappa": 0.0042}
+        records = [{**fit, **record} for record in SAMPLE]
+    text = chart_cache.templated_spec_text(kind, records)
+    assert text == spec_text(chart_cache.build_spec((kind, records)))
+    assert text != chart_cache.templated_spec_text(kind, records[:1])
 
 
 def test_a_template_without_an_empty_layer_is_refused() -> None:

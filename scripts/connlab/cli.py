@@ -126,11 +126,37 @@ def validate() -> None:
 
 @app.command()
 @one_line_errors
-def aggregate() -> None:
+def aggregate(
+    validate: Annotated[
+        bool,
+        typer.Option(
+            "--validate",
+            help="validate results/ at the same time, in a second process; the tables count if it passes",
+        ),
+    ] = False,
+) -> None:
     """Aggregate results/ into build/data with DuckDB."""
     from connlab.data.aggregate import aggregate_all
 
-    err.print(f"aggregated into {aggregate_all().parent}")
+    if not validate:
+        err.print(f"aggregated into {aggregate_all().parent}")
+        return
+    from connlab.data.validate_alongside import validation_alongside
+
+    failure: Exception | None = None
+    with validation_alongside() as validation:
+        try:
+            database = aggregate_all()
+        # A file validation rejects can stop the aggregation any way; validation's lines then say why.
+        except Exception as error:
+            failure = error
+        outcome = validation.outcome()
+    outcome.relay()
+    if outcome.returncode != 0:
+        sys.exit(outcome.returncode)
+    if failure is not None:
+        raise failure
+    err.print(f"aggregated into {database.parent}")
 
 
 @app.command()

@@ -75,16 +75,13 @@ class ChartBook:
     def resolve(self, pages: dict[Path, str]) -> dict[Path, str]:
         """Make every chart requested since the last resolve and return the pages (rendered since then)
         with their placeholders replaced."""
-        keys = [self.cache.spec_key(request.kind, request.records) for request in self.requests]
-        specs = self.cache.specs(
-            {key: (request.kind, request.records) for key, request in zip(keys, self.requests, strict=True)}
-        )
+        specs = self.cache.spec_texts([(request.kind, request.records) for request in self.requests])
         svgs = self.cache.svgs(
-            specs[key] for key, request in zip(keys, self.requests, strict=True) if request.svg
+            spec for spec, request in zip(specs, self.requests, strict=True) if request.svg
         )
         blocks = [
-            self._write(request, specs[key], svgs[self.cache.svg_key(specs[key])] if request.svg else None)
-            for key, request in zip(keys, self.requests, strict=True)
+            self._write(request, spec, svgs[self.cache.svg_key(spec)] if request.svg else None)
+            for spec, request in zip(specs, self.requests, strict=True)
         ]
         self.requests = []
         return {path: _fill(text, blocks) for path, text in pages.items()}

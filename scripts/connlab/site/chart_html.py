@@ -24,7 +24,7 @@ _CHART_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 VL_VERSION = "6.4"
 
 
-def spec_text(spec: dict[str, Any]) -> str:
+def spec_text(spec: dict[str, Any] | list[Any] | str) -> str:
     """A spec's one text: compact, keys sorted, as the chart cache keeps it, the page embeds it and the
     download holds it. allow_nan=False because NaN/Infinity are not JSON and JSON.parse would reject them."""
     return json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
