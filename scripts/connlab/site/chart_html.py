@@ -73,7 +73,7 @@ def chart_block_of_text(
         raise ValueError(f"chart id {chart_id!r} must match {_CHART_ID.pattern}")
     return "\n".join(
         [
-            f'<figure class="{_figure_class(svg_src)}" id="chart-{chart_id}">',
+            f'{FIGURE_START}{_figure_class(svg_src).removeprefix(CHART_CLASS)}" id="chart-{chart_id}">',
             '<div class="connlab-chart__view"></div>',
             f'<script type="application/json" class="connlab-chart__spec">{script_safe(text)}</script>',
             _fallback(svg_src, alt),
@@ -94,9 +94,14 @@ NO_SVG_FALLBACK = (
 )
 
 
+CHART_CLASS = "connlab-chart"
+# How every chart block's first line starts (connlab.site.chart_blocks finds the blocks by it).
+FIGURE_START = f'<figure class="{CHART_CLASS}'
+
+
 def _figure_class(svg_src: str | None) -> str:
     """browser-only: no SVG was drawn, so charts.js offers the view's own SVG and PNG export."""
-    return "connlab-chart" if svg_src else "connlab-chart connlab-chart--browser-only"
+    return CHART_CLASS if svg_src else f"{CHART_CLASS} {CHART_CLASS}--browser-only"
 
 
 def _fallback(svg_src: str | None, alt: str) -> str:

@@ -1,0 +1,52 @@
+"""The site's chart blocks kept aside before Python-Markdown reads a page: the same HTML, less reading.
+
+A chart block (connlab.site.chart_html) is raw HTML, a `<figure class="connlab-chart ...">` whose `<script>`
+holds the chart's spec: two thirds of a machine page's Markdown. Python-Markdown's preprocessors each read
+the whole page (superfences looking for fences, MkDocs collecting anchor ids with an HTML parser, md_in_html
+parsing every raw HTML block), and the specs were most of what they read. Each block is now stored as raw
+HTML at once, as md_in_html stores a block of HTML, and the page goes on with its placeholder.
+
+The figure's ids (the chart's, its caption's, its description's) are therefore not among the anchors MkDocs
+collects to check links against; no page links to a chart by its id. Named in mkdocs.yml;
+tests/test_chart_blocks.py compares every page of the site with the pages converted without it.
+"""
+
+from __future__ import annotations
+
+from markdown import Markdown
+from markdown.extensions import Extension
+from markdown.preprocessors import Preprocessor
+
+from connlab.site.chart_html import FIGURE_START
+
+FIGURE_END = "</figure>"
+# After normalize_whitespace (30), which removes the characters a placeholder is made of; before every
+# preprocessor that reads the page (superfences 25, MkDocs' anchors 21, md_in_html 20).
+PRIORITY = 29
+
+
+class ChartBlockPreprocessor(Preprocessor):
+    def run(self, lines: list[str]) -> list[str]:
+        kept: list[str] = []
+        block: list[str] | None = None
+        for line in lines:
+            if block is None and line.startswith(FIGURE_START):
+                block = []
+            if block is None:
+                kept.append(line)
+                continue
+            block.append(line)
+            if line == FIGURE_END:
+                # With the line end md_in_html keeps after a block, so the page's HTML is the same.
+                kept += ["", self.md.htmlStash.store("\n".join(block) + "\n"), ""]
+                block = None
+        return kept + (block or [])  # a figure left open goes to Python-Markdown as it is
+
+
+class ChartBlockExtension(Extension):
+    def extendMarkdown(self, md: Markdown) -> None:
+        md.preprocessors.register(ChartBlockPreprocessor(md), "connlab_chart_blocks", PRIORITY)
+
+
+def makeExtension(**kwargs: object) -> ChartBlockExtension:
+    return ChartBlockExtension(**kwargs)
