@@ -15,6 +15,8 @@ from typing import ClassVar
 
 import psutil
 import pytest
+from material.plugins.search.plugin import SearchPlugin
+from mkdocs.structure.pages import Page
 
 from connlab.interrupts import WorkerPool
 from connlab.site import publish as publish_module
@@ -240,3 +242,31 @@ def _in_group(process: psutil.Process, group: int) -> bool:
         return os.getpgid(process.pid) == group
     except (ProcessLookupError, psutil.Error):
         return False
+
+
+def test_search_still_strips_its_attributes_where_a_page_has_them(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search plugin is skipped only on a page out of the index that carries no data-search-*
+    attribute: an indexed page's sections are indexed, and a page with such an attribute loses it."""
+    docs = project / "docs"
+    marked = '<p data-search-exclude="1">not indexed</p>\n'
+    (docs / "index.md").write_text(f"# Home\n\n{marked}\nSee [the machines](machines.md).\n")
+    (docs / "machines" / "a-box.md").write_text(MACHINE_PAGE.format(name="a-box") + f"\n{marked}")
+    handled: list[str] = []
+    on_page_context = SearchPlugin.on_page_context
+
+    def counted(self: SearchPlugin, context: object, *, page: Page, **kwargs: object) -> object:
+        handled.append(page.file.src_uri)
+        return on_page_context(self, context, page=page, **kwargs)
+
+    monkeypatch.setattr(SearchPlugin, "on_page_context", counted)
+    publish(project / "mkdocs.yml")
+    assert sorted(handled) == ["index.md", "machines.md", "machines/a-box.md"]  # not b-box's
+    for page in ("", "machines/a-box/"):
+        html = (project / "site" / page / "index.html").read_text()
+        assert "not indexed" in html and "data-search-exclude" not in html, page
+    index = json.loads((project / "site" / "search" / "search_index.json").read_text())
+    locations = {entry["location"] for entry in index["docs"]}
+    assert "" in locations and not any("a-box" in location for location in locations)
+    assert not any("not indexed" in entry["text"] for entry in index["docs"])
