@@ -3,6 +3,7 @@ back, not rendered; adding a machine renders that machine's page alone."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,9 @@ import yaml
 from connlab.contract.files import write_if_changed
 from connlab.data.aggregate import aggregate_all
 from connlab.site import workers as site_workers
+from connlab.site.chart_book import ChartBook
 from connlab.site.page_cache import (
+    WRITTEN_INDEX,
     record_written,
     render_machine_pages,
     shared_verdicts,
@@ -65,17 +68,28 @@ def test_only_a_new_machine_is_rendered(tmp_path: Path, write_run: RunWriter) ->
     assert added[page_a] == first[page_a] and added[page_b] == first[page_b]
 
 
-def test_a_page_whose_chart_files_are_gone_is_rendered_again(tmp_path: Path, write_run: RunWriter) -> None:
+def test_the_cache_holds_the_page_alone(
+    tmp_path: Path, write_run: RunWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine page's charts are drawn from the spec the page holds, with no file beside them; a chart
+    that would write one (an SVG fallback) is refused, since the cache would neither keep nor check it."""
     results, data, docs, cache = (tmp_path / name for name in ("results", "data", "docs", "cache"))
     write_run(results, "a-box", sweep(1.0), profile="full")
     aggregate_all(results_dir=results, out_dir=data)
-    render(data, docs, cache)
-    charts = sorted((docs / "charts").glob("*a-box*.csv"))
-    assert charts, "the machine page should have charts"
-    charts[0].unlink()
-    _, rendered = render(data, docs, cache)
-    assert rendered == {docs / "machines" / "a-box.md"}
-    assert charts[0].is_file()
+    pages, _ = render(data, docs, cache)
+    assert "connlab-chart--browser-only" in pages[docs / "machines" / "a-box.md"]
+    assert not list((docs / "charts").glob("*a-box*"))
+    entries = [json.loads(path.read_text()) for path in cache.glob("*.json") if path.name != WRITTEN_INDEX]
+    assert entries and all(set(entry) == {"text"} for entry in entries)
+
+    request = ChartBook.request
+
+    def with_svg(self: ChartBook, chart_id: str, kind: str, records: Any, *labels: str, **_: Any) -> str:
+        return request(self, chart_id, kind, records, *labels[:3], svg=True)
+
+    monkeypatch.setattr(ChartBook, "request", with_svg)
+    with pytest.raises(ValueError, match="drawn in the browser only"):
+        render(data, docs, tmp_path / "other-cache")
 
 
 def test_a_changed_machine_file_renders_its_page_again(tmp_path: Path, write_run: RunWriter) -> None:

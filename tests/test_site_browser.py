@@ -9,7 +9,9 @@ elsewhere) and Chromium at /usr/bin/chromium; otherwise the tests are skipped.
 from __future__ import annotations
 
 import contextlib
+import csv
 import functools
+import io
 import json
 import os
 import re
@@ -616,32 +618,55 @@ def test_pool_sizing_simulator_follows_the_sliders(watched: Watched, site_url: s
     exercise_usl_simulator(watched, POOL_SIM_FIGURE)
 
 
-SPEC_DOWNLOAD = ".connlab-chart__spec-download a"
+OFFERED = 'a[data-offer="{}"]'
 INLINE_SPEC_JS = "(figure) => JSON.parse(figure.querySelector('script.connlab-chart__spec').textContent)"
 
 
-def test_a_machine_page_chart_offers_the_spec_the_page_holds(
+def js_text(value: object) -> str:
+    """A value as JavaScript's String() writes it in a CSV cell (null and undefined as empty)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def test_a_machine_page_chart_offers_its_rows_and_spec_from_the_page(
     watched: Watched, site_url: str, built_site: Path
 ) -> None:
-    """A machine's page writes no spec file beside its charts: the link downloads the spec the page holds,
-    under the chart's own name, also under a strict Content-Security-Policy; without JavaScript it is
-    hidden."""
+    """A machine's page writes no file beside its charts: the links download the spec the page holds and
+    its rows as CSV, under the chart's own names, also under a strict Content-Security-Policy; without
+    JavaScript the line is hidden."""
     if not (built_site / POOL_SIZING_PAGE / "index.html").is_file():
         pytest.skip(f"{POOL_SIZING_PAGE} is not in the built site yet")
     page = watched.page
     enforce_strict_csp(watched)
     page.goto(site_url + POOL_SIZING_PAGE, wait_until="load")
     wait_for_charts(watched)
-    link = page.locator(f"{POOL_SIM_FIGURE} {SPEC_DOWNLOAD}")
-    assert link.is_visible(), "the spec download is not offered"
-    with page.expect_download() as started:
-        link.click()
-    download = started.value
-    assert download.suggested_filename == "pool-sim-amd-epyc-2c-24g.vl.json"
-    spec = json.loads(Path(download.path()).read_text(encoding="utf-8"))
-    assert spec == page.locator(POOL_SIM_FIGURE).evaluate(INLINE_SPEC_JS)
+    inline = page.locator(POOL_SIM_FIGURE).evaluate(INLINE_SPEC_JS)
+    downloaded = {}
+    for offer in ("spec", "csv"):
+        link = page.locator(f"{POOL_SIM_FIGURE} {OFFERED.format(offer)}")
+        assert link.is_visible(), f"the {offer} download is not offered"
+        with page.expect_download() as started:
+            link.click()
+        download = started.value
+        downloaded[download.suggested_filename] = Path(download.path()).read_text(encoding="utf-8")
+    name = "pool-sim-amd-epyc-2c-24g"
+    assert sorted(downloaded) == [f"{name}.csv", f"{name}.vl.json"]
+    spec = json.loads(downloaded[f"{name}.vl.json"])
+    assert spec == inline
     assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+    rows = spec["datasets"]["rows"]
+    table = list(csv.DictReader(io.StringIO(downloaded[f"{name}.csv"])))
+    assert len(table) == len(rows) > 0
+    assert list(table[0]) == list(rows[0])
+    assert all(
+        cells[key] == js_text(value) or (isinstance(value, float) and float(cells[key]) == value)
+        for cells, row in zip(table, rows, strict=True)
+        for key, value in row.items()
+    )
     assert csp_violations(page) == []
     watched.assert_clean()
     html = (built_site / POOL_SIZING_PAGE / "index.html").read_text(encoding="utf-8")
-    assert '<span class="connlab-chart__spec-download" hidden>' in html, "offered without JavaScript"
+    assert '<p class="connlab-chart__downloads" hidden>' in html, "offered without JavaScript"

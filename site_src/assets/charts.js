@@ -26,8 +26,12 @@
   var SPEC = "script.connlab-chart__spec";
   var ALT = ".connlab-chart__alt";
   var BROWSER_ONLY = "connlab-chart--browser-only";
-  // The spec download of a chart whose spec is held by the page only (chart_html.py: a machine's page).
-  var SPEC_DOWNLOAD = ".connlab-chart__spec-download";
+  // The downloads of a chart whose spec and rows are held by the page only (chart_html.py: a machine's
+  // page), and the line that holds them, hidden until they are offered.
+  var OFFERED = "a[data-offer]";
+  var DOWNLOADS_LINE = ".connlab-chart__downloads";
+  // The dataset a templated spec names its rows by (spec_template.py).
+  var ROWS_DATASET = "rows";
   // Below this width (px) of the chart's column, legends go under the plot: beside it, a legend of
   // machine names takes half a phone's width from the plot.
   var NARROW_WIDTH = 600;
@@ -307,19 +311,68 @@
   // of the page's start.
   if (document.querySelector(FIGURE)) loadLibraries().catch(function () {});
 
-  // Object URLs of the specs offered for download, per figure; freed once instant navigation removed it.
-  var specUrls = new Map();
+  // Object URLs of the files offered for download, per figure; freed once instant navigation removed it.
+  var offeredUrls = new Map();
 
-  // A machine's page writes no spec file beside its charts (a thousand machines' would be a third of the
-  // site): the link chart_html.py leaves hidden downloads the spec the page already holds.
-  function offerSpecDownload(figure) {
-    var offer = figure.querySelector(SPEC_DOWNLOAD);
+  // The chart's rows: the dataset its template names them by, else the first rows written inline.
+  function chartRows(spec) {
+    if (spec.datasets && Array.isArray(spec.datasets[ROWS_DATASET])) return spec.datasets[ROWS_DATASET];
+    var found = null;
+    (function find(node) {
+      if (found || !node || typeof node !== "object") return;
+      if (node.data && Array.isArray(node.data.values)) {
+        found = node.data.values;
+        return;
+      }
+      Object.keys(node).forEach(function (key) {
+        find(node[key]);
+      });
+    })(spec);
+    return found || [];
+  }
+
+  // RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled.
+  function csvField(value) {
+    if (value === null || value === undefined) return "";
+    var text = String(value);
+    return /[",\r\n]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
+  }
+
+  function rowsCsv(rows) {
+    var columns = [];
+    rows.forEach(function (row) {
+      Object.keys(row).forEach(function (key) {
+        if (columns.indexOf(key) < 0) columns.push(key);
+      });
+    });
+    var lines = [columns.map(csvField).join(",")];
+    rows.forEach(function (row) {
+      lines.push(columns.map(function (column) { return csvField(row[column]); }).join(","));
+    });
+    return lines.join("\n") + "\n";
+  }
+
+  // A machine's page writes no file beside its charts (a thousand machines' would be a third of the
+  // site): the links chart_html.py leaves hidden download the rows and the spec the page already holds.
+  function offerDownloads(figure) {
+    var links = figure.querySelectorAll(OFFERED);
     var script = figure.querySelector(SPEC);
-    if (!offer || !script || specUrls.has(figure)) return;
-    var url = URL.createObjectURL(new Blob([script.textContent], { type: "application/json" }));
-    specUrls.set(figure, url);
-    offer.querySelector("a").href = url;
-    offer.hidden = false;
+    if (links.length === 0 || !script || offeredUrls.has(figure)) return;
+    var text = script.textContent;
+    var urls = [];
+    links.forEach(function (link) {
+      var kind = link.getAttribute("data-offer");
+      var blob =
+        kind === "csv"
+          ? new Blob([rowsCsv(chartRows(JSON.parse(text)))], { type: "text/csv" })
+          : new Blob([text], { type: "application/json" });
+      var url = URL.createObjectURL(blob);
+      urls.push(url);
+      link.href = url;
+    });
+    offeredUrls.set(figure, urls);
+    var line = figure.querySelector(DOWNLOADS_LINE);
+    if (line) line.hidden = false;
   }
 
   function renderAll() {
@@ -327,10 +380,12 @@
     live.forEach(function (figure) {
       if (!figure.isConnected) release(figure);
     });
-    specUrls.forEach(function (url, figure) {
+    offeredUrls.forEach(function (urls, figure) {
       if (figure.isConnected) return;
-      URL.revokeObjectURL(url);
-      specUrls.delete(figure);
+      urls.forEach(function (url) {
+        URL.revokeObjectURL(url);
+      });
+      offeredUrls.delete(figure);
     });
     observed.forEach(function (view) {
       if (!view.isConnected) {
@@ -340,8 +395,8 @@
     });
     var figures = document.querySelectorAll(FIGURE);
     if (figures.length === 0) return;
-    // Offered whether or not the chart libraries load: the spec is in the page either way.
-    figures.forEach(offerSpecDownload);
+    // Offered whether or not the chart libraries load: the spec and its rows are in the page either way.
+    figures.forEach(offerDownloads);
     if (typeof window.vegaEmbed !== "function") {
       loadLibraries().then(renderAll, function (err) {
         if (!missingLibraryReported) {

@@ -19,10 +19,11 @@ from connlab.site.chart_html import SPEC_SUFFIX, chart_block_of_text
 DOWNLOADS = (("data (CSV)", ".csv"), ("Vega-Lite spec", SPEC_SUFFIX), ("SVG", ".svg"))
 # A machine's own page draws its charts in the browser only: drawing an SVG costs more than everything else
 # a chart needs, and a thousand machines' pages hold tens of thousands of charts. The SVG is the view's own
-# export there (its menu), and without JavaScript the CSV and the page's tables hold the figures. Nor is
-# the spec written beside them: the page holds it, and charts.js offers it as a download (a thousand
-# machines' spec files were a third of the site and of its build's writing).
-BROWSER_ONLY_DOWNLOADS = DOWNLOADS[:1]
+# export there (its menu), and without JavaScript the page's tables hold the figures. Nor is any file
+# written beside them: the page holds the spec and its rows, and charts.js offers both as downloads (a
+# thousand machines' spec and CSV files were 26,000 files, written once by the render and once more by
+# MkDocs' copy, and a third of the site).
+BROWSER_ONLY_DOWNLOADS: tuple[tuple[str, str], ...] = ()
 
 
 def records_csv(records: list[dict]) -> str:
@@ -92,7 +93,7 @@ class ChartBook:
         if svg is not None:
             write_if_changed(stem.with_name(f"{request.chart_id}.svg"), svg)
             write_if_changed(stem.with_name(f"{request.chart_id}{SPEC_SUFFIX}"), spec)
-        write_if_changed(stem.with_name(f"{request.chart_id}.csv"), records_csv(request.records))
+            write_if_changed(stem.with_name(f"{request.chart_id}.csv"), records_csv(request.records))
         href = f"{request.prefix}{request.chart_id}"
         downloads = [(label, f"{href}{suffix}") for label, suffix in request.downloads()]
         svg_src = f"{href}.svg" if svg is not None else None

@@ -77,7 +77,7 @@ def chart_block_of_text(
             '<div class="connlab-chart__view"></div>',
             f'<script type="application/json" class="connlab-chart__spec">{script_safe(text)}</script>',
             _fallback(svg_src, alt),
-            *_downloads_line(downloads or [], None if svg_src else f"{chart_id}{SPEC_SUFFIX}"),
+            *_downloads_line(downloads or [], None if svg_src else chart_id),
             # The drawing's text alternative: charts.js names it by the caption and describes it by the
             # alt text (aria-labelledby, aria-describedby); hidden, because the caption is already shown.
             f'<p class="connlab-chart__alt" id="chart-{chart_id}-alt" hidden>{html.escape(alt)}</p>',
@@ -90,7 +90,7 @@ def chart_block_of_text(
 # With no SVG (a chart drawn in the browser only), a reader without JavaScript learns where the figures are.
 NO_SVG_FALLBACK = (
     '<noscript><p class="connlab-chart__fallback">This chart is drawn by JavaScript; its figures are in'
-    " the tables of this page and in the CSV below.</p></noscript>"
+    " the tables of this page.</p></noscript>"
 )
 
 
@@ -117,23 +117,31 @@ def _fallback(svg_src: str | None, alt: str) -> str:
 SPEC_SUFFIX = ".vl.json"
 
 
-def _downloads_line(downloads: list[tuple[str, str]], spec_in_page: str | None) -> list[str]:
-    """Links to the chart's data, spec and SVG: readers can check or reuse what they see. spec_in_page (a
-    chart drawn in the browser only, on a machine's page): no spec file is written beside it, and
-    charts.js offers the spec the page holds under this name; hidden until it does, so that a reader
-    without JavaScript is offered nothing that does not work."""
+# What charts.js offers from the page itself, for a chart drawn in the browser only: (label, file suffix,
+# what it holds).
+OFFERED_FROM_PAGE = (("data (CSV)", ".csv", "csv"), ("Vega-Lite spec", SPEC_SUFFIX, "spec"))
+
+
+def _downloads_line(downloads: list[tuple[str, str]], offered_as: str | None) -> list[str]:
+    """Links to the chart's data, spec and SVG: readers can check or reuse what they see.
+
+    offered_as (a chart drawn in the browser only, on a machine's page: the chart's id): no file is written
+    beside it (a thousand machines' pages held 13,000 charts). charts.js offers the rows and the spec the
+    page already holds, under the chart's names; the line is hidden until it does, so that a reader without
+    JavaScript is offered nothing that does not work (the page's tables hold the figures)."""
+    if offered_as:
+        # No href: a link only once charts.js gives it the address of what it made.
+        links = " · ".join(
+            f'<a download="{html.escape(offered_as + suffix, quote=True)}" data-offer="{holds}">{label}</a>'
+            for label, suffix, holds in OFFERED_FROM_PAGE
+        )
+        return [f'<p class="connlab-chart__downloads" hidden>Download: {links}</p>']
     if not downloads:
         return []
     links = " · ".join(
         f'<a href="{html.escape(href, quote=True)}" download>{html.escape(label)}</a>'
         for label, href in downloads
     )
-    if spec_in_page:
-        links += (
-            # No href: a link only once charts.js gives it the spec's address.
-            f'<span class="connlab-chart__spec-download" hidden> · <a'
-            f' download="{html.escape(spec_in_page, quote=True)}">Vega-Lite spec</a></span>'
-        )
     return [f'<p class="connlab-chart__downloads">Download: {links}</p>']
 
 

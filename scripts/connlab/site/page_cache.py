@@ -3,12 +3,12 @@ renders one machine's page.
 
 A machine's page depends on its own facts, its own verdicts, the published figures beside them, the templates
 and the code, never on another machine (its verdict table leaves out the summary across machines for this
-reason). The cache holds the finished Markdown and the names of the chart files it shows; a page whose chart
-files are missing is rendered again.
+reason). The cache holds the finished Markdown. A machine page's charts are drawn in the browser from the
+spec the page holds, with no file beside them (connlab.site.chart_book), so the page is all there is to keep.
 
 Many pages to render (a cold build) are rendered in worker processes across the cores, each with its own
-renderer over the same data and a share of the machines; each writes its pages, their charts and their
-cache entries, and reports their keys and chart files.
+renderer over the same data and a share of the machines; each writes its pages and their cache entries,
+and reports their keys.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ WRITTEN_INDEX = "written.json"
 @dataclass
 class MachinePages:
     pages: dict[Path, str]  # to write: rendered now, or read back from the cache
-    rendered: dict[Path, tuple[str, list[str]]]  # rendered now: (key, chart files), stored after the charts
-    keys: dict[Path, tuple[str, list[str]]]  # every machine's page: (key, chart files)
+    rendered: dict[Path, str]  # rendered now: their keys, stored once the charts are made
+    keys: dict[Path, str]  # every machine's page: its key
     kept: set[Path] = field(default_factory=set)  # written before from the same key, untouched since
     written: list[Path] = field(default_factory=list)  # written by workers, their text changed
 
@@ -72,10 +72,9 @@ def render_machine_pages(
     renderer: PageRenderer, slugs: list[str], cache_dir: Path = PAGES_CACHE_DIR
 ) -> MachinePages:
     """Every measured machine's page: kept where build/docs holds it from the same inputs, read from the
-    cache where its inputs are unchanged, else rendered with chart placeholders (their keys and chart files
-    are stored once the charts are made: store_machine_pages)."""
+    cache where its inputs are unchanged, else rendered with chart placeholders (stored once the charts are
+    made: store_machine_pages)."""
     code = code_digest()
-    folder = renderer.chart_book.folder
     written = read_json(cache_dir / WRITTEN_INDEX)
     written = written if isinstance(written, dict) else {}
     result = MachinePages({}, {}, {})
@@ -89,20 +88,14 @@ def render_machine_pages(
         key = digest(code, canonical_json(inputs))
         entry = written.get(str(path))
         if isinstance(entry, dict) and entry.get("key") == key and entry.get("status") == _status(path):
-            files = {folder / name for name in entry["chart_files"]}
-            if all(file.is_file() for file in files):
-                result.kept.add(path)
-                result.keys[path] = (key, list(entry["chart_files"]))
-                renderer.chart_book.files.update(files)
-                continue
+            result.kept.add(path)
+            result.keys[path] = key
+            continue
         cached = read_json(cache_dir / f"{key}.json")
-        if isinstance(cached, dict):
-            files = {folder / name for name in cached["chart_files"]}
-            if all(file.is_file() for file in files):
-                result.pages[path] = cached["text"]
-                result.keys[path] = (key, list(cached["chart_files"]))
-                renderer.chart_book.files.update(files)
-                continue
+        if isinstance(cached, dict) and isinstance(cached.get("text"), str):
+            result.pages[path] = cached["text"]
+            result.keys[path] = key
+            continue
         due.append((path, machine_id, key))
     workers = page_workers(len(due))
     if not workers:
@@ -115,10 +108,9 @@ def render_machine_pages(
     ]
     with WorkerPool(workers) as pool:
         for rendered, changed in pool.map(render_share, *zip(*shares, strict=True)):
-            for path, (key, chart_files) in rendered.items():
-                result.keys[path] = (key, chart_files)
+            for path, key in rendered.items():
+                result.keys[path] = key
                 result.kept.add(path)
-                renderer.chart_book.files.update(folder / name for name in chart_files)
             result.written += changed
     return result
 
@@ -129,17 +121,18 @@ Due = list[tuple[Path, str, str]]  # (page, machine, key) of each page to render
 def _render_one(
     renderer: PageRenderer, slugs: list[str], result: MachinePages, path: Path, machine_id: str, key: str
 ) -> None:
-    """A machine's page with chart placeholders; its key and chart files noted, to store once the charts are
-    made."""
+    """A machine's page with chart placeholders; its key noted, to store once the charts are made."""
     first = len(renderer.chart_book.requests)
     result.pages[path] = renderer.render_machine_page(machine_id, slugs)
-    chart_files = [name for request in renderer.chart_book.requests[first:] for name in request.file_names()]
-    result.rendered[path] = result.keys[path] = (key, chart_files)
+    if any(request.file_names() for request in renderer.chart_book.requests[first:]):
+        # The cache keeps the page alone: a chart file beside it would be neither kept nor checked.
+        raise ValueError(f"{path}: a machine page's charts are drawn in the browser only (svg=False)")
+    result.rendered[path] = result.keys[path] = key
 
 
 def render_share(
     data_dir: Path, docs_dir: Path, slugs: list[str], due: Due, cache_dir: Path
-) -> tuple[dict[Path, tuple[str, list[str]]], list[Path]]:
+) -> tuple[dict[Path, str], list[Path]]:
     """A worker's share of the machine pages, rendered, their charts made, written and cached: what
     render_site does for the pages it renders itself."""
     from connlab.site.render import PageRenderer  # render imports this module
@@ -155,21 +148,15 @@ def render_share(
 
 
 def store_machine_pages(
-    pages: dict[Path, str], rendered: dict[Path, tuple[str, list[str]]], cache_dir: Path = PAGES_CACHE_DIR
+    pages: dict[Path, str], rendered: dict[Path, str], cache_dir: Path = PAGES_CACHE_DIR
 ) -> None:
-    for path, (key, chart_files) in rendered.items():
-        write_atomically(
-            cache_dir / f"{key}.json", json.dumps({"text": pages[path], "chart_files": chart_files})
-        )
+    for path, key in rendered.items():
+        write_atomically(cache_dir / f"{key}.json", json.dumps({"text": pages[path]}))
 
 
-def record_written(keys: dict[Path, tuple[str, list[str]]], cache_dir: Path = PAGES_CACHE_DIR) -> None:
-    """After the pages are written: each machine page's key, chart files and file status."""
-    index = {
-        str(path): {"key": key, "chart_files": chart_files, "status": _status(path)}
-        for path, (key, chart_files) in keys.items()
-        if path.is_file()
-    }
+def record_written(keys: dict[Path, str], cache_dir: Path = PAGES_CACHE_DIR) -> None:
+    """After the pages are written: each machine page's key and file status."""
+    index = {str(path): {"key": key, "status": _status(path)} for path, key in keys.items() if path.is_file()}
     write_atomically(cache_dir / WRITTEN_INDEX, json.dumps(index))
 
 
