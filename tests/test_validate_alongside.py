@@ -5,6 +5,7 @@ no validation process behind when it ends early."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -88,3 +89,26 @@ def test_what_validation_printed_is_kept_however_long(monkeypatch: pytest.Monkey
         outcome = validation.outcome()
     assert outcome.returncode == 0
     assert len(outcome.stdout.splitlines()) == lines
+
+
+def test_ctrl_c_stops_both_with_one_line(results: Path, tmp_path: Path) -> None:
+    """SIGINT to the command's process group, as a terminal's Ctrl-C sends it, while validation runs beside
+    the aggregation: one line, exit status 130, and the validation process (in a session of its own, which
+    the signal does not reach) gone with the command."""
+    env = {**os.environ, "CONNLAB_RESULTS_DIR": str(results), "CONNLAB_BUILD_DIR": str(tmp_path / "build")}
+    command = subprocess.Popen(
+        [sys.executable, "-m", "connlab.cli", "aggregate", "--validate"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    validation = None
+    deadline = time.monotonic() + 30
+    while validation is None and time.monotonic() < deadline and command.poll() is None:
+        found = [child for child in psutil.Process(command.pid).children() if "validate" in child.cmdline()]
+        validation = found[0] if found else None
+    assert validation is not None, "validation did not start beside the aggregation"
+    os.killpg(command.pid, signal.SIGINT)
+    stdout, stderr = command.communicate(timeout=60)
+    assert command.returncode == 130, stderr
+    assert stderr.splitlines() == ["interrupted; rerun the same command to finish"]
+    assert stdout == ""
+    assert not validation.is_running() or validation.status() == psutil.STATUS_ZOMBIE
