@@ -3,7 +3,6 @@ back, not rendered; adding a machine renders that machine's page alone."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +14,7 @@ from connlab.data.aggregate import aggregate_all
 from connlab.site import workers as site_workers
 from connlab.site.chart_book import ChartBook
 from connlab.site.page_cache import (
-    WRITTEN_INDEX,
+    PAGE_SUFFIX,
     record_written,
     render_machine_pages,
     shared_verdicts,
@@ -43,6 +42,8 @@ def render(data: Path, docs: Path, cache: Path) -> tuple[dict[Path, str], set[Pa
     renderer = PageRenderer(data, docs)
     machine_pages = render_machine_pages(renderer, SLUGS, cache)
     pages = renderer.chart_book.resolve(machine_pages.pages)
+    for path, text in pages.items():  # as render_site writes them, before they are kept
+        write_if_changed(path, text)
     store_machine_pages(pages, machine_pages.rendered, cache)
     return pages, set(machine_pages.rendered)
 
@@ -68,6 +69,19 @@ def test_only_a_new_machine_is_rendered(tmp_path: Path, write_run: RunWriter) ->
     assert added[page_a] == first[page_a] and added[page_b] == first[page_b]
 
 
+def test_a_kept_page_keeps_its_text_when_the_page_is_written_again(tmp_path: Path) -> None:
+    """A page is replaced by renaming a new file over it, so its cache entry (a link) keeps the old text;
+    where no link can be made, the text is written."""
+    docs, cache = tmp_path / "docs", tmp_path / "cache"
+    page, unwritten = docs / "machines" / "a-box.md", docs / "machines" / "b-box.md"
+    write_if_changed(page, "first\n")
+    store_machine_pages({page: "first\n", unwritten: "never written\n"}, {page: "k1", unwritten: "k2"}, cache)
+    write_if_changed(page, "second\n")
+    assert (cache / f"k1{PAGE_SUFFIX}").read_text() == "first\n"
+    assert (cache / f"k2{PAGE_SUFFIX}").read_text() == "never written\n"
+    assert not list(cache.glob("*.tmp"))
+
+
 def test_the_cache_holds_the_page_alone(
     tmp_path: Path, write_run: RunWriter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -79,8 +93,9 @@ def test_the_cache_holds_the_page_alone(
     pages, _ = render(data, docs, cache)
     assert "connlab-chart--browser-only" in pages[docs / "machines" / "a-box.md"]
     assert not list((docs / "charts").glob("*a-box*"))
-    entries = [json.loads(path.read_text()) for path in cache.glob("*.json") if path.name != WRITTEN_INDEX]
-    assert entries and all(set(entry) == {"text"} for entry in entries)
+    page = docs / "machines" / "a-box.md"
+    [entry] = cache.glob(f"*{PAGE_SUFFIX}")
+    assert entry.read_text() == pages[page] and entry.samefile(page), "kept as a link to the page written"
 
     request = ChartBook.request
 

@@ -14,11 +14,19 @@ and reports their keys.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from connlab.contract.cache import canonical_json, digest, read_json, source_digest, write_atomically
+from connlab.contract.cache import (
+    canonical_json,
+    digest,
+    read_json,
+    read_text,
+    source_digest,
+    write_atomically,
+)
 from connlab.contract.files import write_if_changed
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, EXPERIMENTS_DIR, REPO_ROOT, SITE_SRC_DIR
@@ -91,9 +99,9 @@ def render_machine_pages(
             result.kept.add(path)
             result.keys[path] = key
             continue
-        cached = read_json(cache_dir / f"{key}.json")
-        if isinstance(cached, dict) and isinstance(cached.get("text"), str):
-            result.pages[path] = cached["text"]
+        cached = read_text(cache_dir / f"{key}{PAGE_SUFFIX}")
+        if cached is not None:
+            result.pages[path] = cached
             result.keys[path] = key
             continue
         due.append((path, machine_id, key))
@@ -142,16 +150,35 @@ def render_share(
     for path, machine_id, key in due:
         _render_one(renderer, slugs, share, path, machine_id, key)
     pages = renderer.chart_book.resolve(share.pages)
-    store_machine_pages(pages, share.rendered, cache_dir)
     written = [path for path, text in pages.items() if write_if_changed(path, text)]
+    store_machine_pages(pages, share.rendered, cache_dir)
     return share.rendered, written
+
+
+# A cached page is the page's Markdown itself, under its key.
+PAGE_SUFFIX = ".md"
 
 
 def store_machine_pages(
     pages: dict[Path, str], rendered: dict[Path, str], cache_dir: Path = PAGES_CACHE_DIR
 ) -> None:
+    """Keep each page rendered now under its key, once it is written to build/docs: as a second link to the
+    written file, not a second copy (a thousand machines' pages are 220 MB, and encoding and writing them
+    again was a tenth of a cold render). A page is only ever replaced by renaming a new file over it
+    (write_if_changed), so the entry keeps the text it was made with. Where no link can be made (the cache
+    on another file system), the text is written."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
     for path, key in rendered.items():
-        write_atomically(cache_dir / f"{key}.json", json.dumps({"text": pages[path]}))
+        entry = cache_dir / f"{key}{PAGE_SUFFIX}"
+        if entry.is_file():
+            continue
+        partial = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
+        try:
+            partial.unlink(missing_ok=True)
+            os.link(path, partial)
+            partial.replace(entry)
+        except OSError:
+            write_atomically(entry, pages[path])
 
 
 def record_written(keys: dict[Path, str], cache_dir: Path = PAGES_CACHE_DIR) -> None:

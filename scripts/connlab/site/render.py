@@ -376,8 +376,8 @@ def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Pa
             copy_if_changed(source, docs_dir / relative)
     # Every chart of every page at once: the specs and SVGs missing from the cache are made in parallel.
     pages = renderer.chart_book.resolve(pages)
-    store_machine_pages(pages, machine_pages.rendered)
     written = [path for path, text in pages.items() if write_if_changed(path, text)]
+    store_machine_pages(pages, machine_pages.rendered)  # links to the pages just written
     written += machine_pages.written
     record_written(machine_pages.keys)
     for asset in sorted(ASSETS_SRC_DIR.rglob("*")):
