@@ -96,23 +96,25 @@ def test_a_table_of_plain_cells_is_written_whole_and_kept_aside() -> None:
 
 
 TABLE = "| a | b |\n|---|--:|\n| 1 | x\\-y |\n| 2 | z |"
-# Where a plain table may or may not be a block of its own: each converts as Python-Markdown's tables do.
+# Wherever a table stands, it converts as Python-Markdown's tables convert it.
 TABLE_PLACES = [
     TABLE,
     f"Before.\n\n{TABLE}\n\nAfter.",
     f"A paragraph line\n{TABLE}",
     f"{TABLE}\nA line that continues the block",
     f"```\n{TABLE}\n```",
-    f"```text\n\n{TABLE}\n\n```",
     f'<div class="verdict-table" markdown>\n\n{TABLE}\n\n</div>',
+    f"<div>\n\n{TABLE}\n\n</div>",
+    f"<!--\n\n{TABLE}\n\n-->",
+    f"<div markdown>\n\n<div>\n\n{TABLE}\n\n</div>\n\n</div>",
+    f'<div markdown="span">\n\n{TABLE}\n\n</div>',
     "!!! note\n\n    " + TABLE.replace("\n", "\n    "),
     f"- an item\n\n{TABLE}",
     f"- an item\n\n    {TABLE}",
+    f"> {TABLE}",
     "| a |\n| - |\n| 1 |",
     "| a | b |\n| not a separator |\n| 1 | 2 |",
     "| a | b |\n|---|---|",
-    f"> {TABLE}",
-    f"{TABLE}\n\n{TABLE}",
 ]
 
 
@@ -120,21 +122,6 @@ TABLE_PLACES = [
 def test_a_table_converts_as_python_markdown_converts_it_wherever_it_is(text: str) -> None:
     fast, slow = _converters()
     assert fast.reset().convert(text) == slow.reset().convert(text)
-
-
-def test_a_plain_table_of_its_own_is_kept_aside_before_the_block_parser() -> None:
-    """Its text never reaches a block processor's test: the block parser sees one placeholder line."""
-    fast, _ = _converters()
-    tested: list[str] = []
-    processor = fast.parser.blockprocessors["admonition"]
-    test = processor.test
-    processor.test = lambda parent, block: (tested.append(block), test(parent, block))[1]
-    fast.reset().convert(f"Before.\n\n{TABLE}\n\nAfter.")
-    assert tested and not any("|" in block for block in tested)
-    fast.reset().convert(f"A paragraph line\n{TABLE}")
-    assert any("|" in block for block in tested), (
-        "a table inside a paragraph's block goes to the block parser"
-    )
 
 
 @pytest.fixture(scope="module")

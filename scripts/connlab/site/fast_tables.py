@@ -25,7 +25,6 @@ from collections.abc import Sequence
 
 from markdown import Markdown
 from markdown.extensions.tables import TableExtension, TableProcessor
-from markdown.preprocessors import Preprocessor
 from markdown.serializers import _escape_cdata
 from markdown.util import ETX, STX, AtomicString
 
@@ -151,45 +150,10 @@ def _alignments(separator: Sequence[str]) -> list[str | None]:
     return sides
 
 
-class PlainTablePreprocessor(Preprocessor):
-    """A plain table that is a block of its own (a blank line before it, every line a row starting with a
-    pipe) is written as HTML and kept aside before the block parser runs. Every block processor tested each
-    block against its own pattern (admonitions, tabs, details, quotes, headers...) before the table's
-    turned up, so each table's text was read a dozen times; a verdict table of a thousand machines is one
-    block of a thousand rows. The table processor's own test decides what is a table, as it would in the
-    block parser. Registered after fenced code is kept aside (no table is read inside a fence), before
-    MkDocs' anchors and md_in_html read the page."""
-
-    def run(self, lines: list[str]) -> list[str]:
-        tables: FastTableProcessor = self.md.parser.blockprocessors["table"]  # type: ignore[assignment]
-        kept: list[str] = []
-        start, count = 0, len(lines)
-        while start < count:
-            if not lines[start].startswith("|") or (start and lines[start - 1]):
-                kept.append(lines[start])
-                start += 1
-                continue
-            end = start
-            while end < count and lines[end]:
-                end += 1
-            block = lines[start:end]
-            html = None
-            if all(line.startswith("|") for line in block) and tables.test(None, "\n".join(block)):  # type: ignore[arg-type]
-                html = tables._plain_table_html(block)
-            kept += block if html is None else [self.md.htmlStash.store(html)]
-            start = end
-        return kept
-
-
 class FastTableExtension(TableExtension):
     def extendMarkdown(self, md: Markdown) -> None:
         super().extendMarkdown(md)
         md.parser.blockprocessors.register(FastTableProcessor(md.parser, self.getConfigs()), "table", 75)
-        md.preprocessors.register(PlainTablePreprocessor(md), "connlab_plain_tables", PLAIN_TABLES_PRIORITY)
-
-
-# After superfences keeps fenced code aside (25); before MkDocs' anchors (21) and md_in_html (20).
-PLAIN_TABLES_PRIORITY = 24
 
 
 def makeExtension(**kwargs: object) -> FastTableExtension:
