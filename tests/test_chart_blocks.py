@@ -13,7 +13,7 @@ from mkdocs.config import load_config
 from mkdocs.structure.pages import _RawHTMLPreprocessor
 
 from connlab.paths import REPO_ROOT
-from connlab.site.chart_html import FIGURE_START
+from connlab.site.chart_html import FIGURE_START, chart_block
 from connlab.site.render import render_site
 
 FACTS = Path(__file__).resolve().parent / "fixtures" / "facts_before"
@@ -71,6 +71,19 @@ def test_the_blocks_never_reach_the_other_preprocessors(docs: Path) -> None:
 def test_an_unclosed_figure_is_left_to_python_markdown() -> None:
     kept_aside, read_through = _converters()
     text = f'before\n\n{FIGURE_START}" id="chart-x">\n<div></div>\n\nafter\n'
+    assert kept_aside.reset().convert(text) == read_through.reset().convert(text)
+
+
+@pytest.mark.parametrize(
+    "place", ["{}", "Before.\n\n{}\n\nAfter.", "- an item\n\n{}", "```\n{}\n```", "~~~html\n{}\n~~~"]
+)
+def test_a_chart_block_converts_as_without_it_where_the_templates_put_it(place: str) -> None:
+    """At the top level, in a list, and as code in a fence (left there as code)."""
+    kept_aside, read_through = _converters()
+    block = chart_block(
+        {"mark": "point", "data": {"values": [{"x": 1}]}}, "demo", "Caption.", "Alt.", None, []
+    )
+    text = place.format(block)
     assert kept_aside.reset().convert(text) == read_through.reset().convert(text)
 
 

@@ -9,6 +9,10 @@ HTML at once, as md_in_html stores a block of HTML, and the page goes on with it
 The figure's ids (the chart's, its caption's, its description's) are therefore not among the anchors MkDocs
 collects to check links against; no page links to a chart by its id. Named in mkdocs.yml;
 tests/test_chart_blocks.py compares every page of the site with the pages converted without it.
+
+The templates write chart blocks at the top level of a page, where the HTML is the same byte for byte (and
+in a list). A block inside an HTML element is kept as written: md_in_html would have serialised a
+`markdown` element's figure again (attributes reordered) and kept blank lines in a raw one differently.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from markdown.preprocessors import Preprocessor
 from connlab.site.chart_html import FIGURE_START
 
 FIGURE_END = "</figure>"
-# After normalize_whitespace (30), which removes the characters a placeholder is made of; before every
-# preprocessor that reads the page (superfences 25, MkDocs' anchors 21, md_in_html 20).
-PRIORITY = 29
+# After normalize_whitespace (30), which removes the characters a placeholder is made of, and after
+# superfences keeps fenced code aside (25): a figure's text inside a fence stays code. Before the HTML
+# parsers that read the whole page (MkDocs' anchors 21, md_in_html 20).
+PRIORITY = 24
 
 
 class ChartBlockPreprocessor(Preprocessor):
