@@ -274,3 +274,16 @@ def browser() -> Iterator[Browser]:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="session")
+def docs_from_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """build/docs rendered from the committed facts fixture (tests/fixtures/facts_before): every page the
+    site's templates make, for tests that convert them."""
+    from connlab.site.render import render_site
+
+    data = tmp_path_factory.mktemp("data")
+    shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "facts_before", data, dirs_exist_ok=True)
+    docs = tmp_path_factory.mktemp("docs")
+    render_site(data, docs)
+    return docs

@@ -4,7 +4,6 @@ the site rendered from the committed results converts to the same HTML as withou
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import markdown
@@ -14,9 +13,7 @@ from mkdocs.structure.pages import _RawHTMLPreprocessor
 
 from connlab.paths import REPO_ROOT
 from connlab.site.chart_html import FIGURE_START, chart_block
-from connlab.site.render import render_site
 
-FACTS = Path(__file__).resolve().parent / "fixtures" / "facts_before"
 CHART_BLOCKS = "connlab.site.chart_blocks"
 
 
@@ -33,16 +30,8 @@ def _converters() -> tuple[markdown.Markdown, markdown.Markdown]:
     return made[0], made[1]
 
 
-@pytest.fixture(scope="module")
-def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    data = tmp_path_factory.mktemp("data")
-    shutil.copytree(FACTS, data, dirs_exist_ok=True)
-    docs = tmp_path_factory.mktemp("docs")
-    render_site(data, docs)
-    return docs
-
-
-def test_every_page_converts_as_without_it(docs: Path) -> None:
+def test_every_page_converts_as_without_it(docs_from_fixtures: Path) -> None:
+    docs = docs_from_fixtures
     kept_aside, read_through = _converters()
     charts = 0
     for path in sorted(docs.rglob("*.md")):
@@ -53,7 +42,8 @@ def test_every_page_converts_as_without_it(docs: Path) -> None:
     assert charts > 10
 
 
-def test_the_blocks_never_reach_the_other_preprocessors(docs: Path) -> None:
+def test_the_blocks_never_reach_the_other_preprocessors(docs_from_fixtures: Path) -> None:
+    docs = docs_from_fixtures
     """MkDocs' anchor collector (which parses the whole page as HTML) no longer sees the charts' ids."""
     page = next(
         path for path in sorted(docs.rglob("*.md")) if FIGURE_START in path.read_text(encoding="utf-8")
@@ -87,7 +77,8 @@ def test_a_chart_block_converts_as_without_it_where_the_templates_put_it(place: 
     assert kept_aside.reset().convert(text) == read_through.reset().convert(text)
 
 
-def test_no_page_links_to_a_chart_by_its_id(docs: Path) -> None:
+def test_no_page_links_to_a_chart_by_its_id(docs_from_fixtures: Path) -> None:
+    docs = docs_from_fixtures
     """The charts' ids are not among the anchors MkDocs checks links against: a link to one would pass
     unchecked."""
     for path in docs.rglob("*.md"):

@@ -3,7 +3,6 @@ every page of the site rendered from the committed results."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import markdown
@@ -12,9 +11,7 @@ from mkdocs.config import load_config
 
 from connlab.paths import REPO_ROOT
 from connlab.site.fast_tables import plain_cell
-from connlab.site.render import render_site
 
-FACTS = Path(__file__).resolve().parent / "fixtures" / "facts_before"
 FAST = "connlab.site.fast_tables"
 
 
@@ -124,16 +121,8 @@ def test_a_table_converts_as_python_markdown_converts_it_wherever_it_is(text: st
     assert fast.reset().convert(text) == slow.reset().convert(text)
 
 
-@pytest.fixture(scope="module")
-def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    data = tmp_path_factory.mktemp("data")
-    shutil.copytree(FACTS, data, dirs_exist_ok=True)
-    docs = tmp_path_factory.mktemp("docs")
-    render_site(data, docs)
-    return docs
-
-
-def test_every_page_of_the_site_converts_as_with_python_markdown_tables(docs: Path) -> None:
+def test_every_page_of_the_site_converts_as_with_python_markdown_tables(docs_from_fixtures: Path) -> None:
+    docs = docs_from_fixtures
     fast, slow = _converters()
     pages = sorted(docs.rglob("*.md"))
     assert any(path.parent.name == "machines" for path in pages), "the site's machine pages hold most tables"
