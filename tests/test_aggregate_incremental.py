@@ -113,6 +113,25 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
     assert _outputs(kept) == before
 
 
+def test_editing_a_machine_replaces_its_rows(
+    results: Path, tmp_path: Path, recomputed: list[tuple[str, str]]
+) -> None:
+    """An edited machine has rows already: they are replaced, not kept beside the new ones."""
+    new_machine = _add_machine(results)
+    kept = tmp_path / "kept"
+    aggregate_all(results_dir=results, out_dir=kept)
+    edited = sorted((results / new_machine / "clients-sweep").glob("*.csv"))[0]
+    header, *rows = edited.read_text(encoding="utf-8").splitlines()
+    # One window fewer: a row left behind by the update would show as a row the new aggregation lacks.
+    edited.write_text("\n".join([header, *rows[:-1]]) + "\n", encoding="utf-8")
+    recomputed.clear()
+    aggregate_all(results_dir=results, out_dir=kept)
+    assert dict(recomputed)["clients-sweep"] == "updated"
+    anew = tmp_path / "anew"
+    aggregate_all(results_dir=results, out_dir=anew)
+    assert _outputs(kept) == _outputs(anew)
+
+
 def test_a_changed_basis_or_a_lost_state_computes_the_experiment_whole(
     results: Path, tmp_path: Path, recomputed: list[tuple[str, str]]
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
 import shutil
 import tempfile
@@ -60,14 +61,32 @@ def result_files(experiment: str, results_dir: Path = RESULTS_DIR) -> list[Path]
     )
 
 
-def result_files_by_experiment(results_dir: Path = RESULTS_DIR) -> dict[str, list[Path]]:
-    """Every measured machine's CSVs, per experiment, from one walk of results/ (a glob per experiment
-    walked a thousand machines' folders twenty times)."""
-    by_experiment: dict[str, list[Path]] = {}
-    for path in sorted(results_dir.glob("*/*/*.csv")):
-        if not path.parent.parent.name.startswith(PUBLISHED_PREFIX):
-            by_experiment.setdefault(path.parent.name, []).append(path)
-    return by_experiment
+def result_files_by_experiment(results_dir: Path = RESULTS_DIR) -> dict[str, dict[Path, str]]:
+    """Every measured machine's CSVs, per experiment and in path order, each with its status (`_status_text`),
+    from one walk of results/: a glob per experiment walked a thousand machines' folders twenty times, and
+    pathlib's glob and stat cost twice what os.scandir does."""
+    by_experiment: dict[str, dict[Path, str]] = {}
+    if not results_dir.is_dir():
+        return by_experiment
+    for machine in sorted(_folders(results_dir), key=lambda entry: entry.name):
+        if machine.name.startswith(PUBLISHED_PREFIX):
+            continue
+        for experiment in sorted(_folders(Path(machine.path)), key=lambda entry: entry.name):
+            with os.scandir(experiment.path) as entries:
+                csvs = sorted((e for e in entries if e.name.endswith(".csv") and e.is_file()), key=_name)
+            files = by_experiment.setdefault(experiment.name, {})
+            for entry in csvs:
+                files[Path(entry.path)] = _status_text(entry.name, entry.stat())
+    return dict(sorted(by_experiment.items()))
+
+
+def _folders(folder: Path) -> list[os.DirEntry[str]]:
+    with os.scandir(folder) as entries:
+        return [entry for entry in entries if entry.is_dir()]
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def _sql_string(text: str) -> str:
@@ -232,11 +251,15 @@ def aggregate_experiment(
 ) -> list[str]:
     """Run the experiment's SQL over every machine's rows (files: its CSVs, where already listed) in its own
     schema; export every table it made as CSV."""
+    compute_experiment(con, experiment, result_files(experiment, results_dir) if files is None else files)
+    return export_tables(con, experiment, out_dir)
+
+
+def compute_experiment(con: duckdb.DuckDBPyConnection, experiment: str, files: list[Path]) -> None:
+    """The experiment's tables made anew from these CSVs, in its own schema."""
     schema = experiment.replace("-", "_")
     con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-    files = result_files(experiment, results_dir) if files is None else files
     _compute(con, schema, experiment, files, spec_targets(experiment))
-    return export_tables(con, experiment, out_dir)
 
 
 def update_machines(
@@ -245,8 +268,10 @@ def update_machines(
     changed: set[str],
     results_dir: Path = RESULTS_DIR,
     files: list[Path] | None = None,
+    with_rows: set[str] | None = None,
 ) -> bool:
     """Recompute the experiment's rows of the changed machines only (added, edited or removed), in place.
+    with_rows: the machines that may have rows in the tables now (None: any).
 
     Every table an experiment's SQL makes holds rows of one machine each, computed from that machine's
     windows and the main tables (machines, published figures); README's "Add an experiment" says so, and
@@ -273,8 +298,13 @@ def update_machines(
         return False
     con.execute("CREATE OR REPLACE TEMP TABLE changed_machines (machine VARCHAR)")
     con.executemany("INSERT INTO changed_machines VALUES (?)", [[machine] for machine in sorted(changed)])
+    # Deleting scans the whole table, a thousand machines' rows, even where no row matches.
+    stale = changed if with_rows is None else changed & with_rows
     for table in tables:
-        con.execute(f"DELETE FROM {schema}.{table} WHERE machine IN (SELECT machine FROM changed_machines)")
+        if stale:
+            con.execute(
+                f"DELETE FROM {schema}.{table} WHERE machine IN (SELECT machine FROM changed_machines)"
+            )
         con.execute(
             f"INSERT INTO {schema}.{table} BY NAME SELECT * FROM {scratch}.{table} "
             "WHERE machine IN (SELECT machine FROM changed_machines)"
@@ -311,17 +341,19 @@ def query_json_rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
     ]
 
 
+SKIPPED_TABLE = "skipped_machines"
+
+
 def _machine_json_rows(
-    con: duckdb.DuckDBPyConnection, sql: str, skipped: list[str] | None = None
+    con: duckdb.DuckDBPyConnection, sql: str, skip: bool = False
 ) -> list[tuple[str | None, str]]:
-    """(machine, row as JSON) for each row of a query that names machines, in the query's order; without the
-    rows of the skipped machines."""
+    """(machine, row as JSON) for each row of a query that names machines, in the query's order; with skip,
+    without the rows of the machines in the temporary table skipped_machines."""
     select = f"SELECT machine::VARCHAR, to_json(facts_row) FROM ({sql}) AS facts_row"
-    if skipped:
-        rows = con.execute(f"{select} WHERE NOT list_contains(?, machine::VARCHAR)", [skipped]).fetchall()
-    else:
-        rows = con.execute(select).fetchall()
-    return [(machine, _without_nan(row)) for machine, row in rows]
+    if skip:
+        # An anti-join: testing each row against a list of a thousand machines cost more than the query.
+        select += f" WHERE machine::VARCHAR NOT IN (SELECT machine FROM {SKIPPED_TABLE})"
+    return [(machine, _without_nan(row)) for machine, row in con.execute(select).fetchall()]
 
 
 # Each measured machine's rows of each fact, per article: the counts of the machines whose facts were not
@@ -344,6 +376,8 @@ def export_facts(
     slug = facts_sql.name.removesuffix(".facts.sql")
     redone = (measured or set()) if changed is None else (measured or set()) & changed
     skipped = sorted((measured or set()) - redone)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {SKIPPED_TABLE} (machine VARCHAR)")
+    insert_rows(con, SKIPPED_TABLE, [(machine,) for machine in skipped])
     shared: dict[str, list[str]] = {}
     own: dict[str, dict[str, list[str]]] = {machine: {} for machine in redone}
     counts: dict[str, int] = {}
@@ -355,7 +389,7 @@ def export_facts(
                 shared[name] = query_json_rows(con, sql)
                 counts[name] = len(shared[name])
                 continue
-            rows = _machine_json_rows(con, sql, skipped)
+            rows = _machine_json_rows(con, sql, bool(skipped))
         except duckdb.Error as error:
             raise LabError(f"{facts_sql}: query {name}: {str(error).splitlines()[0]}") from error
         shared[name] = []
@@ -380,7 +414,9 @@ def export_facts(
         "(slug VARCHAR, fact VARCHAR, machine VARCHAR, n INTEGER)"
     )
     con.execute(
-        f"DELETE FROM {FACTS_COUNTS_TABLE} WHERE slug = ? AND NOT list_contains(?, machine)", [slug, skipped]
+        f"DELETE FROM {FACTS_COUNTS_TABLE} WHERE slug = ? "
+        f"AND machine NOT IN (SELECT machine FROM {SKIPPED_TABLE})",
+        [slug],
     )
     insert_rows(con, FACTS_COUNTS_TABLE, own_counts)
     for name, n in con.execute(
@@ -518,11 +554,10 @@ DATA_CODE = Path(__file__).resolve().parent
 CONTRACT_CODE = DATA_CODE.parent / "contract"
 
 
-def _file_status(path: Path) -> str:
+def _status_text(name: str, status: os.stat_result) -> str:
     # A file's size, times and inode change whenever it is written or replaced; hashing the contents of every
     # machine's files on every build grew with the machine count.
-    status = path.stat()
-    return f"{path.name}\0{status.st_size}\0{status.st_mtime_ns}\0{status.st_ctime_ns}\0{status.st_ino}"
+    return f"{name}\0{status.st_size}\0{status.st_mtime_ns}\0{status.st_ctime_ns}\0{status.st_ino}"
 
 
 def experiment_basis(experiment: str, common: str) -> str:
@@ -544,15 +579,15 @@ def common_basis(results_dir: Path) -> str:
     )
 
 
-def machine_inputs(machines: dict[str, dict], files: list[Path]) -> dict[str, str]:
-    """Each machine with rows of the experiment (files: its CSVs): the key of its machine.yaml and of its
-    files' status."""
-    by_machine: dict[str, list[Path]] = {}
-    for path in files:
-        by_machine.setdefault(path.parent.parent.name, []).append(path)
+def machine_inputs(machines: dict[str, str], files: dict[Path, str]) -> dict[str, str]:
+    """Each machine with rows of the experiment (files: its CSVs with their status): the key of its
+    machine.yaml (machines: each one's canonical text) and of its files' status."""
+    by_machine: dict[str, list[str]] = {}
+    for path, status in files.items():
+        by_machine.setdefault(path.parent.parent.name, []).append(status)
     return {
-        machine: digest(canonical_json(machines.get(machine)), *(_file_status(path) for path in files))
-        for machine, files in by_machine.items()
+        machine: digest(machines.get(machine, "null"), *statuses)
+        for machine, statuses in by_machine.items()
     }
 
 
@@ -589,15 +624,17 @@ def aggregate_changed(
     if previous == state and exported:
         return "unchanged"
     _record_state(con, experiment, None)
+    how = "computed"
     if previous.get("") == state[""]:
         changed = {m for m in state.keys() | previous.keys() if state.get(m) != previous.get(m)}
-        if not changed or update_machines(con, experiment, changed, results_dir, files):
-            export_tables(con, experiment, out_dir)
-            _record_state(con, experiment, state)
-            return "updated"
-    aggregate_experiment(con, experiment, out_dir, results_dir, files)
+        # Rows exist only for the machines of the recorded state: an added machine has none to delete.
+        if not changed or update_machines(con, experiment, changed, results_dir, files, set(previous)):
+            how = "updated"
+    if how == "computed":
+        compute_experiment(con, experiment, files)
+    export_tables(con, experiment, out_dir)
     _record_state(con, experiment, state)
-    return "computed"
+    return how
 
 
 def _open_kept(database: Path) -> duckdb.DuckDBPyConnection:
@@ -621,7 +658,8 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
     out_dir.mkdir(parents=True, exist_ok=True)
     database = out_dir / DATABASE_FILE
     machines = load_machines(results_dir)
-    by_id = {str(machine["id"]): machine for machine in machines}
+    # Each machine.yaml's canonical text, once: every experiment's key and the facts' key include it.
+    texts = {str(machine["id"]): canonical_json(machine) for machine in machines}
     common = common_basis(results_dir)
     with _open_kept(database) as con:
         previous = _previous_state(con)
@@ -636,13 +674,13 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
         for experiment in experiment_names():
             if not (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists():
                 continue
-            listed = files.get(experiment, [])
+            listed = files.get(experiment, {})
             state = states[experiment] = {
                 "": experiment_basis(experiment, common),
-                **machine_inputs(by_id, listed),
+                **machine_inputs(texts, listed),
             }
             previously = previous.get(experiment, {})
-            aggregate_changed(con, experiment, state, previously, out_dir, results_dir, listed)
+            aggregate_changed(con, experiment, state, previously, out_dir, results_dir, list(listed))
         register_measured(con)
         fit_all(con)
         write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, sort_keys=True))
@@ -652,7 +690,7 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
         # An article's facts are split by machine (each machine's page reads its own), and only the machines
         # whose inputs changed since they were last written are written again; a page's (the Machines page
         # compares every machine) stay whole.
-        facts_state = _facts_state(common, states, by_id, measured)
+        facts_state = _facts_state(common, states, texts, measured)
         changed = _changed_machines(facts_state, previous.get(FACTS_STATE))
         _record_state(con, FACTS_STATE, None)
         for facts_sql in sorted(ARTICLES_SRC_DIR.glob("*.facts.sql")):
@@ -677,7 +715,7 @@ ANALYSIS_CODE = DATA_CODE.parent / "analysis"
 
 
 def _facts_state(
-    common: str, states: dict[str, dict[str, str]], machines: dict[str, dict], measured: set[str]
+    common: str, states: dict[str, dict[str, str]], machines: dict[str, str], measured: set[str]
 ) -> dict[str, str]:
     """What the articles' facts files were written from: under '', their queries, the fitting code and every
     experiment's basis; under each measured machine, its inputs to every experiment and its machine row."""
@@ -692,7 +730,7 @@ def _facts_state(
         "": basis,
         **{
             machine: digest(
-                canonical_json(machines.get(machine)),
+                machines.get(machine, "null"),
                 *(f"{experiment}\0{state.get(machine, '')}" for experiment, state in sorted(states.items())),
             )
             for machine in sorted(measured)

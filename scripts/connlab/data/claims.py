@@ -147,7 +147,8 @@ def _verdict(claim: Claim, row: dict | None, where: str) -> dict:
 
 def summarise(verdicts: list[dict], measured: list[str]) -> str:
     """'holds on 2 of 3 machines, inconclusive on 1', over the measured machines that have the data."""
-    counted = [v["verdict"] for v in verdicts if v["machine"] in measured and v["verdict"] != NOT_MEASURED]
+    among = set(measured)  # a list searched once per verdict grew with the square of the machine count
+    counted = [v["verdict"] for v in verdicts if v["machine"] in among and v["verdict"] != NOT_MEASURED]
     if not counted:
         return "no measured machine has the data"
     counts = {verdict: counted.count(verdict) for verdict in VERDICTS if verdict in counted}
