@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from types import ModuleType
 
+import duckdb
 import pytest
 
 from connlab.data import aggregate
@@ -92,6 +93,14 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
         return export(con, facts_sql, out_dir, measured, changed)
 
     monkeypatch.setattr(aggregate, "export_facts", watched_export)
+    spliced: list[bool] = []
+    splice = aggregate._splice_machines
+
+    def watched_splice(*args, **kwargs):  # type: ignore[no-untyped-def]
+        spliced.append(splice(*args, **kwargs))
+        return spliced[-1]
+
+    monkeypatch.setattr(aggregate, "_splice_machines", watched_splice)
     new_machine = _add_machine(results)
     recomputed.clear()
     aggregate_all(results_dir=results, out_dir=kept)
@@ -101,6 +110,8 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
     assert {e for e, how in recomputed if how == "updated"} == measured_by_source
     assert "computed" not in {how for _, how in recomputed}
     assert changed and all(machines == {new_machine} for machines in changed)
+    # The new machine's rows were written into the exported tables, not every table exported again.
+    assert spliced.count(True) > len(spliced) / 2
 
     anew = tmp_path / "anew"
     aggregate_all(results_dir=results, out_dir=anew)
@@ -145,8 +156,6 @@ def test_a_changed_basis_or_a_lost_state_computes_the_experiment_whole(
     aggregate_all(results_dir=results, out_dir=kept)
     assert {how for _, how in recomputed} == {"computed"}
     # An aggregation interrupted between changing tables and recording them leaves no state behind.
-    import duckdb
-
     with duckdb.connect(str(kept / aggregate.DATABASE_FILE)) as con:
         con.execute(f"DELETE FROM {aggregate.STATE_TABLE} WHERE experiment = 'clients-sweep'")
     recomputed.clear()
@@ -162,3 +171,47 @@ def test_a_database_that_cannot_be_opened_is_started_again(results: Path, tmp_pa
     (kept / aggregate.DATABASE_FILE).write_bytes(b"not a database")
     aggregate_all(results_dir=results, out_dir=kept)
     assert (kept / "clients-sweep" / "points.csv").is_file()
+
+
+def test_runs_of_changed_machines_are_replaced_added_and_removed() -> None:
+    body = b"a,1\na,2\nb,1\nd,1\nd,2\nf,1\n"
+    rows = b"b,7\nb,8\nc,1\n"
+    # b edited, c added, d removed (no rows), and machines past the last line and before the first.
+    spliced = aggregate._replace_runs(body, rows, [b"0", b"b", b"c", b"d", b"z"])
+    assert spliced == b"a,1\na,2\nb,7\nb,8\nc,1\nf,1\n"
+    assert aggregate._replace_runs(b"", b"m,1\n", [b"m"]) == b"m,1\n"
+    assert aggregate._replace_runs(b"m,1\n", b"", [b"m"]) == b""
+
+
+def _exported(con: duckdb.DuckDBPyConnection, rows: list[tuple], folder: Path) -> Path:
+    """A table `t` of schema `e` exported whole, then a changed machine's rows in `e__changed`."""
+    con.execute("CREATE SCHEMA e; CREATE TABLE e.t (machine VARCHAR, note VARCHAR)")
+    con.executemany("INSERT INTO e.t VALUES (?, ?)", rows)
+    target = folder / "e" / "t.csv"
+    target.parent.mkdir()
+    con.execute(f"COPY (SELECT * FROM e.t ORDER BY ALL) TO '{target}' (HEADER)")
+    con.execute("CREATE SCHEMA e__changed; CREATE TABLE e__changed.t AS SELECT 'b' AS machine, 'new' AS note")
+    con.execute("DELETE FROM e.t WHERE machine = 'b'; INSERT INTO e.t VALUES ('b', 'new')")
+    return target
+
+
+@pytest.mark.parametrize(
+    ("rows", "spliced"),
+    [
+        ([("a", "x"), ("b", "old"), ("c", 'y, with "quotes"')], True),
+        # A line break inside a value: the lines are no longer the rows.
+        ([("a", "x\ny"), ("b", "old")], False),
+        # A NULL machine sorts last in DuckDB and first by bytes.
+        ([(None, "x"), ("b", "old")], False),
+    ],
+)
+def test_a_changed_machine_is_spliced_into_the_export_only_where_each_row_is_one_line(
+    tmp_path: Path, rows: list[tuple], spliced: bool
+) -> None:
+    con = duckdb.connect()
+    target = _exported(con, rows, tmp_path)
+    assert aggregate._splice_machines(con, "e", "t", target, {"b"}) is spliced
+    if spliced:
+        whole = tmp_path / "whole.csv"
+        con.execute(f"COPY (SELECT * FROM e.t ORDER BY ALL) TO '{whole}' (HEADER)")
+        assert target.read_bytes() == whole.read_bytes()
