@@ -8,16 +8,24 @@ row of its tables depends on one machine's windows (and the main tables), never 
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
 import duckdb
 import pytest
 
+from connlab.contract.experiment import experiment_names
 from connlab.data import aggregate
 from connlab.data.aggregate import aggregate_all
-from connlab.paths import REPO_ROOT, RESULTS_DIR
+from connlab.interrupts import INTERRUPTED_EXIT_STATUS
+from connlab.paths import AGGREGATE_SQL_NAME, EXPERIMENTS_DIR, REPO_ROOT, RESULTS_DIR
 
 SOURCE_MACHINE = "amd-epyc-2c-24g"
 
@@ -215,3 +223,42 @@ def test_a_changed_machine_is_spliced_into_the_export_only_where_each_row_is_one
         whole = tmp_path / "whole.csv"
         con.execute(f"COPY (SELECT * FROM e.t ORDER BY ALL) TO '{whole}' (HEADER)")
         assert target.read_bytes() == whole.read_bytes()
+
+
+def test_each_experiment_reads_its_own_schema_and_the_main_tables_only() -> None:
+    """Experiments are brought up to date several at a time (aggregate.bring_up_to_date): one whose SQL read
+    another's tables could read them half updated."""
+    schemas = {name.replace("-", "_") for name in experiment_names()}
+    for sql in sorted(EXPERIMENTS_DIR.glob(f"*/{AGGREGATE_SQL_NAME}")):
+        text = re.sub(r"--[^\n]*", "", sql.read_text(encoding="utf-8"))
+        named = set(re.findall(r"\b([a-z_][a-z0-9_]*)\s*\.\s*[a-z_]", text)) & schemas
+        assert named <= {sql.parent.name.replace("-", "_")}, f"{sql} reads {sorted(named)}"
+
+
+def test_ctrl_c_while_experiments_are_updated_leaves_what_the_next_run_completes(
+    results: Path, tmp_path: Path
+) -> None:
+    """SIGINT to the command's process group, as a terminal's Ctrl-C sends it, while the experiments' workers
+    run: one line, exit status 130, and the next aggregation writes what aggregating anew writes."""
+    build = tmp_path / "build"
+    env = {**os.environ, "CONNLAB_RESULTS_DIR": str(results), "CONNLAB_BUILD_DIR": str(build)}
+    command = subprocess.Popen(
+        [sys.executable, "-m", "connlab.cli", "aggregate"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    # The first experiment's tables exported: the workers are in the middle of the experiments.
+    while command.poll() is None and time.monotonic() < deadline and not list(build.glob("data/*/*.csv")):
+        time.sleep(0.005)
+    os.killpg(command.pid, signal.SIGINT)
+    _, stderr = command.communicate(timeout=60)
+    assert command.returncode == INTERRUPTED_EXIT_STATUS, stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] == "interrupted; rerun the same command to finish"
+    experiments = [path.parent.name for path in EXPERIMENTS_DIR.glob(f"*/{AGGREGATE_SQL_NAME}")]
+    exported = [name for name in experiments if (build / "data" / name).is_dir()]
+    assert 0 < len(exported) < len(experiments), "the signal came before or after the experiments' updates"
+    aggregate_all(results_dir=results, out_dir=build / "data")
+    anew = tmp_path / "anew"
+    aggregate_all(results_dir=results, out_dir=anew)
+    assert _outputs(build / "data") == _outputs(anew)

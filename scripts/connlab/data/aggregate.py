@@ -13,6 +13,8 @@ import os
 import re
 import shutil
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import duckdb
@@ -708,12 +710,10 @@ def aggregate_changed(
     files: list[Path],
 ) -> str:
     """Bring the experiment's tables up to date: unchanged (nothing to do), only the changed machines'
-    rows recomputed, or everything computed again (its basis changed, or no state was kept). Returns which."""
-    folder = out_dir / experiment
-    exported = folder.is_dir()
-    if previous == state and exported:
+    rows recomputed, or everything computed again (its basis changed, or no state was kept). Returns which.
+    The caller forgets the experiment's recorded state before, and records the new one after."""
+    if not _due(experiment, state, previous, out_dir):
         return "unchanged"
-    _record_state(con, experiment, None)
     how = "computed"
     if previous.get("") == state[""]:
         changed = {m for m in state.keys() | previous.keys() if state.get(m) != previous.get(m)}
@@ -726,8 +726,62 @@ def aggregate_changed(
     else:
         export_tables(con, experiment, out_dir, changed)
         con.execute(f"DROP SCHEMA IF EXISTS {changed_schema(experiment)} CASCADE")
-    _record_state(con, experiment, state)
     return how
+
+
+def _due(experiment: str, state: dict[str, str], previous: dict[str, str], out_dir: Path) -> bool:
+    return previous != state or not (out_dir / experiment).is_dir()
+
+
+# Experiments brought up to date at once. Each one's SQL reads its own schema and the main tables only
+# (README, "An experiment"; tests/test_aggregate_incremental.py checks the SQL), so their order does not
+# matter; a statement runs inside DuckDB without Python's lock, and an added machine's twenty updates are
+# mostly such statements, each too small to keep DuckDB's own threads busy.
+EXPERIMENT_WORKERS = max(1, min(4, os.cpu_count() or 1))
+
+
+def bring_up_to_date(
+    con: duckdb.DuckDBPyConnection,
+    states: dict[str, dict[str, str]],
+    previous: dict[str, dict[str, str]],
+    out_dir: Path,
+    results_dir: Path,
+    files: dict[str, dict[Path, str]],
+) -> None:
+    """aggregate_changed for every experiment, several at a time, each worker on a cursor of its own. Each
+    experiment's state is forgotten before its tables change and recorded once they and their files are
+    written, here on `con` alone; on an error or Ctrl-C the running statements are interrupted."""
+    for experiment, state in states.items():
+        if _due(experiment, state, previous.get(experiment, {}), out_dir):
+            _record_state(con, experiment, None)
+    local = threading.local()
+    cursors: list[duckdb.DuckDBPyConnection] = []
+
+    def update(experiment: str) -> str:
+        if not hasattr(local, "cursor"):
+            local.cursor = con.cursor()
+            cursors.append(local.cursor)
+        listed = list(files.get(experiment, {}))
+        previously = previous.get(experiment, {})
+        return aggregate_changed(
+            local.cursor, experiment, states[experiment], previously, out_dir, results_dir, listed
+        )
+
+    pool = ThreadPoolExecutor(max_workers=EXPERIMENT_WORKERS, thread_name_prefix="connlab-aggregate")
+    try:
+        jobs = {pool.submit(update, experiment): experiment for experiment in states}
+        for job in as_completed(jobs):
+            if job.result() != "unchanged":
+                _record_state(con, jobs[job], states[jobs[job]])
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for cursor in list(cursors):
+            cursor.interrupt()
+        raise
+    finally:
+        pool.shutdown(wait=True)
+        for cursor in cursors:
+            cursor.close()
 
 
 def _open_kept(database: Path) -> duckdb.DuckDBPyConnection:
@@ -767,13 +821,11 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
         for experiment in experiment_names():
             if not (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists():
                 continue
-            listed = files.get(experiment, {})
-            state = states[experiment] = {
+            states[experiment] = {
                 "": experiment_basis(experiment, common),
-                **machine_inputs(texts, listed),
+                **machine_inputs(texts, files.get(experiment, {})),
             }
-            previously = previous.get(experiment, {})
-            aggregate_changed(con, experiment, state, previously, out_dir, results_dir, list(listed))
+        bring_up_to_date(con, states, previous, out_dir, results_dir, files)
         register_measured(con)
         fit_all(con)
         write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, sort_keys=True))
