@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from connlab.contract.facts_files import machine_facts_path
 from connlab.contract.files import write_if_changed
 from connlab.data.aggregate import aggregate_all
 from connlab.site import workers as site_workers
@@ -119,6 +120,27 @@ def test_a_changed_machine_file_renders_its_page_again(tmp_path: Path, write_run
     pages, rendered = render(data, docs, cache)
     assert rendered == {docs / "machines" / "a-box.md"}
     assert "a new description" in pages[docs / "machines" / "a-box.md"]
+
+
+def test_a_machine_whose_facts_are_written_again_is_rendered_again(
+    tmp_path: Path, write_run: RunWriter
+) -> None:
+    """A machine's own facts file replaced with other figures, as the aggregation replaces it (a new file
+    renamed over it), and nothing else changed: its page is rendered again (the key holds the file's
+    status), the other machine's is kept."""
+    results, data, docs, cache = (tmp_path / name for name in ("results", "data", "docs", "cache"))
+    for machine, scale in (("a-box", 1.0), ("b-box", 2.0)):
+        write_run(results, machine, sweep(scale), profile="full")
+    aggregate_all(results_dir=results, out_dir=data)
+    first, _ = render(data, docs, cache)
+    own = machine_facts_path(data / "facts", "too-many-connections", "a-box")
+    text = own.read_text(encoding="utf-8")
+    assert "1800" in text
+    assert write_if_changed(own, text.replace("1800", "1900"))
+    pages, rendered = render(data, docs, cache)
+    page_a = docs / "machines" / "a-box.md"
+    assert rendered == {page_a}
+    assert pages[page_a] != first[page_a]
 
 
 def test_a_page_written_from_the_same_inputs_is_kept_unread(tmp_path: Path, write_run: RunWriter) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from connlab.site.pages import ACROSS_MACHINE_FACTS, FactsIndex, machine_page, page_url, picker_options
 
 FACTS = {
@@ -48,3 +50,12 @@ def test_links_between_pages_follow_directory_urls() -> None:
 def test_the_picker_lists_measured_machines_only() -> None:
     machines = [{"id": "a", "published": False}, {"id": "published-x", "published": True}]
     assert picker_options("articles/pool-sizing.md", machines) == [{"id": "a", "url": "../../machines/a/"}]
+
+
+@pytest.mark.parametrize(
+    "page", ["index.md", "machines.md", "machines/index.md", "machines/other.md", "articles/pool-sizing.md"]
+)
+def test_the_pickers_urls_are_the_links_between_the_pages(page: str) -> None:
+    machines = [{"id": "a-1"}, {"id": "b-2", "published": False}]
+    expected = [{"id": m["id"], "url": page_url(page, machine_page(m["id"]))} for m in machines]
+    assert picker_options(page, machines) == expected

@@ -14,8 +14,10 @@ import re
 import shutil
 import tempfile
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 import yaml
@@ -53,6 +55,7 @@ from connlab.paths import (
 )
 
 DATABASE_FILE = "connlab.duckdb"
+T = TypeVar("T")
 
 
 def result_files(experiment: str, results_dir: Path = RESULTS_DIR) -> list[Path]:
@@ -740,6 +743,40 @@ def _due(experiment: str, state: dict[str, str], previous: dict[str, str], out_d
 EXPERIMENT_WORKERS = max(1, min(4, os.cpu_count() or 1))
 
 
+class CursorPool:
+    """Threads that each run their tasks on a DuckDB cursor of their own (a statement runs inside DuckDB
+    without Python's lock, so tasks that are mostly small statements run side by side). Leaving the block
+    early (an error, Ctrl-C) cancels the tasks not started and interrupts the running statements."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, workers: int) -> None:
+        self._con = con
+        self._local = threading.local()
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="connlab-aggregate")
+
+    def submit(self, task: Callable[..., T], *args: object) -> Future[T]:
+        """task(cursor, *args) on a worker."""
+        return self._pool.submit(self._run, task, *args)
+
+    def _run(self, task: Callable[..., T], *args: object) -> T:
+        if not hasattr(self._local, "cursor"):
+            self._local.cursor = self._con.cursor()
+            self._cursors.append(self._local.cursor)
+        return task(self._local.cursor, *args)
+
+    def __enter__(self) -> CursorPool:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            for cursor in list(self._cursors):
+                cursor.interrupt()
+        self._pool.shutdown(wait=True)
+        for cursor in self._cursors:
+            cursor.close()
+
+
 def bring_up_to_date(
     con: duckdb.DuckDBPyConnection,
     states: dict[str, dict[str, str]],
@@ -748,40 +785,22 @@ def bring_up_to_date(
     results_dir: Path,
     files: dict[str, dict[Path, str]],
 ) -> None:
-    """aggregate_changed for every experiment, several at a time, each worker on a cursor of its own. Each
-    experiment's state is forgotten before its tables change and recorded once they and their files are
-    written, here on `con` alone; on an error or Ctrl-C the running statements are interrupted."""
+    """aggregate_changed for every experiment, several at a time. Each experiment's state is forgotten
+    before its tables change and recorded once they and their files are written, here on `con` alone."""
     for experiment, state in states.items():
         if _due(experiment, state, previous.get(experiment, {}), out_dir):
             _record_state(con, experiment, None)
-    local = threading.local()
-    cursors: list[duckdb.DuckDBPyConnection] = []
-
-    def update(experiment: str) -> str:
-        if not hasattr(local, "cursor"):
-            local.cursor = con.cursor()
-            cursors.append(local.cursor)
-        listed = list(files.get(experiment, {}))
-        previously = previous.get(experiment, {})
-        return aggregate_changed(
-            local.cursor, experiment, states[experiment], previously, out_dir, results_dir, listed
-        )
-
-    pool = ThreadPoolExecutor(max_workers=EXPERIMENT_WORKERS, thread_name_prefix="connlab-aggregate")
-    try:
-        jobs = {pool.submit(update, experiment): experiment for experiment in states}
+    with CursorPool(con, EXPERIMENT_WORKERS) as pool:
+        jobs = {
+            pool.submit(
+                aggregate_changed, experiment, states[experiment], previous.get(experiment, {}), out_dir,
+                results_dir, list(files.get(experiment, {})),
+            ): experiment
+            for experiment in states
+        }  # fmt: skip
         for job in as_completed(jobs):
             if job.result() != "unchanged":
                 _record_state(con, jobs[job], states[jobs[job]])
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        for cursor in list(cursors):
-            cursor.interrupt()
-        raise
-    finally:
-        pool.shutdown(wait=True)
-        for cursor in cursors:
-            cursor.close()
 
 
 def _open_kept(database: Path) -> duckdb.DuckDBPyConnection:
@@ -838,18 +857,22 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
         facts_state = _facts_state(common, states, texts, measured)
         changed = _changed_machines(facts_state, previous.get(FACTS_STATE))
         _record_state(con, FACTS_STATE, None)
-        for facts_sql in sorted(ARTICLES_SRC_DIR.glob("*.facts.sql")):
-            export_facts(con, facts_sql, facts_dir, measured, changed)
-        for facts_sql in sorted(PAGES_SRC_DIR.glob("*.facts.sql")):
-            export_facts(con, facts_sql, facts_dir)
-        for claims_file in sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml")):
-            evaluate_claims(
-                con,
-                claims_file,
-                [str(m["id"]) for m in machines],
-                out_dir / CLAIMS_SUBDIR,
-                measured=[str(m["id"]) for m in machines if not m["published"]],
-            )
+        # Facts and claims read the tables and write files of their own: each article's claims are checked
+        # on a worker while the facts are exported here.
+        with CursorPool(con, EXPERIMENT_WORKERS) as pool:
+            verdicts = [
+                pool.submit(
+                    evaluate_claims, claims_file, [str(m["id"]) for m in machines], out_dir / CLAIMS_SUBDIR,
+                    [str(m["id"]) for m in machines if not m["published"]],
+                )
+                for claims_file in sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml"))
+            ]  # fmt: skip
+            for facts_sql in sorted(ARTICLES_SRC_DIR.glob("*.facts.sql")):
+                export_facts(con, facts_sql, facts_dir, measured, changed)
+            for facts_sql in sorted(PAGES_SRC_DIR.glob("*.facts.sql")):
+                export_facts(con, facts_sql, facts_dir)
+            for job in verdicts:
+                job.result()
         _record_state(con, FACTS_STATE, facts_state)
     return database
 
