@@ -13,12 +13,16 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
+import markdown
 import psutil
 import pytest
+from material.plugins.search.plugin import Parser as SearchParser
 from material.plugins.search.plugin import SearchPlugin
+from mkdocs.config import load_config
 from mkdocs.structure.pages import Page
 
 from connlab.interrupts import WorkerPool
+from connlab.paths import REPO_ROOT
 from connlab.site import publish as publish_module
 from connlab.site import workers as site_workers
 from connlab.site.publish import CHROME_FILE, publish
@@ -270,3 +274,56 @@ def test_search_still_strips_its_attributes_where_a_page_has_them(
     locations = {entry["location"] for entry in index["docs"]}
     assert "" in locations and not any("a-box" in location for location in locations)
     assert not any("not indexed" in entry["text"] for entry in index["docs"])
+
+
+def _search_sections(html: str) -> list[tuple[object, ...]]:
+    """What Material's search parser makes of a page's HTML: each section's id, title, text and exclusion."""
+    parser = SearchParser()
+    parser.feed(html)
+    parser.close()
+    return [(s.id, "".join(s.title), "".join(s.text), s.is_excluded()) for s in parser.data]
+
+
+def test_code_without_highlighting_indexes_as_the_highlighted_code(docs_from_fixtures: Path) -> None:
+    """Every indexed page the site's templates make: the search parser's sections are the same with the
+    spans taken out of the code blocks, which must be most of the tags there are."""
+    config = load_config(str(REPO_ROOT / "mkdocs.yml"))
+    converter = markdown.Markdown(extensions=config.markdown_extensions, extension_configs=config.mdx_configs)
+    pages = [page for page in sorted(docs_from_fixtures.rglob("*.md")) if "machines" not in page.parts[-2:-1]]
+    spans_before = spans_after = 0
+    for page in pages:
+        html = converter.reset().convert(page.read_text(encoding="utf-8"))
+        lighter = publish_module.code_without_highlighting(html)
+        assert _search_sections(lighter) == _search_sections(html), page
+        spans_before, spans_after = spans_before + html.count("<span"), spans_after + lighter.count("<span")
+    assert len(pages) >= 5 and spans_after < spans_before / 5
+
+
+def test_odd_code_blocks_index_as_before() -> None:
+    html = (
+        '<h2 id="a">A <span class="x">title</span></h2>\n<pre class="p"><span></span><code>'
+        '<span class="k">set</span><span class="w"> </span>-e\n\n  <span class="s">"x &amp; y"</span>\n'
+        '</code></pre>\n<p>between <span data-search-exclude="1">kept out</span></p>\n'
+        "<pre><code>plain\n</code></pre><pre>  <span>a</span>  <span>b</span>\t</pre>"
+        '<pre><span data-search-exclude="1">raw</span> <span class="k">kept</span></pre>'
+    )
+    lighter = publish_module.code_without_highlighting(html)
+    assert "kept out" in lighter and 'class="x"' in lighter and '<span class="k">set' not in lighter
+    assert '<span class="k">kept' in lighter
+    assert _search_sections(lighter) == _search_sections(html)
+
+
+def test_an_indexed_page_with_code_keeps_its_highlighting_and_loses_search_attributes(project: Path) -> None:
+    docs = project / "docs"
+    code = '```bash\nset -e  # <span data-search-exclude="x">\necho "$HOME"\n```\n'
+    marked = '<p data-search-exclude="1">not indexed</p>\n'
+    (docs / "index.md").write_text(f"# Home\n\n{code}\n{marked}\nSee [the machines](machines.md).\n")
+    config = project / "mkdocs.yml"
+    config.write_text(config.read_text() + "markdown_extensions:\n  - pymdownx.superfences\n  - md_in_html\n")
+    publish(config)
+    html = (project / "site" / "index.html").read_text()
+    assert '<span class="nb">echo</span>' in html, "the page's code lost its highlighting"
+    assert "not indexed" in html and 'data-search-exclude="1"' not in html
+    index = json.loads((project / "site" / "search" / "search_index.json").read_text())
+    text = " ".join(entry["text"] for entry in index["docs"])
+    assert "echo" in text and "not indexed" not in text

@@ -109,3 +109,30 @@ def test_many_new_folders_are_checked_in_workers_with_the_same_answer(
     assert len(list(cache.glob("*.json"))) == validate_cache.MIN_FOLDERS_FOR_WORKERS + 2
     assert validate_results_cached(results, cache) == expected
     assert len(pools) <= 1, "folders in the cache were checked again"
+
+
+def test_the_status_signature_lists_what_rglob_lists_in_its_order(tmp_path: Path) -> None:
+    """The walk with os.scandir gives the signature pathlib's sorted rglob and lstat gave (so the kept keys
+    stay valid), where a name sorts differently as text and as a path, and a link to a folder is not
+    followed."""
+    folder = tmp_path / "machine"
+    for name in ("a-c", "a/b", "a.b/c"):
+        (folder / name).mkdir(parents=True)
+    (folder / "a" / "b" / "run.csv").write_text("x\n")
+    (folder / "a-c" / "run.csv").write_text("y\n")
+    (folder / "link").symlink_to(folder / "a", target_is_directory=True)
+
+    def by_rglob(path: Path) -> str:
+        parts = [str(path.resolve())]
+        for item in sorted(path.rglob("*")):
+            status = item.lstat()
+            parts.append(
+                f"{item.relative_to(path)}\0{status.st_mode}\0{status.st_size}\0{status.st_mtime_ns}"
+                f"\0{status.st_ctime_ns}\0{status.st_ino}"
+            )
+        return validate_cache.digest(*parts)
+
+    assert validate_cache.stat_signature(folder) == by_rglob(folder)
+    before = validate_cache.stat_signature(folder)
+    (folder / "a-c" / "run.csv").write_text("z\n")
+    assert validate_cache.stat_signature(folder) != before

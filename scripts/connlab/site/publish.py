@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -151,9 +152,40 @@ def _search_skips_unindexed_pages(config: MkDocsConfig) -> None:
 
 def _unless_unindexed(handler: Callable[..., Any], context: Any, *, page: Page, **kwargs: Any) -> Any:
     search = page.meta.get("search") or {}
-    if search.get("exclude") and "data-search-" not in (page.content or ""):
+    content = page.content or ""
+    if search.get("exclude") and "data-search-" not in content:
         return None
-    return handler(context, page=page, **kwargs)
+    if search.get("exclude") or "<pre" not in content:
+        return handler(context, page=page, **kwargs)
+    # The plugin indexes the page without its code's highlighting, then strips its attributes from the page
+    # as it is written.
+    page.content = code_without_highlighting(content)
+    try:
+        result = handler(context, page=page, **kwargs)
+    finally:
+        page.content = content
+    page.content = SEARCH_ATTRIBUTES.sub("", content)
+    return result
+
+
+# The attributes Material's search plugin strips from every page it handles (its own expression).
+SEARCH_ATTRIBUTES = re.compile(r"\s?data-search-\w+=\"[^\"]+\"")
+_CODE_BLOCK = re.compile(r"<pre\b[^>]*>.*?</pre>", re.S)
+_SPAN_TAG = re.compile(r"</?span\b[^>]*>")
+
+
+def code_without_highlighting(html: str) -> str:
+    """The page with the `<span>` tags inside its `<pre>` blocks taken out, leaving their text. An article's
+    check-it-yourself scripts are nine tenths of its tags, one span per highlighted token; the search plugin
+    parses every tag with Python's HTMLParser and keeps only the text of a span (a code block has no
+    heading and no tag the index keeps; one with a data-search-* attribute is left whole), so the index is
+    the same, made in a fraction of the time (tests/test_publish.py compares the two)."""
+    return _CODE_BLOCK.sub(_without_spans, html)
+
+
+def _without_spans(block: re.Match[str]) -> str:
+    # A block written as raw HTML may carry a data-search-* attribute: left as it is.
+    return block.group(0) if "data-search-" in block.group(0) else _SPAN_TAG.sub("", block.group(0))
 
 
 def build_shard(config_file: str, shard: list[str], nav_pages: list[str]) -> None:
