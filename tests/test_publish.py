@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -277,11 +278,13 @@ def test_search_still_strips_its_attributes_where_a_page_has_them(
 
 
 def _search_sections(html: str) -> list[tuple[object, ...]]:
-    """What Material's search parser makes of a page's HTML: each section's id, title, text and exclusion."""
+    """What Material's search parser makes of a page's HTML: each section's id, title, text (its runs of
+    white space made one space, as the search splits words) and exclusion."""
     parser = SearchParser()
     parser.feed(html)
     parser.close()
-    return [(s.id, "".join(s.title), "".join(s.text), s.is_excluded()) for s in parser.data]
+    words = lambda parts: re.sub(r"\s+", " ", "".join(parts))  # noqa: E731
+    return [(s.id, words(s.title), words(s.text), s.is_excluded()) for s in parser.data]
 
 
 def test_code_without_highlighting_indexes_as_the_highlighted_code(docs_from_fixtures: Path) -> None:
@@ -311,6 +314,28 @@ def test_odd_code_blocks_index_as_before() -> None:
     assert "kept out" in lighter and 'class="x"' in lighter and '<span class="k">set' not in lighter
     assert '<span class="k">kept' in lighter
     assert _search_sections(lighter) == _search_sections(html)
+
+
+def test_odd_tables_index_as_before() -> None:
+    plain = (
+        '<h2 id="m">Machines</h2>\n<table>\n<thead>\n<tr>\n<th>machine</th>\n<th align="right">cores</th>\n'
+        '</tr>\n</thead>\n<tbody>\n<tr>\n<td><a href="a/"><strong>a-1</strong></a></td>\n<td>2<br>'
+        "<small>(1 + 1)</small></td>\n</tr>\n<tr><td><code>x &amp; y</code></td><td><p>para</p></td></tr>\n"
+        "</tbody>\n</table>\n<p>after</p>"
+    )
+    kept = [
+        '<table><tr><td><h3 id="t">in a cell</h3></td></tr></table>',
+        '<table><tr><td data-search-exclude="1">out</td><td>in</td></tr></table>',
+        "<table><tr><td><table><tr><td>inner</td></tr></table></td><td>outer</td></tr></table>",
+    ]
+    lighter = publish_module.code_without_highlighting(plain)
+    assert "<td" not in lighter and "<strong" not in lighter and "<code>x &amp; y</code>" in lighter
+    assert _search_sections(lighter) == _search_sections(plain)
+    for html in kept:
+        assert publish_module.code_without_highlighting(html) == html
+        assert _search_sections(html + plain) == _search_sections(
+            publish_module.code_without_highlighting(html + plain)
+        )
 
 
 def test_an_indexed_page_with_code_keeps_its_highlighting_and_loses_search_attributes(project: Path) -> None:

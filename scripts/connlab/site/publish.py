@@ -172,20 +172,39 @@ def _unless_unindexed(handler: Callable[..., Any], context: Any, *, page: Page, 
 SEARCH_ATTRIBUTES = re.compile(r"\s?data-search-\w+=\"[^\"]+\"")
 _CODE_BLOCK = re.compile(r"<pre\b[^>]*>.*?</pre>", re.S)
 _SPAN_TAG = re.compile(r"</?span\b[^>]*>")
+_TABLE = re.compile(r"(<table\b[^>]*>)(.*?)(</table>)", re.S)
+# Inside a table: every tag but those whose text the search index keeps as markup (Material's `keep`).
+_TABLE_INNER_TAG = re.compile(r"</?(?!(?:p|code|pre|li|ol|ul|sub|sup)\b)[a-zA-Z][a-zA-Z0-9]*\b[^>]*>")
+# What the search parser does more with than keep the text: headings (sections), skipped elements, and
+# elements marked for it. A block holding one is left whole.
+_SEARCH_MARKUP = re.compile(r"<(?:h[1-6]|script|style|object)\b|data-search-")
 
 
 def code_without_highlighting(html: str) -> str:
-    """The page with the `<span>` tags inside its `<pre>` blocks taken out, leaving their text. An article's
-    check-it-yourself scripts are nine tenths of its tags, one span per highlighted token; the search plugin
-    parses every tag with Python's HTMLParser and keeps only the text of a span (a code block has no
-    heading and no tag the index keeps; one with a data-search-* attribute is left whole), so the index is
-    the same, made in a fraction of the time (tests/test_publish.py compares the two)."""
-    return _CODE_BLOCK.sub(_without_spans, html)
+    """The page as the search index reads it, with the tags that only wrap text taken out: the `<span>` tags
+    inside its `<pre>` blocks, and inside its tables every tag but the table's own and those the index keeps.
+    An article's check-it-yourself scripts are nine tenths of its tags, one span per highlighted token, and
+    the Machines page is a row per machine; the search plugin parses every tag with Python's HTMLParser and
+    keeps only the text of these, so the index holds the same text, made in a fraction of the time
+    (tests/test_publish.py compares the two on every page the templates make). Only the runs of white
+    space between a table's cells can differ: the parser makes one space of white space between two tags,
+    and keeps it as it is next to text, which the search splits into the same words. A block with a
+    heading, a skipped element or a data-search-* attribute is left whole."""
+    html = _CODE_BLOCK.sub(_without_spans, html)
+    return _TABLE.sub(_table_text, html)
 
 
 def _without_spans(block: re.Match[str]) -> str:
-    # A block written as raw HTML may carry a data-search-* attribute: left as it is.
-    return block.group(0) if "data-search-" in block.group(0) else _SPAN_TAG.sub("", block.group(0))
+    text = block.group(0)
+    return text if _SEARCH_MARKUP.search(text) else _SPAN_TAG.sub("", text)
+
+
+def _table_text(table: re.Match[str]) -> str:
+    start, inner, end = table.groups()
+    # A table inside this one ends the match early: the rest is left as it was.
+    if _SEARCH_MARKUP.search(inner) or "<table" in inner:
+        return table.group(0)
+    return start + _TABLE_INNER_TAG.sub("", inner) + end
 
 
 def build_shard(config_file: str, shard: list[str], nav_pages: list[str]) -> None:
