@@ -12,6 +12,8 @@ import json
 import os
 from pathlib import Path
 
+import orjson
+
 
 def digest(*parts: str) -> str:
     hasher = hashlib.sha256()
@@ -24,6 +26,13 @@ def digest(*parts: str) -> str:
 def canonical_json(value: object) -> str:
     """One text per value whatever the order its dicts were built in: the form that is hashed and stored."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def canonical_bytes(value: object) -> bytes:
+    """canonical_json's promise (one form per value, whatever the order its dicts were built in) from orjson,
+    several times faster on a thousand machines' verdicts: for keys and files that only this form is
+    compared with, not for the text canonical_json makes (floats and spacing are written differently)."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
 
 
 def source_digest(*files: Path) -> str:
@@ -41,6 +50,15 @@ def read_text(path: Path) -> str | None:
 def read_json(path: Path) -> object | None:
     text = read_text(path)
     return None if text is None else json.loads(text)
+
+
+def loads_fast(data: bytes) -> object:
+    """json.loads, by orjson where it can (a third of the time on a thousand machines' claims); what orjson
+    refuses and json takes (NaN, integers beyond 64 bits) is read by json."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -9,13 +9,12 @@ Files are only rewritten when their content changes, so an unchanged page does n
 from __future__ import annotations
 
 import functools
-import json
 import os
 from pathlib import Path
 
 import jinja2
 
-from connlab.contract.cache import canonical_json, digest, read_json
+from connlab.contract.cache import canonical_json, digest, loads_fast, read_json
 from connlab.contract.columns import WINDOW_COLUMNS
 from connlab.contract.experiment import make_plan
 from connlab.contract.facts_files import counts_path, machine_facts_path
@@ -195,7 +194,7 @@ class PageRenderer:
         self._json_files: dict[Path, dict] = {}
         self._claim_keys: dict[int, tuple[dict, str]] = {}
         machines_file = data_dir / MACHINES_JSON
-        self.machines = json.loads(machines_file.read_text()) if machines_file.exists() else []
+        self.machines = loads_fast(machines_file.read_bytes()) if machines_file.exists() else []
 
     def claims(self, slug: str) -> list[dict]:
         return self.claims_file(slug).get("claims", [])
@@ -259,7 +258,7 @@ class PageRenderer:
     def _json(self, path: Path) -> dict:
         """A data file, read once per render: every machine's page asks for the same few."""
         if path not in self._json_files:
-            self._json_files[path] = json.loads(path.read_text()) if path.exists() else {}
+            self._json_files[path] = loads_fast(path.read_bytes()) if path.exists() else {}
         return self._json_files[path]
 
     def _chart_function(self, page: str, svg: bool = True):  # type: ignore[no-untyped-def]
