@@ -22,7 +22,7 @@ import duckdb
 import pytest
 
 from connlab.contract.experiment import experiment_names
-from connlab.data import aggregate
+from connlab.data import aggregate, claims
 from connlab.data.aggregate import aggregate_all
 from connlab.interrupts import INTERRUPTED_EXIT_STATUS
 from connlab.paths import AGGREGATE_SQL_NAME, EXPERIMENTS_DIR, REPO_ROOT, RESULTS_DIR
@@ -109,6 +109,14 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
         return spliced[-1]
 
     monkeypatch.setattr(aggregate, "_splice_machines", watched_splice)
+    kept_verdicts: list[bool] = []
+    check = claims.check_claim
+
+    def watched_check(*args, **kwargs):  # type: ignore[no-untyped-def]
+        kept_verdicts.append(args[-1] is not None if len(args) > 5 else kwargs.get("kept") is not None)
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(claims, "check_claim", watched_check)
     new_machine = _add_machine(results)
     recomputed.clear()
     aggregate_all(results_dir=results, out_dir=kept)
@@ -118,8 +126,10 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
     assert {e for e, how in recomputed if how == "updated"} == measured_by_source
     assert "computed" not in {how for _, how in recomputed}
     assert changed and all(machines == {new_machine} for machines in changed)
-    # The new machine's rows were written into the exported tables, not every table exported again.
+    # The new machine's rows were written into the exported tables, not every table exported again, and
+    # the other machines' verdicts were read back.
     assert spliced.count(True) > len(spliced) / 2
+    assert kept_verdicts.count(True) > len(kept_verdicts) / 2
 
     anew = tmp_path / "anew"
     aggregate_all(results_dir=results, out_dir=anew)

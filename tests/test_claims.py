@@ -335,3 +335,37 @@ def test_the_experiments_an_article_reads_come_from_its_queries() -> None:
         "tls-trade",
         "too-many-clients",
     ]
+
+
+def test_only_the_changed_machines_are_checked_again(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    """With the machines whose data changed, the others' verdicts are read back from the file: a change to an
+    unchanged machine's rows does not show, the changed machine's does, and the summary counts both."""
+    path = write_claims(
+        tmp_path,
+        claim("from-table", "SELECT machine, value, low, high, reason FROM t -- a comment on the last line;"),
+        claim("across", "SELECT avg(value) AS value FROM t WHERE value < 1", scope="across"),
+    )
+    evaluated(con, path, tmp_path, measured=MACHINES[:4])
+    con.execute("UPDATE t SET value = 0.1, low = 0.1, high = 0.1 WHERE machine IN ('holds-box', 'fails-box')")
+    con.execute("UPDATE t SET value = 0.9, low = 0.9, high = 0.9 WHERE machine = 'straddles-box'")
+    result, across = evaluated(con, path, tmp_path, measured=MACHINES[:4], changed={"straddles-box"})
+    verdicts = {m: v["verdict"] for m, v in by_machine(result).items()}
+    assert verdicts["holds-box"] == HOLDS and verdicts["fails-box"] == DOES_NOT_HOLD  # as written before
+    assert verdicts["straddles-box"] == HOLDS  # checked again
+    assert result["summary"] == "holds on 2 of 4 machines, does not hold on 1, cannot be evaluated on 1"
+    assert across["across"]["value"] == pytest.approx((0.1 + 0.1 + 0.9) / 3)  # across machines: always again
+    [everything, _] = evaluated(con, path, tmp_path, measured=MACHINES[:4])
+    assert by_machine(everything)["holds-box"]["verdict"] == DOES_NOT_HOLD
+
+
+def test_a_file_without_a_machines_verdict_checks_the_claim_on_every_machine(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    path = write_claims(tmp_path, claim("from-table", "SELECT machine, value, low, high, reason FROM t"))
+    out = evaluate_claims(con, path, MACHINES[:3], tmp_path / "claims")
+    con.execute("UPDATE t SET value = 0.1, low = 0.1, high = 0.1 WHERE machine = 'holds-box'")
+    # A machine the file has no verdict for (and that is not among the changed ones): checked anew, with all.
+    evaluate_claims(con, path, MACHINES, tmp_path / "claims", changed={"fails-box"})
+    [result] = json.loads(out.read_text())["claims"]
+    assert by_machine(result)["holds-box"]["verdict"] == DOES_NOT_HOLD
+    assert by_machine(result)["absent-box"]["verdict"] == NOT_MEASURED

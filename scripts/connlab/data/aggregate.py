@@ -863,7 +863,7 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
             verdicts = [
                 pool.submit(
                     evaluate_claims, claims_file, [str(m["id"]) for m in machines], out_dir / CLAIMS_SUBDIR,
-                    [str(m["id"]) for m in machines if not m["published"]],
+                    [str(m["id"]) for m in machines if not m["published"]], changed,
                 )
                 for claims_file in sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml"))
             ]  # fmt: skip
@@ -885,9 +885,10 @@ ANALYSIS_CODE = DATA_CODE.parent / "analysis"
 def _facts_state(
     common: str, states: dict[str, dict[str, str]], machines: dict[str, str], measured: set[str]
 ) -> dict[str, str]:
-    """What the articles' facts files were written from: under '', their queries, the fitting code and every
-    experiment's basis; under each measured machine, its inputs to every experiment and its machine row."""
-    queries = sorted(ARTICLES_SRC_DIR.glob("*.facts.sql"))
+    """What the articles' facts and claims files were written from: under '', their queries and claims, the
+    fitting code and every experiment's basis; under each measured machine, its inputs to every experiment
+    and its machine row."""
+    queries = sorted([*ARTICLES_SRC_DIR.glob("*.facts.sql"), *ARTICLES_SRC_DIR.glob("*.claims.yaml")])
     basis = digest(
         common,
         source_digest(*queries, *sorted(ANALYSIS_CODE.glob("*.py"))),

@@ -24,7 +24,7 @@ from typing import Literal
 import duckdb
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from connlab.contract.cache import canonical_bytes
+from connlab.contract.cache import canonical_bytes, loads_fast
 from connlab.contract.experiment import experiment_names
 from connlab.contract.files import write_bytes_if_changed
 from connlab.contract.yaml_models import load_yaml_model
@@ -181,10 +181,27 @@ def _check_across(claim: Claim, rows: list[dict], names: list[str], path: Path) 
 
 
 def check_claim(
-    con: duckdb.DuckDBPyConnection, claim: Claim, path: Path, machines: list[str], measured: list[str]
+    con: duckdb.DuckDBPyConnection,
+    claim: Claim,
+    path: Path,
+    machines: list[str],
+    measured: list[str],
+    kept: dict[str, dict] | None = None,
 ) -> dict:
+    """The claim's verdicts. kept: a claim per machine's verdicts from the last build, by machine, for the
+    machines whose data did not change since; only the other machines' rows are queried."""
+    if kept is not None and claim.scope == "machine":
+        redone = [machine for machine in machines if machine not in kept]
+        # The query's rows of those machines alone: DuckDB pushes the filter down into most queries.
+        query = (
+            f"SELECT * FROM (\n{claim.query.strip().rstrip(';')}\n) AS claim_rows "
+            "WHERE machine::VARCHAR IN (SELECT unnest(?::VARCHAR[]))"
+        )
+        parameters: list[object] = [redone]
+    else:
+        kept, query, parameters = {}, claim.query, []
     try:
-        cursor = con.execute(claim.query)
+        cursor = con.execute(query, parameters)
         names = [column[0] for column in cursor.description]
         rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     except duckdb.Error as error:
@@ -204,7 +221,9 @@ def check_claim(
             raise LabError(f"{path}: claim {claim.id}: more than one row for machine {machine}")
         by_machine[machine] = row
     verdicts = [
-        {
+        kept[machine]
+        if machine in kept
+        else {
             "machine": machine,
             **_verdict(claim, by_machine.get(machine), f"{path}: claim {claim.id}: {machine}"),
         }
@@ -234,14 +253,51 @@ def evaluate_claims(
     machines: list[str],
     out_dir: Path,
     measured: list[str] | None = None,
+    changed: set[str] | None = None,
 ) -> Path:
-    """Write build/data/claims/<slug>.json: the source's id and every claim with a verdict per machine."""
+    """Write build/data/claims/<slug>.json: the source's id and every claim with a verdict per machine.
+    changed: the only machines whose data changed since the file was written, with the same claims and
+    code (None: every verdict is computed again). A machine's verdict depends on its own data alone (each
+    claim's query returns a row per machine, and tests/test_aggregate_incremental.py checks that the file
+    is the one a build from nothing writes), so the others' verdicts are read back from the file."""
     claims = load_yaml_model(path, ClaimsFile)
     measured = measured if measured is not None else machines
-    results = [check_claim(con, claim, path, machines, measured) for claim in claims.claims]
-    out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / path.name.replace(".claims.yaml", ".json")
+    before = _verdicts_before(target, changed)
+    results = [
+        check_claim(con, claim, path, machines, measured, _kept(before, claim.id, machines, changed))
+        for claim in claims.claims
+    ]
+    out_dir.mkdir(parents=True, exist_ok=True)
     payload = {"source": claims.source, "claims": results, "experiments": experiments_read(claims)}
     # orjson: json's encoder took a quarter of a second over a thousand machines' verdicts.
     write_bytes_if_changed(target, canonical_bytes(payload))
     return target
+
+
+def _verdicts_before(target: Path, changed: set[str] | None) -> dict[str, dict[str, dict]] | None:
+    """The file's verdicts per claim and machine, where the caller says they still hold for some machines."""
+    if changed is None or not target.is_file():
+        return None
+    try:
+        written = loads_fast(target.read_bytes())
+        return {
+            str(claim["id"]): {str(verdict["machine"]): verdict for verdict in claim["verdicts"]}
+            for claim in written["claims"]  # type: ignore[index]
+        }
+    except (ValueError, KeyError, TypeError):
+        return None  # not a file this code wrote: every verdict is computed again
+
+
+def _kept(
+    before: dict[str, dict[str, dict]] | None, claim: str, machines: list[str], changed: set[str] | None
+) -> dict[str, dict] | None:
+    """The claim's verdicts that still hold: those of the machines whose data did not change, where the file
+    has every one of them (else None: the claim is checked on every machine)."""
+    if before is None or changed is None or claim not in before:
+        return None
+    written = before[claim]
+    kept = {
+        machine: written[machine] for machine in machines if machine not in changed and machine in written
+    }
+    return kept if len(kept) == sum(machine not in changed for machine in machines) else None
