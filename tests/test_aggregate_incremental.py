@@ -21,6 +21,7 @@ from types import ModuleType
 import duckdb
 import pytest
 
+from connlab.analysis import fits
 from connlab.contract.experiment import experiment_names
 from connlab.data import aggregate, claims
 from connlab.data.aggregate import aggregate_all
@@ -117,6 +118,14 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
         return check(*args, **kwargs)
 
     monkeypatch.setattr(claims, "check_claim", watched_check)
+    windows_of: list[list[str] | None] = []
+    windows = fits._windows
+
+    def watched_windows(con, schema, machines=None):  # type: ignore[no-untyped-def]
+        windows_of.append(machines)
+        return windows(con, schema, machines)
+
+    monkeypatch.setattr(fits, "_windows", watched_windows)
     new_machine = _add_machine(results)
     recomputed.clear()
     aggregate_all(results_dir=results, out_dir=kept)
@@ -130,6 +139,8 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
     # the other machines' verdicts were read back.
     assert spliced.count(True) > len(spliced) / 2
     assert kept_verdicts.count(True) > len(kept_verdicts) / 2
+    # Only the new machine's windows were read to fit.
+    assert windows_of and all(machines == [new_machine] for machines in windows_of)
 
     anew = tmp_path / "anew"
     aggregate_all(results_dir=results, out_dir=anew)

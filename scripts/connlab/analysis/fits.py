@@ -21,7 +21,14 @@ import duckdb
 from connlab.analysis import usl
 from connlab.analysis.bulk import insert_rows
 from connlab.analysis.usl import MIN_POINTS, UslFit, fit_usl, fit_usl_many
-from connlab.contract.cache import canonical_json, digest, read_json, source_digest, write_atomically
+from connlab.contract.cache import (
+    canonical_json,
+    digest,
+    loads_fast,
+    read_json,
+    source_digest,
+    write_atomically,
+)
 from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR
@@ -49,9 +56,11 @@ class Curve:
     tps: list[float]
 
 
-def _curves(con: duckdb.DuckDBPyConnection, sql: str) -> dict[tuple[str, str], Curve]:
+def _curves(
+    con: duckdb.DuckDBPyConnection, sql: str, parameters: dict[str, object] | None = None
+) -> dict[tuple[str, str], Curve]:
     """(machine, workload) -> its curve, from a query of machine, workload, clients, tps in that order."""
-    rows = con.execute(sql).fetchall()
+    rows = con.execute(sql, parameters or {}).fetchall()
     curves: dict[tuple[str, str], Curve] = defaultdict(lambda: Curve([], []))
     for machine, workload, clients, tps in rows:
         curves[(machine, workload)].clients.append(float(clients))
@@ -59,13 +68,17 @@ def _curves(con: duckdb.DuckDBPyConnection, sql: str) -> dict[tuple[str, str], C
     return dict(curves)
 
 
-def _windows(con: duckdb.DuckDBPyConnection, schema: str) -> dict[tuple[str, str], Curve]:
+def _windows(
+    con: duckdb.DuckDBPyConnection, schema: str, machines: list[str] | None = None
+) -> dict[tuple[str, str], Curve]:
     """Every good, server-bound window of the experiment's best profile, per machine and workload, in a
-    stable order (a machine's cache key must not change between builds)."""
+    stable order (a machine's cache key must not change between builds); of these machines only, if given."""
+    only = "" if machines is None else "AND list_contains($machines, machine) "
     return _curves(
         con,
         f"SELECT machine, workload, clients, tps FROM {schema}.windows "
-        "WHERE ok AND NOT client_saturated AND tps > 0 ORDER BY machine, workload, clients, tps",
+        f"WHERE ok AND NOT client_saturated AND tps > 0 {only}ORDER BY machine, workload, clients, tps",
+        {} if machines is None else {"machines": machines},
     )
 
 
@@ -171,16 +184,44 @@ def _table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bo
     return bool(found and found[0])
 
 
-def fit_all(con: duckdb.DuckDBPyConnection) -> int:
-    """Create main.usl_fits; return the number of fits made."""
+# Each measured machine's fit rows by the key of what they were fitted from (fit_all's machine_keys): a
+# thousand machines' windows read into Python, and their curves hashed, on every build cost half a second.
+FIT_ROWS_TABLE = "main.fit_rows"
+
+
+def fit_all(con: duckdb.DuckDBPyConnection, machine_keys: dict[str, str] | None = None) -> int:
+    """Create main.usl_fits; return the number of fits made. machine_keys: each measured machine's key of
+    everything its fits are made from (its inputs to the fitted experiments, their basis and this code);
+    a machine whose key is the one its kept rows were made with is not read again."""
     con.execute(USL_FITS_TABLE)
+    con.execute(
+        f"CREATE TABLE IF NOT EXISTS {FIT_ROWS_TABLE} (machine VARCHAR, key VARCHAR, fit_rows VARCHAR)"
+    )
+    kept: dict[str, list[tuple]] = {}
+    if machine_keys is not None:
+        for machine, key, text in con.execute(f"SELECT * FROM {FIT_ROWS_TABLE}").fetchall():
+            if machine_keys.get(machine) == key:
+                kept[machine] = [tuple(row) for row in loads_fast(text.encode())]  # type: ignore[union-attr]
+    redone = None if machine_keys is None else sorted(set(machine_keys) - set(kept))
     by_machine: dict[str, MachineCurves] = defaultdict(list)
     for schema in fitted_schemas():
         if not _table_exists(con, schema, "windows"):
             continue
-        for (machine, workload), passes in _windows(con, schema).items():
+        for (machine, workload), passes in _windows(con, schema, redone).items():
             by_machine[machine].append(((machine, schema.replace("_", "-"), workload), passes))
-    rows = fit_machines(dict(sorted(by_machine.items())))
+    fitted = fit_machines(dict(sorted(by_machine.items())))
+    if machine_keys is not None:
+        # Every machine that was read again, those without a curve to fit too (no rows).
+        made = {machine: [row for row in fitted if row[0] == machine] for machine in redone or []}
+        con.execute(f"DELETE FROM {FIT_ROWS_TABLE} WHERE NOT list_contains(?, machine)", [sorted(kept)])
+        insert_rows(
+            con,
+            FIT_ROWS_TABLE,
+            [(machine, machine_keys[machine], canonical_json(rows)) for machine, rows in made.items()],
+        )
+        kept.update(made)
+        fitted = [row for machine in sorted(kept) for row in kept[machine]]
+    rows = fitted
     if _table_exists(con, "clients_sweep", "curves"):
         for (machine, workload), curve in _published_curves(con).items():
             if len(curve.clients) >= MIN_POINTS:
@@ -188,3 +229,8 @@ def fit_all(con: duckdb.DuckDBPyConnection) -> int:
                 rows.append(_row(key, "medians", fit_usl(curve.clients, curve.tps), curve, None))
     insert_rows(con, "main.usl_fits", rows)
     return len(rows)
+
+
+def fits_code() -> str:
+    """The fitting code, for a machine's key."""
+    return source_digest(Path(usl.__file__), Path(__file__))

@@ -23,7 +23,7 @@ import duckdb
 import yaml
 
 from connlab.analysis.bulk import insert_rows
-from connlab.analysis.fits import fit_all
+from connlab.analysis.fits import fit_all, fits_code, fitted_schemas
 from connlab.contract.cache import canonical_json, digest, source_digest
 from connlab.contract.columns import COLUMN_TYPES, PUBLISHED_FILE_NAME, PUBLISHED_TYPES
 from connlab.contract.experiment import experiment_names, load_experiment
@@ -846,7 +846,7 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
             }
         bring_up_to_date(con, states, previous, out_dir, results_dir, files)
         register_measured(con)
-        fit_all(con)
+        fit_all(con, _fit_keys(states))
         write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, sort_keys=True))
         # Articles and pages alike may name the figures they quote (the Machines page compares machines).
         facts_dir = out_dir / FACTS_DIR.relative_to(DATA_DIR)
@@ -875,6 +875,20 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
                 job.result()
         _record_state(con, FACTS_STATE, facts_state)
     return database
+
+
+def _fit_keys(states: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Each machine's key of what its USL fits are made from: the fitting code, and each fitted experiment's
+    basis and the machine's inputs to it (its windows there come from nothing else)."""
+    fitted = sorted(name for name in states if name.replace("-", "_") in fitted_schemas())
+    code = fits_code()
+    machines = {machine for name in fitted for machine in states[name] if machine}
+    return {
+        machine: digest(
+            code, *(f"{name}\0{states[name]['']}\0{states[name].get(machine, '')}" for name in fitted)
+        )
+        for machine in machines
+    }
 
 
 # The aggregation state's entry for the articles' facts files (no experiment has this name).
