@@ -202,16 +202,6 @@ def test_a_database_that_cannot_be_opened_is_started_again(results: Path, tmp_pa
     assert (kept / "clients-sweep" / "points.csv").is_file()
 
 
-def test_runs_of_changed_machines_are_replaced_added_and_removed() -> None:
-    body = b"a,1\na,2\nb,1\nd,1\nd,2\nf,1\n"
-    rows = b"b,7\nb,8\nc,1\n"
-    # b edited, c added, d removed (no rows), and machines past the last line and before the first.
-    spliced = aggregate._replace_runs(body, rows, [b"0", b"b", b"c", b"d", b"z"])
-    assert spliced == b"a,1\na,2\nb,7\nb,8\nc,1\nf,1\n"
-    assert aggregate._replace_runs(b"", b"m,1\n", [b"m"]) == b"m,1\n"
-    assert aggregate._replace_runs(b"m,1\n", b"", [b"m"]) == b""
-
-
 def _exported(con: duckdb.DuckDBPyConnection, rows: list[tuple], folder: Path) -> Path:
     """A table `t` of schema `e` exported whole, then a changed machine's rows in `e__changed`."""
     con.execute("CREATE SCHEMA e; CREATE TABLE e.t (machine VARCHAR, note VARCHAR)")

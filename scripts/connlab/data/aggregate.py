@@ -13,11 +13,8 @@ import os
 import re
 import shutil
 import tempfile
-import threading
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
-from typing import TypeVar
 
 import duckdb
 import yaml
@@ -40,6 +37,8 @@ from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON, PUBLISHED_PREFI
 from connlab.contract.poolers import CONFIGS
 from connlab.contract.yaml_models import FAST_LOADER
 from connlab.data.claims import evaluate_claims
+from connlab.data.csv_runs import one_line_each, replace_runs
+from connlab.data.cursor_pool import CursorPool
 from connlab.data.views import BEST_PROFILE_VIEW, PEAK_STATS_VIEW, POINT_STATS_VIEW
 from connlab.errors import LabError
 from connlab.paths import (
@@ -55,7 +54,6 @@ from connlab.paths import (
 )
 
 DATABASE_FILE = "connlab.duckdb"
-T = TypeVar("T")
 
 
 def result_files(experiment: str, results_dir: Path = RESULTS_DIR) -> list[Path]:
@@ -273,7 +271,7 @@ def _splice_machines(
         not header.startswith(b"machine,")
         or body.startswith(b",")
         or b"\n," in body
-        or not _one_line_each(body)
+        or not one_line_each(body)
     ):
         return False
     rows = target.with_name(f".{target.name}.changed")
@@ -286,9 +284,9 @@ def _splice_machines(
         new_header, _, new_rows = rows.read_bytes().partition(b"\n")
     finally:
         rows.unlink(missing_ok=True)
-    if new_header != header or not _one_line_each(new_rows):
+    if new_header != header or not one_line_each(new_rows):
         return False
-    spliced = _replace_runs(body, new_rows, sorted(machine.encode() for machine in changed))
+    spliced = replace_runs(body, new_rows, sorted(machine.encode() for machine in changed))
     # Every row one line: a value with a line break in it would make the runs wrong, and the count differ.
     schema = experiment.replace("-", "_")
     counted = con.execute(f"SELECT count(*) FROM {schema}.{table}").fetchone()
@@ -296,40 +294,6 @@ def _splice_machines(
         return False
     write_bytes_if_changed(target, header + b"\n" + spliced)
     return True
-
-
-def _one_line_each(rows: bytes) -> bool:
-    """Whether every row is one line: a value with a line break is quoted, so its first line holds an odd
-    number of quotes (a quote inside a value is written twice)."""
-    return b'"' not in rows or not any(line.count(b'"') % 2 for line in rows.split(b"\n"))
-
-
-def _replace_runs(body: bytes, rows: bytes, machines: list[bytes]) -> bytes:
-    """body with each machine's run of lines replaced by its run in rows (both sorted by machine first)."""
-    pieces: list[bytes] = []
-    at = 0
-    for machine in machines:
-        start = _run_bound(body, machine, at, after=False)
-        own = rows[_run_bound(rows, machine, 0, after=False) : _run_bound(rows, machine, 0, after=True)]
-        pieces += [body[at:start], own]
-        at = _run_bound(body, machine, start, after=True)
-    pieces.append(body[at:])
-    return b"".join(pieces)
-
-
-def _run_bound(lines: bytes, machine: bytes, low: int, after: bool) -> int:
-    """The offset of the first line from `low` (a line's start) whose machine sorts above `machine` (after) or
-    not below it: a binary search over the lines' byte offsets."""
-    high = len(lines)
-    while low < high:
-        middle = (low + high) // 2
-        start = lines.rfind(b"\n", low, middle) + 1 or low
-        first = lines[start : lines.find(b",", start)]
-        if first < machine or (after and first == machine):
-            low = lines.find(b"\n", start) + 1 or len(lines)
-        else:
-            high = start
-    return low
 
 
 def aggregate_experiment(
@@ -741,40 +705,6 @@ def _due(experiment: str, state: dict[str, str], previous: dict[str, str], out_d
 # matter; a statement runs inside DuckDB without Python's lock, and an added machine's twenty updates are
 # mostly such statements, each too small to keep DuckDB's own threads busy.
 EXPERIMENT_WORKERS = max(1, min(4, os.cpu_count() or 1))
-
-
-class CursorPool:
-    """Threads that each run their tasks on a DuckDB cursor of their own (a statement runs inside DuckDB
-    without Python's lock, so tasks that are mostly small statements run side by side). Leaving the block
-    early (an error, Ctrl-C) cancels the tasks not started and interrupts the running statements."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, workers: int) -> None:
-        self._con = con
-        self._local = threading.local()
-        self._cursors: list[duckdb.DuckDBPyConnection] = []
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="connlab-aggregate")
-
-    def submit(self, task: Callable[..., T], *args: object) -> Future[T]:
-        """task(cursor, *args) on a worker."""
-        return self._pool.submit(self._run, task, *args)
-
-    def _run(self, task: Callable[..., T], *args: object) -> T:
-        if not hasattr(self._local, "cursor"):
-            self._local.cursor = self._con.cursor()
-            self._cursors.append(self._local.cursor)
-        return task(self._local.cursor, *args)
-
-    def __enter__(self) -> CursorPool:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        if kind is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            for cursor in list(self._cursors):
-                cursor.interrupt()
-        self._pool.shutdown(wait=True)
-        for cursor in self._cursors:
-            cursor.close()
 
 
 def bring_up_to_date(
