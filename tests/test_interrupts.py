@@ -139,3 +139,44 @@ def test_ctrl_c_stops_a_worker_pool_with_one_line(phase: str) -> None:
     assert output.strip().splitlines()[-1] == "interrupted; rerun the same command to finish", output
     _, alive = psutil.wait_procs(workers, timeout=10)
     assert alive == [], "a worker was left running"
+
+
+# A build stage running DuckDB statements one after the other, as the aggregation does: DuckDB notices the
+# signal itself, stops the statement and raises its own error (RuntimeError "Query interrupted"; a stage
+# may wrap it in LabError) in place of KeyboardInterrupt.
+DUCKDB_COMMAND = """
+import sys
+import duckdb
+from connlab.cli import one_line_errors
+from connlab.errors import LabError
+
+def aggregate():
+    con = duckdb.connect()
+    print("querying", flush=True)
+    for _ in range(2000):
+        try:
+            con.execute("SELECT sum(a.range * 2) FROM range(30000000) a").fetchall()
+        except Exception as error:
+            if sys.argv[1] == "wrapped":
+                raise LabError(f"query: {error}") from error
+            raise
+
+one_line_errors(aggregate)()
+"""
+
+
+@pytest.mark.parametrize("raised", ["as is", "wrapped"])
+def test_ctrl_c_during_a_duckdb_statement_is_an_interrupt(raised: str) -> None:
+    """SIGINT to the process group while the main thread runs DuckDB statements: one line and the
+    interrupted exit status, not DuckDB's error with a traceback or an `error:` line."""
+    command = subprocess.Popen(
+        [sys.executable, "-c", DUCKDB_COMMAND, raised],
+        start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert command.stdout is not None and command.stdout.readline() == "querying\n"
+    time.sleep(0.5)
+    os.killpg(command.pid, signal.SIGINT)
+    output, _ = command.communicate(timeout=60)
+    assert command.returncode == interrupts.INTERRUPTED_EXIT_STATUS, output
+    assert "Traceback" not in output and "error:" not in output, output
+    assert output.strip().splitlines()[-1] == "interrupted; rerun the same command to finish", output

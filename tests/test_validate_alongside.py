@@ -112,3 +112,40 @@ def test_ctrl_c_stops_both_with_one_line(results: Path, tmp_path: Path) -> None:
     assert stderr.splitlines() == ["interrupted; rerun the same command to finish"]
     assert stdout == ""
     assert not validation.is_running() or validation.status() == psutil.STATUS_ZOMBIE
+
+
+def test_duckdbs_error_for_ctrl_c_stops_both_without_waiting(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C during one of the aggregation's DuckDB statements comes out of DuckDB as its own error (see
+    tests/test_interrupts.py): the command exits as interrupted at once, with one line, and stops the
+    validation process instead of waiting for it and relaying what it printed."""
+    from connlab import cli, interrupts
+    from connlab.data import aggregate
+
+    monkeypatch.setattr(
+        validate_alongside, "VALIDATE_COMMAND", (sys.executable, "-c", "import time; time.sleep(60)")
+    )
+    monkeypatch.setattr(interrupts, "_interrupted", False)
+    started: list[psutil.Process] = []
+
+    def interrupted_statement(*_: object, **__: object) -> None:
+        started.extend(psutil.Process().children())
+        interrupts._interrupted = True  # as the signal handler leaves it
+        raise RuntimeError("Query interrupted")
+
+    monkeypatch.setattr(aggregate, "aggregate_all", interrupted_statement)
+    handlers = {signum: signal.getsignal(signum) for signum in interrupts.INTERRUPT_SIGNALS}
+    begun = time.monotonic()
+    try:
+        with pytest.raises(SystemExit) as exit_:
+            cli.aggregate(validate=True)
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    assert exit_.value.code == interrupts.INTERRUPTED_EXIT_STATUS
+    assert time.monotonic() - begun < 30, "it waited for validation"
+    assert capsys.readouterr().err.strip().splitlines() == ["interrupted; rerun the same command to finish"]
+    assert started, "validation did not start"
+    _, alive = psutil.wait_procs(started, timeout=10)
+    assert alive == []

@@ -28,21 +28,31 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Turn LabError into `error: ...` on stderr and exit status 2; SIGTERM behaves like Ctrl-C, so the
     same clean-up runs (stop pgbench, stop the server, write no partial row) and the exit status is 130."""
 
+    def stopped() -> None:
+        if command.__name__ in MEASURING_COMMANDS:
+            err.print("interrupted: the server was stopped; rerun the same command to resume")
+        else:  # a build stage: what it wrote is kept or redone by the next run
+            err.print("interrupted; rerun the same command to finish")
+        sys.exit(INTERRUPTED_EXIT_STATUS)
+
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         install_interrupt_handlers()
         try:
             return command(*args, **kwargs)
-        except LabError as error:
+        except KeyboardInterrupt:
+            stopped()
+        except Exception as error:
+            # DuckDB checks for signals itself: Ctrl-C during a statement stops the statement, and DuckDB
+            # raises its own error in place of KeyboardInterrupt (RuntimeError "Query interrupted", or an
+            # InterruptException that a stage wraps in LabError). After the signal, any error is its doing.
+            if interrupted():
+                stopped()
+            if not isinstance(error, LabError):
+                raise
             for line in str(error).splitlines():
                 err.print(f"[red]error:[/red] {line}", highlight=False, soft_wrap=True)
             sys.exit(2)
-        except KeyboardInterrupt:
-            if command.__name__ in MEASURING_COMMANDS:
-                err.print("interrupted: the server was stopped; rerun the same command to resume")
-            else:  # a build stage: what it wrote is kept or redone by the next run
-                err.print("interrupted; rerun the same command to finish")
-            sys.exit(INTERRUPTED_EXIT_STATUS)
 
     return wrapper
 
@@ -149,6 +159,8 @@ def aggregate(
             database = aggregate_all()
         # A file validation rejects can stop the aggregation any way; validation's lines then say why.
         except Exception as error:
+            if interrupted():  # DuckDB's error for Ctrl-C: stop, and stop validation with it
+                raise
             failure = error
         outcome = validation.outcome()
     outcome.relay()
