@@ -287,7 +287,7 @@ def _search_sections(html: str) -> list[tuple[object, ...]]:
     return [(s.id, words(s.title), words(s.text), s.is_excluded()) for s in parser.data]
 
 
-def test_code_without_highlighting_indexes_as_the_highlighted_code(docs_from_fixtures: Path) -> None:
+def test_pages_lighter_for_search_index_as_the_pages_themselves(docs_from_fixtures: Path) -> None:
     """Every indexed page the site's templates make: the search parser's sections are the same with the
     spans taken out of the code blocks, which must be most of the tags there are."""
     config = load_config(str(REPO_ROOT / "mkdocs.yml"))
@@ -296,7 +296,7 @@ def test_code_without_highlighting_indexes_as_the_highlighted_code(docs_from_fix
     spans_before = spans_after = 0
     for page in pages:
         html = converter.reset().convert(page.read_text(encoding="utf-8"))
-        lighter = publish_module.code_without_highlighting(html)
+        lighter = publish_module.lighter_for_search(html)
         assert _search_sections(lighter) == _search_sections(html), page
         spans_before, spans_after = spans_before + html.count("<span"), spans_after + lighter.count("<span")
     assert len(pages) >= 5 and spans_after < spans_before / 5
@@ -310,7 +310,7 @@ def test_odd_code_blocks_index_as_before() -> None:
         "<pre><code>plain\n</code></pre><pre>  <span>a</span>  <span>b</span>\t</pre>"
         '<pre><span data-search-exclude="1">raw</span> <span class="k">kept</span></pre>'
     )
-    lighter = publish_module.code_without_highlighting(html)
+    lighter = publish_module.lighter_for_search(html)
     assert "kept out" in lighter and 'class="x"' in lighter and '<span class="k">set' not in lighter
     assert '<span class="k">kept' in lighter
     assert _search_sections(lighter) == _search_sections(html)
@@ -328,13 +328,13 @@ def test_odd_tables_index_as_before() -> None:
         '<table><tr><td data-search-exclude="1">out</td><td>in</td></tr></table>',
         "<table><tr><td><table><tr><td>inner</td></tr></table></td><td>outer</td></tr></table>",
     ]
-    lighter = publish_module.code_without_highlighting(plain)
+    lighter = publish_module.lighter_for_search(plain)
     assert "<td" not in lighter and "<strong" not in lighter and "<code>x &amp; y</code>" in lighter
     assert _search_sections(lighter) == _search_sections(plain)
     for html in kept:
-        assert publish_module.code_without_highlighting(html) == html
+        assert publish_module.lighter_for_search(html) == html
         assert _search_sections(html + plain) == _search_sections(
-            publish_module.code_without_highlighting(html + plain)
+            publish_module.lighter_for_search(html + plain)
         )
 
 
@@ -352,3 +352,29 @@ def test_an_indexed_page_with_code_keeps_its_highlighting_and_loses_search_attri
     index = json.loads((project / "site" / "search" / "search_index.json").read_text())
     text = " ".join(entry["text"] for entry in index["docs"])
     assert "echo" in text and "not indexed" not in text
+
+
+def test_a_page_with_a_table_and_no_code_is_indexed_from_its_lighter_form(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Machines page has tables and no code block: it too is indexed without its tables' inner tags,
+    and written with them."""
+    docs = project / "docs"
+    table = "| machine | cores |\n|---|---:|\n| **a-box** | 2 |\n| b-box | 16 |\n"
+    (docs / "machines.md").write_text(f"# Machines\n\n{table}\n[a-box](machines/a-box.md)\n")
+    config = project / "mkdocs.yml"
+    config.write_text(config.read_text() + "markdown_extensions:\n  - tables\n")
+    lightened: list[str] = []
+    lighter = publish_module.lighter_for_search
+
+    def watched(html: str) -> str:
+        lightened.append(html)
+        return lighter(html)
+
+    monkeypatch.setattr(publish_module, "lighter_for_search", watched)
+    publish(config)
+    assert any("<td>b-box</td>" in html for html in lightened), "the table's page was indexed as it is"
+    assert "<td><strong>a-box</strong></td>" in built(project, "machines").read_text()
+    index = json.loads((project / "site" / "search" / "search_index.json").read_text())
+    text = " ".join(entry["text"] for entry in index["docs"])
+    assert "a-box" in text and "16" in text

@@ -155,11 +155,11 @@ def _unless_unindexed(handler: Callable[..., Any], context: Any, *, page: Page, 
     content = page.content or ""
     if search.get("exclude") and "data-search-" not in content:
         return None
-    if search.get("exclude") or "<pre" not in content:
+    if search.get("exclude") or ("<pre" not in content and "<table" not in content):
         return handler(context, page=page, **kwargs)
-    # The plugin indexes the page without its code's highlighting, then strips its attributes from the page
-    # as it is written.
-    page.content = code_without_highlighting(content)
+    # The plugin indexes the page without the tags that only wrap text, then strips its attributes from the
+    # page as it is written.
+    page.content = lighter_for_search(content)
     try:
         result = handler(context, page=page, **kwargs)
     finally:
@@ -180,7 +180,7 @@ _TABLE_INNER_TAG = re.compile(r"</?(?!(?:p|code|pre|li|ol|ul|sub|sup)\b)[a-zA-Z]
 _SEARCH_MARKUP = re.compile(r"<(?:h[1-6]|script|style|object)\b|data-search-")
 
 
-def code_without_highlighting(html: str) -> str:
+def lighter_for_search(html: str) -> str:
     """The page as the search index reads it, with the tags that only wrap text taken out: the `<span>` tags
     inside its `<pre>` blocks, and inside its tables every tag but the table's own and those the index keeps.
     An article's check-it-yourself scripts are nine tenths of its tags, one span per highlighted token, and
