@@ -180,3 +180,31 @@ def test_ctrl_c_during_a_duckdb_statement_is_an_interrupt(raised: str) -> None:
     assert command.returncode == interrupts.INTERRUPTED_EXIT_STATUS, output
     assert "Traceback" not in output and "error:" not in output, output
     assert output.strip().splitlines()[-1] == "interrupted; rerun the same command to finish", output
+
+
+HOLD_COMMAND = """
+import os, signal, time
+from connlab.cli import one_line_errors
+from connlab.interrupts import hold_interrupts
+
+def stage():
+    release = hold_interrupts()
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.3)
+    print("held", flush=True)
+    release()
+    print("not reached", flush=True)
+
+one_line_errors(stage)()
+"""
+
+
+def test_a_held_interrupt_is_raised_where_it_is_released() -> None:
+    """A Ctrl-C that comes while interrupts are held (a child started and not yet under guard) does not
+    cut that step short: it is raised when they are released, as the interrupt it was."""
+    done = subprocess.run(
+        [sys.executable, "-c", HOLD_COMMAND], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == interrupts.INTERRUPTED_EXIT_STATUS, done.stderr
+    assert done.stdout == "held\n"
+    assert done.stderr.strip().splitlines() == ["interrupted; rerun the same command to finish"]

@@ -130,7 +130,9 @@ def test_duckdbs_error_for_ctrl_c_stops_both_without_waiting(
     started: list[psutil.Process] = []
 
     def interrupted_statement(*_: object, **__: object) -> None:
-        started.extend(psutil.Process().children())
+        started.extend(
+            child for child in psutil.Process().children() if "time.sleep(60)" in " ".join(child.cmdline())
+        )
         interrupts._interrupted = True  # as the signal handler leaves it
         raise RuntimeError("Query interrupted")
 

@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -56,6 +57,31 @@ def install_interrupt_handlers() -> None:
     in the background by a non-interactive shell inherits SIGINT as ignored and would run on."""
     for signum in INTERRUPT_SIGNALS:
         signal.signal(signum, _interrupt_once)
+
+
+def hold_interrupts() -> Callable[[], None]:
+    """Hold Ctrl-C and SIGTERM back until the returned function is called: it puts the handlers back and, if
+    a signal came meanwhile, handles it there. For a child started and then put under a guard: a signal
+    between the two (Popen waits for the child's exec, long enough on a loaded machine) would leave the
+    child running. Only the main thread handles signals; elsewhere nothing is held."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    arrived: list[int] = []
+    handlers = {signum: signal.getsignal(signum) for signum in INTERRUPT_SIGNALS}
+    for signum in INTERRUPT_SIGNALS:
+        signal.signal(signum, lambda received, _frame: arrived.append(received))
+
+    def release() -> None:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        if arrived:
+            handler = handlers[arrived[0]]
+            if callable(handler):
+                handler(arrived[0], None)  # _interrupt_once raises KeyboardInterrupt here
+            else:
+                signal.raise_signal(arrived[0])
+
+    return release
 
 
 def kill_group(process: subprocess.Popen) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from connlab.interrupts import group_guard
+from connlab.interrupts import group_guard, hold_interrupts
 
 VALIDATE_COMMAND = (sys.executable, "-m", "connlab.cli", "validate")
 
@@ -59,7 +59,13 @@ def validation_alongside() -> Iterator[Validation]:
     its workers, when the block ends early; it only reads results/ and writes its cache atomically."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as errors:
         command = list(VALIDATE_COMMAND)
-        process = subprocess.Popen(command, stdout=out, stderr=errors, text=True, start_new_session=True)
+        release = hold_interrupts()
+        try:
+            process = subprocess.Popen(command, stdout=out, stderr=errors, text=True, start_new_session=True)
+        except BaseException:
+            release()
+            raise
         with group_guard(process):
+            release()  # a Ctrl-C that came while the process started is raised here, where the guard stops it
             yield Validation(process, out, errors)
             process.wait()

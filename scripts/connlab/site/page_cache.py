@@ -94,7 +94,7 @@ def render_machine_pages(
         machine_id = str(machine["id"])
         path = renderer.docs_dir / machine_page(machine_id)
         inputs = [machine, *(renderer.machine_inputs(slug, machine_id) for slug in slugs)]
-        # orjson: encoding a thousand machines' inputs with json took half a second of every render.
+        # orjson: encoding a thousand machines' inputs with json took a quarter of a second of every render.
         key = digest(code, canonical_bytes(inputs).decode())
         entry = written.get(str(path))
         if isinstance(entry, dict) and entry.get("key") == key and entry.get("status") == _status(path):
