@@ -63,7 +63,11 @@ def hold_interrupts() -> Callable[[], None]:
     """Hold Ctrl-C and SIGTERM back until the returned function is called: it puts the handlers back and, if
     a signal came meanwhile, handles it there. For a child started and then put under a guard: a signal
     between the two (Popen waits for the child's exec, long enough on a loaded machine) would leave the
-    child running. Only the main thread handles signals; elsewhere nothing is held."""
+    child running. Only the main thread handles signals; elsewhere nothing is held.
+
+    Not hold_signals: that blocks the signals in the process's mask, which a child started inside the block
+    inherits and keeps (a validation process whose workers could not be sent SIGTERM). This swaps the
+    handlers, which exec resets in the child."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     arrived: list[int] = []
