@@ -405,14 +405,16 @@ SKIPPED_TABLE = "skipped_machines"
 
 
 def _machine_json_rows(
-    con: duckdb.DuckDBPyConnection, sql: str, skip: bool = False
+    con: duckdb.DuckDBPyConnection, sql: str, kept: list[str] | None = None
 ) -> list[tuple[str | None, str]]:
-    """(machine, row as JSON) for each row of a query that names machines, in the query's order; with skip,
-    without the rows of the machines in the temporary table skipped_machines."""
+    """(machine, row as JSON) for each row of a query that names machines, in the query's order; with kept,
+    only the rows of those machines and of none. The machines are written into the query as literals, so that
+    DuckDB filters the tables as it reads them: an anti-join against the machines left out tested every row
+    of a thousand machines, and took twice as long as this over every article's facts."""
     select = f"SELECT machine::VARCHAR, to_json(facts_row) FROM ({sql}) AS facts_row"
-    if skip:
-        # An anti-join: testing each row against a list of a thousand machines cost more than the query.
-        select += f" WHERE machine::VARCHAR NOT IN (SELECT machine FROM {SKIPPED_TABLE})"
+    if kept is not None:
+        listed = ", ".join(_sql_string(machine) for machine in kept) or "NULL"
+        select += f" WHERE machine IS NULL OR machine::VARCHAR IN ({listed})"
     return [(machine, _without_nan(row)) for machine, row in con.execute(select).fetchall()]
 
 
@@ -438,6 +440,12 @@ def export_facts(
     skipped = sorted((measured or set()) - redone)
     con.execute(f"CREATE OR REPLACE TEMP TABLE {SKIPPED_TABLE} (machine VARCHAR)")
     insert_rows(con, SKIPPED_TABLE, [(machine,) for machine in skipped])
+    # The rows kept where some machines are skipped: the others', and the published machines' (a fact's
+    # machine is one of main.machines).
+    kept = None
+    if skipped:
+        everyone = {str(row[0]) for row in con.execute("SELECT id FROM main.machines").fetchall()}
+        kept = sorted(everyone - set(skipped))
     shared: dict[str, list[str]] = {}
     own: dict[str, dict[str, list[str]]] = {machine: {} for machine in redone}
     counts: dict[str, int] = {}
@@ -449,7 +457,7 @@ def export_facts(
                 shared[name] = query_json_rows(con, sql)
                 counts[name] = len(shared[name])
                 continue
-            rows = _machine_json_rows(con, sql, bool(skipped))
+            rows = _machine_json_rows(con, sql, kept)
         except duckdb.Error as error:
             raise LabError(f"{facts_sql}: query {name}: {str(error).splitlines()[0]}") from error
         shared[name] = []
@@ -660,11 +668,27 @@ def _previous_state(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]
     return state
 
 
-def _record_state(con: duckdb.DuckDBPyConnection, experiment: str, state: dict[str, str] | None) -> None:
-    """Forget the experiment's state before its tables change, and record the new one once they have: an
-    aggregation interrupted in between leaves no state, and the next one computes the experiment whole."""
-    con.execute(f"DELETE FROM {STATE_TABLE} WHERE experiment = ?", [experiment])
-    insert_rows(con, STATE_TABLE, [(experiment, machine, key) for machine, key in (state or {}).items()])
+def _forget_state(con: duckdb.DuckDBPyConnection, experiment: str, *, entirely: bool = False) -> None:
+    """Forget the experiment's state before its tables change: its basis is enough, since a state without one
+    matches no basis and the next aggregation computes the experiment whole. entirely: every entry (an
+    experiment that is gone)."""
+    basis_only = "" if entirely else " AND machine = ''"
+    con.execute(f"DELETE FROM {STATE_TABLE} WHERE experiment = ?{basis_only}", [experiment])
+
+
+def _record_state(
+    con: duckdb.DuckDBPyConnection, experiment: str, state: dict[str, str], previous: dict[str, str]
+) -> None:
+    """Record the experiment's new state once its tables and files are written, over the one read at the start
+    (previous): only the entries that differ are written, and the basis always. Writing a thousand machines'
+    entries for every experiment cost most of a second when one machine was added."""
+    differ = {machine: key for machine, key in state.items() if machine == "" or previous.get(machine) != key}
+    replaced = sorted(differ.keys() | (previous.keys() - state.keys()))
+    con.execute(
+        f"DELETE FROM {STATE_TABLE} WHERE experiment = ? AND machine IN (SELECT unnest(?::VARCHAR[]))",
+        [experiment, replaced],
+    )
+    insert_rows(con, STATE_TABLE, [(experiment, machine, key) for machine, key in differ.items()])
 
 
 def aggregate_changed(
@@ -719,7 +743,7 @@ def bring_up_to_date(
     before its tables change and recorded once they and their files are written, here on `con` alone."""
     for experiment, state in states.items():
         if _due(experiment, state, previous.get(experiment, {}), out_dir):
-            _record_state(con, experiment, None)
+            _forget_state(con, experiment)
     with CursorPool(con, EXPERIMENT_WORKERS) as pool:
         jobs = {
             pool.submit(
@@ -730,7 +754,7 @@ def bring_up_to_date(
         }  # fmt: skip
         for job in as_completed(jobs):
             if job.result() != "unchanged":
-                _record_state(con, jobs[job], states[jobs[job]])
+                _record_state(con, jobs[job], states[jobs[job]], previous.get(jobs[job], {}))
 
 
 def _open_kept(database: Path) -> duckdb.DuckDBPyConnection:
@@ -761,7 +785,7 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
         previous = _previous_state(con)
         for gone in sorted(previous.keys() - set(experiment_names()) - {FACTS_STATE}):
             con.execute(f"DROP SCHEMA IF EXISTS {gone.replace('-', '_')} CASCADE")
-            _record_state(con, gone, None)
+            _forget_state(con, gone, entirely=True)
         register_machines(con, machines)
         register_published(con, results_dir)
         register_pooler_settings(con)
@@ -786,7 +810,7 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
         # compares every machine) stay whole.
         facts_state = _facts_state(common, states, texts, measured)
         changed = _changed_machines(facts_state, previous.get(FACTS_STATE))
-        _record_state(con, FACTS_STATE, None)
+        _forget_state(con, FACTS_STATE)
         # Facts and claims read the tables and write files of their own: each article's claims are checked
         # on a worker while the facts are exported here.
         with CursorPool(con, EXPERIMENT_WORKERS) as pool:
@@ -803,7 +827,7 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
                 export_facts(con, facts_sql, facts_dir)
             for job in verdicts:
                 job.result()
-        _record_state(con, FACTS_STATE, facts_state)
+        _record_state(con, FACTS_STATE, facts_state, previous.get(FACTS_STATE, {}))
     return database
 
 
