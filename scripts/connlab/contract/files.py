@@ -12,11 +12,16 @@ def write_bytes_if_changed(path: Path, data: bytes) -> bool:
     Written to a temporary name and renamed: a server reading the folder never sees half a file."""
     if path.is_file() and path.read_bytes() == data:
         return False
+    write_bytes_whole(path, data)
+    return True
+
+
+def write_bytes_whole(path: Path, data: bytes) -> None:
+    """Write data to a temporary name and rename it to path: a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_bytes(data)
     temporary.replace(path)
-    return True
 
 
 def write_if_changed(path: Path, text: str) -> bool:

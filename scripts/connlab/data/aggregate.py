@@ -33,7 +33,7 @@ from connlab.contract.facts_files import (
     facts_text,
     machine_facts_path,
 )
-from connlab.contract.files import write_bytes_if_changed, write_if_changed
+from connlab.contract.files import write_bytes_whole, write_if_changed
 from connlab.contract.machine_schema import NOT_AVAILABLE, MachineFile
 from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON, PUBLISHED_PREFIX
 from connlab.contract.poolers import CONFIGS
@@ -41,6 +41,7 @@ from connlab.contract.yaml_models import FAST_LOADER
 from connlab.data.claims import evaluate_claims
 from connlab.data.csv_runs import one_line_each, replace_runs
 from connlab.data.cursor_pool import CursorPool
+from connlab.data.sql_text import sql_in_list, sql_string
 from connlab.data.views import BEST_PROFILE_VIEW, PEAK_STATS_VIEW, POINT_STATS_VIEW
 from connlab.errors import LabError
 from connlab.paths import (
@@ -94,23 +95,19 @@ def _name(entry: os.DirEntry[str]) -> str:
     return entry.name
 
 
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 # The raw and best-profile windows every experiment starts from: inputs, not results to download.
 INPUT_TABLES = ("raw_windows", "windows")
 
 
 def _types_struct(types: dict[str, str]) -> str:
     """read_csv's `types` argument: columns typed by name, whatever their order in the file."""
-    return ", ".join(f"{_sql_string(name)}: {_sql_string(kind)}" for name, kind in types.items())
+    return ", ".join(f"{sql_string(name)}: {sql_string(kind)}" for name, kind in types.items())
 
 
 def target_expression(targets: dict[str, str], present: bool) -> str:
     """SQL for a row's target: the recorded one, or for rows written before the column existed, the target
     the experiment's spec gives the row's workload."""
-    cases = " ".join(f"WHEN {_sql_string(w)} THEN {_sql_string(t)}" for w, t in sorted(targets.items()))
+    cases = " ".join(f"WHEN {sql_string(w)} THEN {sql_string(t)}" for w, t in sorted(targets.items()))
     derived = f"CASE workload {cases} ELSE 'direct' END" if cases else "'direct'"
     return f"coalesce(target, {derived}) AS target" if present else f"{derived} AS target"
 
@@ -167,7 +164,7 @@ def _read_group(header: tuple[str, ...], path: Path) -> str:
     know, which validation reports, is read as text)."""
     columns = _types_struct({name: COLUMN_TYPES.get(name, "VARCHAR") for name in header})
     return (
-        f"SELECT * FROM read_csv({_sql_string(str(path))}, header = true, auto_detect = false, "
+        f"SELECT * FROM read_csv({sql_string(str(path))}, header = true, auto_detect = false, "
         f"columns = {{{columns}}}, nullstr = '', delim = ',', quote = '\"', escape = '\"')"
     )
 
@@ -261,7 +258,7 @@ def export_tables(
             continue
         # Sorted rows: the same data gives the same download, whatever order the query engine produced.
         whole = f"SELECT * FROM {schema}.{table} ORDER BY ALL"
-        con.execute(f"COPY ({whole}) TO {_sql_string(str(target))} (HEADER)")
+        con.execute(f"COPY ({whole}) TO {sql_string(str(target))} (HEADER)")
     return tables
 
 
@@ -289,7 +286,7 @@ def _splice_machines(
     try:
         con.execute(
             f"COPY (SELECT * FROM {changed_schema(experiment)}.{table} WHERE machine::VARCHAR IN "
-            f"(SELECT unnest(?::VARCHAR[])) ORDER BY ALL) TO {_sql_string(str(rows))} (HEADER)",
+            f"(SELECT unnest(?::VARCHAR[])) ORDER BY ALL) TO {sql_string(str(rows))} (HEADER)",
             [sorted(changed)],
         )
         new_header, _, new_rows = rows.read_bytes().partition(b"\n")
@@ -303,7 +300,10 @@ def _splice_machines(
     counted = con.execute(f"SELECT count(*) FROM {schema}.{table}").fetchone()
     if not counted or spliced.count(b"\n") != counted[0]:
         return False
-    write_bytes_if_changed(target, header + b"\n" + spliced)
+    # The file was read above: compared here rather than read again (the largest is 15 MB at a thousand
+    # machines).
+    if spliced != body:
+        write_bytes_whole(target, header + b"\n" + spliced)
     return True
 
 
@@ -416,8 +416,7 @@ def _machine_json_rows(
     of a thousand machines, and took twice as long as this over every article's facts."""
     select = f"SELECT machine::VARCHAR, to_json(facts_row) FROM ({sql}) AS facts_row"
     if kept is not None:
-        listed = ", ".join(_sql_string(machine) for machine in kept) or "NULL"
-        select += f" WHERE machine IS NULL OR machine::VARCHAR IN ({listed})"
+        select += f" WHERE machine IS NULL OR machine::VARCHAR IN {sql_in_list(kept)}"
     return [(machine, _without_nan(row)) for machine, row in con.execute(select).fetchall()]
 
 
@@ -597,10 +596,8 @@ def register_published(con: duckdb.DuckDBPyConnection, results_dir: Path) -> Non
     files = sorted(results_dir.glob(f"{PUBLISHED_PREFIX}*/{PUBLISHED_FILE_NAME}"))
     columns = ", ".join(PUBLISHED_TYPES)
     if files:
-        file_list = ", ".join(_sql_string(str(path)) for path in files)
-        types = ", ".join(
-            f"{_sql_string(name)}: {_sql_string(kind)}" for name, kind in PUBLISHED_TYPES.items()
-        )
+        file_list = ", ".join(sql_string(str(path)) for path in files)
+        types = ", ".join(f"{sql_string(name)}: {sql_string(kind)}" for name, kind in PUBLISHED_TYPES.items())
         source = (
             f"SELECT regexp_extract(filename, '([^/]+)/[^/]+$', 1) AS machine, {columns} "
             f"FROM read_csv([{file_list}], header = true, union_by_name = true, types = {{{types}}}, "

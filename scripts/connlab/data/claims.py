@@ -28,6 +28,7 @@ from connlab.contract.cache import canonical_bytes, loads_fast
 from connlab.contract.experiment import experiment_names
 from connlab.contract.files import write_bytes_if_changed
 from connlab.contract.yaml_models import load_yaml_model
+from connlab.data.sql_text import sql_in_list
 from connlab.errors import LabError
 
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
@@ -195,13 +196,12 @@ def check_claim(
         # The query's rows of those machines alone: DuckDB pushes the filter down into most queries.
         query = (
             f"SELECT * FROM (\n{claim.query.strip().rstrip(';')}\n) AS claim_rows "
-            "WHERE machine::VARCHAR IN (SELECT unnest(?::VARCHAR[]))"
+            f"WHERE machine::VARCHAR IN {sql_in_list(redone)}"
         )
-        parameters: list[object] = [redone]
     else:
-        kept, query, parameters = {}, claim.query, []
+        kept, query = {}, claim.query
     try:
-        cursor = con.execute(query, parameters)
+        cursor = con.execute(query)
         names = [column[0] for column in cursor.description]
         rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     except duckdb.Error as error:
