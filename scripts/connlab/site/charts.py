@@ -7,10 +7,15 @@ so a chart follows the reader's palette toggle.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import altair as alt
+from connlab.site.lazy import lazy_import
+from connlab.site.usl_chart import filled_usl, usl_simulator, usl_template
 
-from connlab.site.usl_chart import filled_usl, usl_simulator
+if TYPE_CHECKING:
+    import altair as alt
+else:
+    alt = lazy_import("altair")
 
 Records = Sequence[dict[str, object]]
 WIDTH = "container"
@@ -385,6 +390,8 @@ ROWS_INTO_TEMPLATE: dict[str, Callable[[Records], list[dict[str, object]]]] = {
 }
 
 # Kinds whose spec also reads the machine's figures beyond its rows (the simulator's sliders start at the
-# fit), each with the function that puts both into its template.
-FILLED_FROM_TEMPLATE: dict[str, Callable[[Records], dict]] = {"usl_simulator": filled_usl}
+# fit), each with the function that makes its template and the one that puts both into it.
+FILLED_FROM_TEMPLATE: dict[str, tuple[Callable[[], dict], Callable[[Records, dict], dict]]] = {
+    "usl_simulator": (usl_template, filled_usl)
+}
 TEMPLATED = frozenset(ROWS_INTO_TEMPLATE) | frozenset(FILLED_FROM_TEMPLATE)

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-
-import altair as alt
+from typing import TYPE_CHECKING
 
 from connlab.site.charts import LINE_PER_MACHINE_UP_TO
+from connlab.site.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import altair as alt
+else:
+    alt = lazy_import("altair")
 
 Records = Sequence[dict[str, object]]
 HEIGHT = 300

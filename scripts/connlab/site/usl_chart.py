@@ -10,10 +10,15 @@ import functools
 import json
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import altair as alt
-
+from connlab.site.lazy import lazy_import
 from connlab.site.spec_template import emptied, with_rows
+
+if TYPE_CHECKING:
+    import altair as alt
+else:
+    alt = lazy_import("altair")
 
 Records = Sequence[dict[str, object]]
 WIDTH = "container"
@@ -112,10 +117,10 @@ def usl_template() -> dict:
     return emptied(usl_simulator(USL_SAMPLE), usl_rows(USL_SAMPLE))
 
 
-def filled_usl(records: Records) -> dict:
-    """What usl_simulator returns, without running Altair: the template given this machine's params and
-    rows."""
-    return {**with_rows(usl_template(), usl_rows(records)), "params": usl_params(records)}
+def filled_usl(records: Records, template: dict) -> dict:
+    """What usl_simulator returns, without running Altair: the template (usl_template's) given this machine's
+    params and rows."""
+    return {**with_rows(template, usl_rows(records)), "params": usl_params(records)}
 
 
 def _usl_model_line(x: alt.X, y_scale: alt.Scale, color: alt.Color) -> alt.Chart:
