@@ -371,10 +371,17 @@ def _as_given(records: Records) -> list[dict[str, object]]:
     return [dict(record) for record in records]
 
 
+def _peak_rows(records: Records) -> list[dict[str, object]]:
+    # Imported here: connlab.site.scaling_chart imports this module.
+    from connlab.site.scaling_chart import peak_rows
+
+    return peak_rows(records)
+
+
 # Chart kinds whose spec is the same whatever the rows, but for the rows themselves: each with the function
 # that makes its rows. The cache builds such a spec once, from no rows, and puts each chart's rows in it,
 # instead of running Altair for every chart (a thousand machines draw thousands). A kind listed nowhere
-# here (peaks_by_cores, whose reference line spans its rows) is built in full.
+# here is built in full.
 ROWS_INTO_TEMPLATE: dict[str, Callable[[Records], list[dict[str, object]]]] = {
     "throughput_vs_clients": _as_given,
     "latency_vs_clients": _as_given,
@@ -387,6 +394,7 @@ ROWS_INTO_TEMPLATE: dict[str, Callable[[Records], list[dict[str, object]]]] = {
     "idle_memory_measures": _as_given,
     "pooled_over_direct_by_pool": _as_given,
     "pooler_rss_over_time": _as_given,
+    "peaks_by_cores": _peak_rows,
 }
 
 # Kinds whose spec also reads the machine's figures beyond its rows (the simulator's sliders start at the
