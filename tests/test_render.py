@@ -19,6 +19,7 @@ import yaml
 from conftest import REPO_ROOT
 from connlab.data.aggregate import aggregate_all
 from connlab.data.validate import validate_results
+from connlab.site import charts
 from connlab.site.chart_html import NO_SVG_FALLBACK
 from connlab.site.render import (
     PageRenderer,
@@ -603,3 +604,28 @@ def test_indexed_pick_answers_as_pick_does() -> None:
             pick(records, **where)
         with pytest.raises(jinja2.UndefinedError):
             indexed(records, **where)
+
+
+def version_row(machine: str, moved: float) -> dict[str, Any]:
+    return {
+        "machine": machine, "old_version": "15.18", "new_version": "18.6", "peak_moved": moved,
+        "peak_moved_low": moved / 2, "peak_moved_high": moved * 2, "far_share_change": -0.09,
+        "far_share_change_low": -0.2, "far_share_change_high": 0.1, "connection_ratio": None,
+        "connection_ratio_low": None, "connection_ratio_high": None,
+    }  # fmt: skip
+
+
+def test_the_version_table_keeps_its_size_past_a_dozen_machines(tmp_path: Path) -> None:
+    """A row per machine up to a dozen; past it, a row per pair of versions over every machine (the facts'
+    version_spread), so the article does not grow with the machines."""
+    template = PageRenderer(tmp_path / "data", tmp_path / "docs").env.get_template("_version_table.md.j2")
+    few = [version_row(f"m{i:02d}", 1.5) for i in range(charts.LINE_PER_MACHINE_UP_TO)]
+    spread = {**version_row("", 1.5), "machines": 13, "peak_moved_low": 0.5, "peak_moved_high": 3.0}
+    text = template.render(facts={"version_summary": few, "version_spread": [spread]}, charts=charts)
+    assert text.count("](../machines/m") == charts.LINE_PER_MACHINE_UP_TO
+    assert "| 1.5 (0.75–3.0) | -9.0 points (-20 to 10) | – |" in text
+    many = [*few, version_row("m12", 1.5)]
+    text = template.render(facts={"version_summary": many, "version_spread": [spread]}, charts=charts)
+    assert "](../machines/" not in text
+    assert "| 13 | 15.18 → 18.6 | 1.5 (0.50–3.0) | -9.0 points (-20 to 10) | – |" in text
+    assert "13 measured\nmachines" in text

@@ -181,6 +181,24 @@ LEFT JOIN pg_versions.connect_pairs c ON c.machine = p.machine
 WHERE p.workload = 'mixed'
 ORDER BY machine;
 
+-- name: version_spread
+-- The same three questions over the measured machines, one row per pair of versions, for the article's
+-- table past a dozen machines: the median machine's figure, and the lowest and highest machine's.
+SELECT o.postgres_version AS old_version, n.postgres_version AS new_version, count(*) AS machines,
+       median(p.peak_moved) AS peak_moved, min(p.peak_moved) AS peak_moved_low,
+       max(p.peak_moved) AS peak_moved_high,
+       median(p.far_share_change) AS far_share_change, min(p.far_share_change) AS far_share_change_low,
+       max(p.far_share_change) AS far_share_change_high,
+       median(c.connection_ratio) AS connection_ratio, min(c.connection_ratio) AS connection_ratio_low,
+       max(c.connection_ratio) AS connection_ratio_high
+FROM pg_versions.version_pairs p
+JOIN pg_versions.versions o ON o.machine = p.machine AND o.major = p.old_major
+JOIN pg_versions.versions n ON n.machine = p.machine AND n.major = p.new_major
+LEFT JOIN pg_versions.connect_pairs c ON c.machine = p.machine
+WHERE p.workload = 'mixed'
+GROUP BY o.postgres_version, n.postgres_version
+ORDER BY old_version, new_version;
+
 -- name: seed_version_peaks
 -- The seed's PostgreSQL major, measured here by pg-versions: each machine's mixed peak per core on
 -- that major beside the seed's published peak.

@@ -24,6 +24,7 @@ ACROSS_MACHINE_FACTS = frozenset(
         "normalised_spread",
         "peaks_by_cores",
         "version_summary",
+        "version_spread",
         "seed_version_peaks",
         "network_summary",
     }
