@@ -629,3 +629,28 @@ def test_the_version_table_keeps_its_size_past_a_dozen_machines(tmp_path: Path) 
     assert "](../machines/" not in text
     assert "| 13 | 15.18 → 18.6 | 1.5 (0.50–3.0) | -9.0 points (-20 to 10) | – |" in text
     assert "13 measured\nmachines" in text
+
+
+def test_the_seed_version_sentence_keeps_its_size_past_a_dozen_machines(tmp_path: Path) -> None:
+    """Each machine's figure beside the seed's up to a dozen machines; past it, one sentence over them all."""
+    template = PageRenderer(tmp_path / "data", tmp_path / "docs").env.get_template("_seed_version.md.j2")
+    machines = [{"id": "seed", "published": True, "postgres_version": "18.1"}] + [
+        {"id": f"m{i:02d}", "published": False, "postgres_version": "15.18"} for i in range(13)
+    ]
+    rows = [
+        {"machine": f"m{i:02d}", "postgres_version": "18.6", "peak_per_core": float(i + 1),
+         "peak_per_core_low": 1.0, "peak_per_core_high": 20.0, "seed_peak_per_core": 2.0}
+        for i in range(13)
+    ]  # fmt: skip
+
+    def sentence(count: int) -> str:
+        facts = {"seed_version_peaks": rows[:count]}
+        text = template.render(facts=facts, machines=machines, seed_id="seed", what="the peak", charts=charts)
+        return " ".join(text.split())
+
+    twelve = sentence(charts.LINE_PER_MACHINE_UP_TO)
+    assert twelve.count("on m") == charts.LINE_PER_MACHINE_UP_TO and "m11, PostgreSQL 18.6" in twelve
+    thirteen = sentence(13)
+    assert "on m0" not in thirteen
+    assert "on 13 machines (PostgreSQL 18.6): they put the peak at a median of 7.0 clients" in thirteen
+    assert "from 1.0 on one machine to 13 on another" in thirteen and "published 2.0." in thirteen

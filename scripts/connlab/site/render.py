@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import statistics
 from pathlib import Path
 
 import jinja2
@@ -143,6 +144,15 @@ def select(records: list[dict], **where: object) -> list[dict]:
     return [record for record in records if all(record.get(k) == v for k, v in where.items())]
 
 
+def spread(records: list[dict], field: str) -> dict[str, float]:
+    """A figure over many machines' rows: the median machine's, the lowest and the highest (a paragraph that
+    names each machine would grow with the machines)."""
+    values = [float(record[field]) for record in records if record.get(field) is not None]
+    if not values:
+        raise ValueError(f"no machine has a value of {field}")
+    return {"median": statistics.median(values), "low": min(values), "high": max(values)}
+
+
 # How often the in-window probes sample, for the pages that describe them.
 # The template of a machine's own page, which holds the machine's view of every article.
 MACHINE_PAGE_TEMPLATE = "_machine_page.md.j2"
@@ -180,6 +190,7 @@ class PageRenderer:
         self.env.globals.update(
             pick=IndexedPick(),
             select=select,
+            spread=spread,
             charts=charts,
             snippets=snippets,
             tables=tables,
