@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import as_completed
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -67,28 +67,41 @@ def result_files(experiment: str, results_dir: Path = RESULTS_DIR) -> list[Path]
     )
 
 
-def result_files_by_experiment(results_dir: Path = RESULTS_DIR) -> dict[str, dict[Path, str]]:
-    """Every measured machine's CSVs, per experiment and in path order, each with its status (`_status_text`),
-    from one walk of results/: a glob per experiment walked a thousand machines' folders twenty times, and
-    pathlib's glob and stat cost twice what os.scandir does."""
-    by_experiment: dict[str, dict[Path, str]] = {}
+# Each experiment's result files, per machine in name order: (path, status) in path order.
+ResultFiles = dict[str, dict[str, list[tuple[str, str]]]]
+
+
+def result_files_by_experiment(results_dir: Path = RESULTS_DIR) -> ResultFiles:
+    """Every measured machine's CSVs, per experiment and machine, each with its status (`_status_text`), from
+    one walk of results/: a glob per experiment walked a thousand machines' folders twenty times, and
+    pathlib's glob and stat cost twice what os.scandir does. Paths stay text, and only the files read become
+    Path objects (making one per file was a third of the walk at a thousand machines)."""
+    by_experiment: ResultFiles = {}
     if not results_dir.is_dir():
         return by_experiment
-    for machine in sorted(_folders(results_dir), key=lambda entry: entry.name):
-        if machine.name.startswith(PUBLISHED_PREFIX):
+    for machine in _folder_names(str(results_dir)):
+        if machine.startswith(PUBLISHED_PREFIX):
             continue
-        for experiment in sorted(_folders(Path(machine.path)), key=lambda entry: entry.name):
-            with os.scandir(experiment.path) as entries:
-                csvs = sorted((e for e in entries if e.name.endswith(".csv") and e.is_file()), key=_name)
-            files = by_experiment.setdefault(experiment.name, {})
-            for entry in csvs:
-                files[Path(entry.path)] = _status_text(entry.name, entry.stat())
+        machine_folder = os.path.join(results_dir, machine)
+        for experiment in _folder_names(machine_folder):
+            with os.scandir(os.path.join(machine_folder, experiment)) as entries:
+                csvs = [entry for entry in entries if entry.name.endswith(".csv") and entry.is_file()]
+            if csvs:
+                csvs.sort(key=_name)
+                by_experiment.setdefault(experiment, {})[machine] = [
+                    (entry.path, _status_text(entry.name, entry.stat())) for entry in csvs
+                ]
     return dict(sorted(by_experiment.items()))
 
 
-def _folders(folder: Path) -> list[os.DirEntry[str]]:
+def _folder_names(folder: str) -> list[str]:
     with os.scandir(folder) as entries:
-        return [entry for entry in entries if entry.is_dir()]
+        return sorted(entry.name for entry in entries if entry.is_dir())
+
+
+def _paths(files: dict[str, list[tuple[str, str]]], machines: Iterable[str]) -> list[Path]:
+    """The machines' result files (of one experiment), in path order."""
+    return [Path(path) for machine in sorted(machines) for path, _ in files.get(machine, [])]
 
 
 def _name(entry: os.DirEntry[str]) -> str:
@@ -647,14 +660,12 @@ def common_basis(results_dir: Path) -> str:
     )
 
 
-def machine_inputs(machines: dict[str, str], files: dict[Path, str]) -> dict[str, str]:
-    """Each machine with rows of the experiment (files: its CSVs with their status): the key of its
-    machine.yaml (machines: each one's canonical text) and of its files' status."""
-    by_machine: dict[str, list[str]] = {}
-    for path, status in files.items():
-        by_machine.setdefault(path.parent.parent.name, []).append(status)
+def machine_inputs(machines: dict[str, str], files: dict[str, list[tuple[str, str]]]) -> dict[str, str]:
+    """Each machine with rows of the experiment (files: its CSVs with their status, per machine): the key of
+    its machine.yaml (machines: each one's canonical text) and of its files' status."""
     return {
-        machine: digest(machines.get(machine, "null"), *statuses) for machine, statuses in by_machine.items()
+        machine: digest(machines.get(machine, "null"), *(status for _, status in entries))
+        for machine, entries in files.items()
     }
 
 
@@ -698,7 +709,7 @@ def aggregate_changed(
     previous: dict[str, str],
     out_dir: Path,
     results_dir: Path,
-    files: list[Path],
+    files: dict[str, list[tuple[str, str]]],
 ) -> str:
     """Bring the experiment's tables up to date: unchanged (nothing to do), only the changed machines'
     rows recomputed, or everything computed again (its basis changed, or no state was kept). Returns which.
@@ -737,16 +748,18 @@ def _bring_changed(
     previous: dict[str, str],
     out_dir: Path,
     results_dir: Path,
-    files: list[Path],
+    files: dict[str, list[tuple[str, str]]],
 ) -> str:
     how = "computed"
     if previous.get("") == state[""]:
         changed = {m for m in state.keys() | previous.keys() if state.get(m) != previous.get(m)}
         # Rows exist only for the machines of the recorded state: an added machine has none to delete.
-        if not changed or update_machines(con, experiment, changed, results_dir, files, set(previous)):
+        if not changed or update_machines(
+            con, experiment, changed, results_dir, _paths(files, changed), set(previous)
+        ):
             how = "updated"
     if how == "computed":
-        compute_experiment(con, experiment, files)
+        compute_experiment(con, experiment, _paths(files, files))
         export_tables(con, experiment, out_dir)
     else:
         export_tables(con, experiment, out_dir, changed)
@@ -770,7 +783,7 @@ def bring_up_to_date(
     previous: dict[str, dict[str, str]],
     out_dir: Path,
     results_dir: Path,
-    files: dict[str, dict[Path, str]],
+    files: ResultFiles,
 ) -> None:
     """aggregate_changed for every experiment, several at a time. Each experiment's state is forgotten
     before its tables change and recorded once they and their files are written, here on `con` alone."""
@@ -781,7 +794,7 @@ def bring_up_to_date(
         jobs = {
             pool.submit(
                 aggregate_changed, experiment, states[experiment], previous.get(experiment, {}), out_dir,
-                results_dir, list(files.get(experiment, {})),
+                results_dir, files.get(experiment, {}),
             ): experiment
             for experiment in states
         }  # fmt: skip
