@@ -3,6 +3,7 @@ draws nothing, changed records build again, and the page gets the same block eit
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,22 @@ def test_the_usl_simulator_from_its_template_is_the_simulator_built_in_full() ->
     assert inline_rows(templated, templated["datasets"]) == full
     # The sliders start at this machine's fit, not at the template's sample.
     assert [param["value"] for param in templated["params"][:3]] == [2065.0, 0.31, 0.0042]
+
+
+def test_a_template_is_kept_and_a_damaged_one_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kind's template is kept in the cache (a render that finds it never runs Altair); a file that is not
+    one this code wrote whole is made again."""
+    monkeypatch.setattr(chart_cache, "CACHE_DIR", tmp_path)
+    chart_cache.kind_template.cache_clear()
+    try:
+        made = chart_cache.kind_template("throughput_vs_clients")
+        (kept,) = (tmp_path / chart_cache.TEMPLATES_SUBDIR).glob("*.json")
+        assert json.loads(kept.read_text()) == made
+        kept.write_text('{"layer": [')
+        chart_cache.kind_template.cache_clear()
+        assert chart_cache.kind_template("throughput_vs_clients") == made
+        assert json.loads(kept.read_text()) == made
+    finally:
+        chart_cache.kind_template.cache_clear()

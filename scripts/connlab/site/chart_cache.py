@@ -61,7 +61,10 @@ def kind_template(kind: str) -> dict:
     path = CACHE_DIR / TEMPLATES_SUBDIR / f"{digest(_code_digest(), kind)}.json"
     kept = read_text(path)
     if kept is not None:
-        return json.loads(kept)
+        try:
+            return json.loads(kept)
+        except ValueError:
+            pass  # not a file this code wrote whole: made again
     filled = charts.FILLED_FROM_TEMPLATE.get(kind)
     template = filled[0]() if filled is not None else chart_function(kind)([])
     write_atomically(path, json.dumps(template, sort_keys=True))
