@@ -719,7 +719,19 @@ def aggregate_changed(
     scratch = f"DROP SCHEMA IF EXISTS {changed_schema(experiment)} CASCADE"
     con.execute(scratch)
     with _transaction(con):
-        how = _bring_changed(con, experiment, state, previous, out_dir, results_dir, files)
+        how = "computed"
+        if previous.get("") == state[""]:
+            changed = {m for m in state.keys() | previous.keys() if state.get(m) != previous.get(m)}
+            # Rows exist only for the machines of the recorded state: an added machine has none to delete.
+            if not changed or update_machines(
+                con, experiment, changed, results_dir, _paths(files, changed), set(previous)
+            ):
+                how = "updated"
+        if how == "computed":
+            compute_experiment(con, experiment, _paths(files, files))
+            export_tables(con, experiment, out_dir)
+        else:
+            export_tables(con, experiment, out_dir, changed)
     # Dropped outside the transaction: DuckDB refuses to commit one that changed a table and dropped
     # another of the same name, as the scratch schema's tables are named.
     con.execute(scratch)
@@ -739,31 +751,6 @@ def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
             con.execute("ROLLBACK")
         raise
     con.execute("COMMIT")
-
-
-def _bring_changed(
-    con: duckdb.DuckDBPyConnection,
-    experiment: str,
-    state: dict[str, str],
-    previous: dict[str, str],
-    out_dir: Path,
-    results_dir: Path,
-    files: dict[str, list[tuple[str, str]]],
-) -> str:
-    how = "computed"
-    if previous.get("") == state[""]:
-        changed = {m for m in state.keys() | previous.keys() if state.get(m) != previous.get(m)}
-        # Rows exist only for the machines of the recorded state: an added machine has none to delete.
-        if not changed or update_machines(
-            con, experiment, changed, results_dir, _paths(files, changed), set(previous)
-        ):
-            how = "updated"
-    if how == "computed":
-        compute_experiment(con, experiment, _paths(files, files))
-        export_tables(con, experiment, out_dir)
-    else:
-        export_tables(con, experiment, out_dir, changed)
-    return how
 
 
 def _due(experiment: str, state: dict[str, str], previous: dict[str, str], out_dir: Path) -> bool:
