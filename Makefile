@@ -102,6 +102,18 @@ contribute: $(VENV_STAMP)
 # ---------------------------------------------------------------------------------------------------------
 # The site: each stage reruns only when its inputs changed
 # ---------------------------------------------------------------------------------------------------------
+# When make will run a later stage too (it is among the goals), a due stage leaves its work to that stage's
+# recipe and removes its own stamp, so that the later stage is due as well; the last due stage runs every
+# stage whose stamp is missing, in one connlab process (`connlab build`): one interpreter and one set of
+# imports, where a process per stage cost half a second of adding a machine to a thousand. A build that
+# fails or is interrupted leaves those stamps missing, and the next make runs the stages again.
+AFTER_DATA_GOALS := articles site serve test $(DOCS_STAMP) $(SITE_STAMP)
+AFTER_DOCS_GOALS := site serve test $(SITE_STAMP)
+DATA_DUE  = $$(test -e $(DATA_STAMP) || echo aggregate)
+DOCS_DUE  = $$(test -e $(DOCS_STAMP) || echo render)
+# $(call stages,STAGES...): print the connlab command line and run it, the stages as the shell found them due.
+stages    = stages="$(strip $(1))"; echo "$(CONNLAB) build" $$stages; $(CONNLAB) build $$stages
+
 ## validate: check every results folder (one line per problem: path:line: field: what is wrong)
 validate: $(VENV_STAMP)
 	$(CONNLAB) validate
@@ -110,22 +122,30 @@ validate: $(VENV_STAMP)
 aggregate: $(DATA_STAMP)
 
 $(DATA_STAMP): $(RESULT_FILES) $(EXPERIMENT_SRC) $(wildcard site_src/articles/*.sql site_src/articles/*.claims.yaml site_src/pages/*.facts.sql) $(DATA_CODE) | $(VENV_STAMP)
+ifneq ($(filter $(AFTER_DATA_GOALS),$(MAKECMDGOALS)),)
+	@rm -f $@
+else
 	$(CONNLAB) aggregate --validate
 	@touch $@
+endif
 
 ## articles: render articles, pages and charts into build/docs
 articles: $(DOCS_STAMP)
 
 $(DOCS_STAMP): $(DATA_STAMP) $(SITE_SRC) $(SITE_CODE) | $(NODE_STAMP)
-	$(CONNLAB) render
-	@touch $@
+ifneq ($(filter $(AFTER_DOCS_GOALS),$(MAKECMDGOALS)),)
+	@rm -f $@
+else
+	@$(call stages,$(DATA_DUE) render)
+	@touch $(DATA_STAMP) $@
+endif
 
 ## site: the static site in build/site from committed results (no database needed)
 site: $(SITE_STAMP)
 
 $(SITE_STAMP): $(DOCS_STAMP) mkdocs.yml
-	$(CONNLAB) site
-	@touch $@
+	@$(call stages,$(DATA_DUE) $(DOCS_DUE) site)
+	@touch $(DATA_STAMP) $(DOCS_STAMP) $@
 
 ## serve: serve the built site on http://127.0.0.1:$(PORT)
 serve: site

@@ -1,0 +1,102 @@
+"""The Makefile's site stages: make runs every due stage in one `connlab build`, and a build that fails leaves
+the stages to run again.
+
+The Makefile runs here in a bare folder with a stand-in for connlab that writes down each command line it is
+given; what the stages themselves do is tested against the real site elsewhere (every `make site` of the
+suite runs `connlab build`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SKIP_SETUP = ["-o", ".venv/.installed", "-o", "node_modules/.installed"]
+STAND_IN = """#!/bin/bash
+echo "$*" >> calls.log
+mkdir -p build/data build/docs build/site
+exit "${STAND_IN_STATUS:-0}"
+"""
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    shutil.copy(REPO_ROOT / "Makefile", tmp_path / "Makefile")
+    for folder in ("results/m1/clients-sweep", "experiments/clients-sweep", "site_src/pages", "scripts"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "results/m1/clients-sweep/runs.csv").write_text("a\n")
+    (tmp_path / "experiments/clients-sweep/experiment.yaml").write_text("name: clients-sweep\n")
+    (tmp_path / "site_src/pages/index.md.j2").write_text("# Home\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
+    stand_in = tmp_path / "connlab"
+    stand_in.write_text(STAND_IN)
+    stand_in.chmod(0o755)
+    return tmp_path
+
+
+def make(tree: Path, goal: str, status: int = 0) -> list[str]:
+    """The connlab command lines `make <goal>` ran, in order."""
+    log = tree / "calls.log"
+    log.unlink(missing_ok=True)
+    result = subprocess.run(
+        ["make", "--no-print-directory", *SKIP_SETUP, goal, f"CONNLAB={tree / 'connlab'}"],
+        cwd=tree, capture_output=True, text=True, env={**os.environ, "STAND_IN_STATUS": str(status)},
+    )  # fmt: skip
+    assert (result.returncode == 0) == (status == 0), result.stdout + result.stderr
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def touch(tree: Path, name: str) -> None:
+    """The file changed since the last build: newer than every stamp, whatever the file system's time
+    resolution (every file is made older, the stamps a little less)."""
+    now = time.time()
+    for path in tree.rglob("*"):
+        age = 10 if path.match("build/*/.*") else 20
+        os.utime(path, (now - age, now - age))
+    (tree / name).touch()
+
+
+def test_a_first_site_build_runs_every_stage_in_one_process(tree: Path) -> None:
+    assert make(tree, "site") == ["build aggregate render site"]
+    assert make(tree, "site") == []
+
+
+def test_only_the_stages_after_a_change_run(tree: Path) -> None:
+    make(tree, "site")
+    touch(tree, "site_src/pages/index.md.j2")
+    assert make(tree, "site") == ["build render site"]
+    touch(tree, "mkdocs.yml")
+    assert make(tree, "site") == ["build site"]
+    touch(tree, "results/m1/clients-sweep/runs.csv")
+    assert make(tree, "site") == ["build aggregate render site"]
+
+
+def test_a_goal_short_of_the_site_runs_its_own_stages(tree: Path) -> None:
+    assert make(tree, "aggregate") == ["aggregate --validate"]
+    touch(tree, "results/m1/clients-sweep/runs.csv")
+    assert make(tree, "articles") == ["build aggregate render"]
+    assert make(tree, "site") == ["build site"]
+
+
+def test_a_failed_build_leaves_its_stages_to_run_again(tree: Path) -> None:
+    make(tree, "site")
+    touch(tree, "results/m1/clients-sweep/runs.csv")
+    assert make(tree, "site", status=1) == ["build aggregate render site"]
+    # Nothing changed since: the stages that were due are due still.
+    assert make(tree, "site") == ["build aggregate render site"]
+    assert make(tree, "site") == []
+
+
+def test_an_unknown_stage_is_named_in_one_line() -> None:
+    result = subprocess.run(
+        [str(REPO_ROOT / ".venv/bin/connlab"), "build", "render", "publish"],
+        cwd=REPO_ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: no stage named publish: the stages are aggregate, render, site"
