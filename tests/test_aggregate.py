@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -290,6 +291,23 @@ def test_aggregate_all_writes_facts_for_the_articles(results_dir: Path, tmp_path
     # A second run over the same input (its database kept) gives the same facts.
     aggregate_all(results_dir=results_dir, out_dir=out)
     assert read_facts(out / "facts", "too-many-connections") == facts
+
+
+def test_the_caller_can_close_the_database_later(results_dir: Path, tmp_path: Path) -> None:
+    """`connlab build` closes the database on a thread while the later stages run: everything is written
+    before the close, and the database holds it all once closed."""
+    out = tmp_path / "data"
+    handed: list[duckdb.DuckDBPyConnection] = []
+    database = aggregate_all(results_dir=results_dir, out_dir=out, close=handed.append)
+    assert len(handed) == 1
+    assert read_facts(out / "facts", "too-many-connections")["sweep_machines"]
+    with pytest.raises(duckdb.Error):  # still open, in this process
+        duckdb.connect(str(database), read_only=True).close()
+    closing = threading.Thread(target=handed[0].close)
+    closing.start()
+    closing.join()
+    peaks = db_records(database, "SELECT machine FROM clients_sweep.peaks ORDER BY ALL")
+    assert {row["machine"] for row in peaks} == {"alpha", "beta"}
 
 
 # -- published reference data -----------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import wraps
 from typing import Annotated, Any
 
@@ -149,18 +150,20 @@ def aggregate(
     _aggregate(validate)
 
 
-def _aggregate(validate: bool) -> None:
+def _aggregate(validate: bool, close: Callable[[Any], object] | None = None) -> None:
+    """close: what closes the database at the end (aggregate_all's own close where None)."""
     from connlab.data.aggregate import aggregate_all
 
+    closing = {} if close is None else {"close": close}
     if not validate:
-        err.print(f"aggregated into {aggregate_all().parent}")
+        err.print(f"aggregated into {aggregate_all(**closing).parent}")
         return
     from connlab.data.validate_alongside import validation_alongside
 
     failure: Exception | None = None
     with validation_alongside() as validation:
         try:
-            database = aggregate_all()
+            database = aggregate_all(**closing)
         # A file validation rejects can stop the aggregation any way; validation's lines then say why.
         except Exception as error:
             if interrupted():  # DuckDB's error for Ctrl-C: stop, and stop validation with it
@@ -202,12 +205,8 @@ def _site() -> None:
     err.print(f"site built ({publish()})")
 
 
-# The site's stages in the order they run: each reads what the one before wrote.
-SITE_STAGES: dict[str, Callable[[], None]] = {
-    "aggregate": lambda: _aggregate(validate=True),
-    "render": _render,
-    "site": _site,
-}
+# The site's stages, in the order they run: each reads what the one before wrote.
+SITE_STAGES = ("aggregate", "render", "site")
 
 
 @app.command()
@@ -217,12 +216,22 @@ def build(
 ) -> None:
     """Run several of the site's stages in one process, in their order: what make runs when more than one
     is due (one interpreter and one set of imports instead of one per stage)."""
-    unknown = sorted(set(stages) - SITE_STAGES.keys())
+    unknown = sorted(set(stages) - set(SITE_STAGES))
     if unknown:
         raise LabError(f"no stage named {', '.join(unknown)}: the stages are {', '.join(SITE_STAGES)}")
-    for name, stage in SITE_STAGES.items():
-        if name in stages:
-            stage()
+    # The aggregation's database is closed on a thread of its own while the later stages run, which read
+    # only the files it wrote: DuckDB writes its log into the file as it closes (half a second after adding
+    # a machine to a thousand) without holding Python's lock.
+    closing: list[Future[None]] = []
+    with ThreadPoolExecutor(1) as closer:
+        if "aggregate" in stages:
+            _aggregate(validate=True, close=lambda con: closing.append(closer.submit(con.close)))
+        if "render" in stages:
+            _render()
+        if "site" in stages:
+            _site()
+    for closed in closing:
+        closed.result()
 
 
 @app.command()

@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import as_completed
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -826,12 +826,37 @@ def _open_kept(database: Path) -> duckdb.DuckDBPyConnection:
         return duckdb.connect(str(database))
 
 
-def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> Path:
+def _close(con: duckdb.DuckDBPyConnection) -> None:
+    con.close()
+
+
+@contextmanager
+def _kept_database(
+    database: Path, close: Callable[[duckdb.DuckDBPyConnection], object]
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The kept database for the block; closed by `close` when the block succeeds, here when it fails."""
+    con = _open_kept(database)
+    try:
+        yield con
+    except BaseException:
+        con.close()
+        raise
+    close(con)
+
+
+def aggregate_all(
+    results_dir: Path = RESULTS_DIR,
+    out_dir: Path = DATA_DIR,
+    close: Callable[[duckdb.DuckDBPyConnection], object] = _close,
+) -> Path:
     """Bring build/data up to date with results/; return the DuckDB file the claims and articles can query.
 
     The database is kept between builds: an experiment whose SQL, spec, code and published figures are
     unchanged has only the rows of the machines whose files changed computed again (adding one machine to a
     thousand recomputes one machine). The main tables, fits, facts and claims are made again every time.
+    close: what closes the database once everything is written (closing writes DuckDB's log into the
+    file, half a second after adding a machine to a thousand), where the caller has a later stage to run
+    meanwhile: every file the aggregation writes is written by then.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     database = out_dir / DATABASE_FILE
@@ -839,7 +864,7 @@ def aggregate_all(results_dir: Path = RESULTS_DIR, out_dir: Path = DATA_DIR) -> 
     # Each machine.yaml's canonical text, once: every experiment's key and the facts' key include it.
     texts = {str(machine["id"]): canonical_json(machine) for machine in machines}
     common = common_basis(results_dir)
-    with _open_kept(database) as con:
+    with _kept_database(database, close) as con:
         previous = _previous_state(con)
         for gone in sorted(previous.keys() - set(experiment_names()) - {FACTS_STATE}):
             con.execute(f"DROP SCHEMA IF EXISTS {gone.replace('-', '_')} CASCADE")
