@@ -7,6 +7,7 @@ import csv
 import json
 import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -293,21 +294,25 @@ def test_aggregate_all_writes_facts_for_the_articles(results_dir: Path, tmp_path
     assert read_facts(out / "facts", "too-many-connections") == facts
 
 
-def test_the_caller_can_close_the_database_later(results_dir: Path, tmp_path: Path) -> None:
-    """`connlab build` closes the database on a thread while the later stages run: everything is written
-    before the close, and the database holds it all once closed."""
+def test_the_caller_can_finish_the_aggregation_later(results_dir: Path, tmp_path: Path) -> None:
+    """`connlab build` has the aggregation's last task (the experiments' CSV files, closing the database) run
+    on a thread while the later stages run: what those stages read is written before, the rest after."""
     out = tmp_path / "data"
-    handed: list[duckdb.DuckDBPyConnection] = []
-    database = aggregate_all(results_dir=results_dir, out_dir=out, close=handed.append)
+    handed: list[Callable[[], None]] = []
+    database = aggregate_all(results_dir=results_dir, out_dir=out, later=handed.append)
     assert len(handed) == 1
     assert read_facts(out / "facts", "too-many-connections")["sweep_machines"]
-    with pytest.raises(duckdb.Error):  # still open, in this process
-        duckdb.connect(str(database), read_only=True).close()
-    closing = threading.Thread(target=handed[0].close)
-    closing.start()
-    closing.join()
+    assert (out / "claims").is_dir() and (out / "machines.json").is_file()
+    assert not list(out.glob("*/*.csv"))
+    finishing = threading.Thread(target=handed[0])
+    finishing.start()
+    finishing.join()
+    assert (out / "clients-sweep" / "points.csv").is_file()
     peaks = db_records(database, "SELECT machine FROM clients_sweep.peaks ORDER BY ALL")
     assert {row["machine"] for row in peaks} == {"alpha", "beta"}
+    # The states were recorded with the files: a second run finds every experiment up to date.
+    aggregate_all(results_dir=results_dir, out_dir=out)
+    assert db_records(database, "SELECT count(*) AS n FROM clients_sweep.peaks") == [{"n": len(peaks)}]
 
 
 # -- published reference data -----------------------------------------------------------------------------

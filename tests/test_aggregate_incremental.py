@@ -66,14 +66,14 @@ def results(tmp_path: Path) -> Path:
 def recomputed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """(experiment, how) for every experiment aggregate_all brought up to date."""
     seen: list[tuple[str, str]] = []
-    update = aggregate.aggregate_changed
+    bring = aggregate.bring_tables
 
     def watched(con, experiment, *args, **kwargs):  # type: ignore[no-untyped-def]
-        how = update(con, experiment, *args, **kwargs)
-        seen.append((experiment, how))
-        return how
+        brought = bring(con, experiment, *args, **kwargs)
+        seen.append((experiment, "unchanged" if brought is None else brought.how))
+        return brought
 
-    monkeypatch.setattr(aggregate, "aggregate_changed", watched)
+    monkeypatch.setattr(aggregate, "bring_tables", watched)
     return seen
 
 
@@ -250,7 +250,8 @@ def test_ctrl_c_while_experiments_are_updated_leaves_what_the_next_run_completes
     results: Path, tmp_path: Path
 ) -> None:
     """SIGINT to the command's process group, as a terminal's Ctrl-C sends it, while the experiments' workers
-    run: one line, exit status 130, and the next aggregation writes what aggregating anew writes."""
+    write their files (their tables are brought up to date first, then their files written): one line,
+    exit status 130, and the next aggregation writes what aggregating anew writes."""
     build = tmp_path / "build"
     env = {**os.environ, "CONNLAB_RESULTS_DIR": str(results), "CONNLAB_BUILD_DIR": str(build)}
     command = subprocess.Popen(

@@ -150,11 +150,12 @@ def aggregate(
     _aggregate(validate)
 
 
-def _aggregate(validate: bool, close: Callable[[Any], object] | None = None) -> None:
-    """close: what closes the database at the end (aggregate_all's own close where None)."""
+def _aggregate(validate: bool, later: Callable[[Callable[[], None]], object] | None = None) -> None:
+    """later: what runs the aggregation's last task (it writes the experiments' CSV files and closes the
+    database); aggregate_all runs it at once where None."""
     from connlab.data.aggregate import aggregate_all
 
-    closing = {} if close is None else {"close": close}
+    closing = {} if later is None else {"later": later}
     if not validate:
         err.print(f"aggregated into {aggregate_all(**closing).parent}")
         return
@@ -219,13 +220,13 @@ def build(
     unknown = sorted(set(stages) - set(SITE_STAGES))
     if unknown:
         raise LabError(f"no stage named {', '.join(unknown)}: the stages are {', '.join(SITE_STAGES)}")
-    # The aggregation's database is closed on a thread of its own while the later stages run, which read
-    # only the files it wrote: DuckDB writes its log into the file as it closes (half a second after adding
-    # a machine to a thousand) without holding Python's lock.
+    # The aggregation's last task, the experiments' CSV files and closing the database (DuckDB writes its
+    # log into the file), runs on a thread of its own while the later stages run, which read none of it:
+    # about a second after adding a machine to a thousand, mostly inside DuckDB, without Python's lock.
     closing: list[Future[None]] = []
     with ThreadPoolExecutor(1) as closer:
         if "aggregate" in stages:
-            _aggregate(validate=True, close=lambda con: closing.append(closer.submit(con.close)))
+            _aggregate(validate=True, later=lambda task: closing.append(closer.submit(task)))
         if "render" in stages:
             _render()
         if "site" in stages:

@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import as_completed
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -722,7 +723,18 @@ def _record_state(
     insert_rows(con, STATE_TABLE, [(experiment, machine, key) for machine, key in differ.items()])
 
 
-def aggregate_changed(
+@dataclass(frozen=True)
+class Brought:
+    """An experiment whose tables were brought up to date, its CSV files still to write."""
+
+    experiment: str
+    how: str  # "computed" (every table made anew) or "updated" (the changed machines' rows)
+    # Updated: the machines whose rows changed, their new rows in the scratch schema, and the schema's tables.
+    changed: set[str] = field(default_factory=set)
+    tables: list[str] | None = None
+
+
+def bring_tables(
     con: duckdb.DuckDBPyConnection,
     experiment: str,
     state: dict[str, str],
@@ -731,33 +743,36 @@ def aggregate_changed(
     results_dir: Path,
     files: dict[str, list[tuple[str, str]]],
     known: dict[str, bool] | None = None,
-) -> str:
-    """Bring the experiment's tables up to date: unchanged (nothing to do), only the changed machines'
-    rows recomputed, or everything computed again (its basis changed, or no state was kept). Returns which.
-    The caller forgets the experiment's recorded state before, and records the new one after. known: the
+) -> Brought | None:
+    """Bring the experiment's tables up to date, in one transaction: only the changed machines' rows
+    recomputed, or everything computed again (its basis changed, or no state was kept). Returns which, for
+    write_files to write the experiment's files; None where it was up to date. The caller forgets the
+    experiment's recorded state before, and records the new one once the files are written. known: the
     experiment's tables as they were before, each with whether it has a machine column (None: look)."""
     if not _due(experiment, state, previous, out_dir):
-        return "unchanged"
-    scratch = f"DROP SCHEMA IF EXISTS {changed_schema(experiment)} CASCADE"
-    con.execute(scratch)
+        return None
+    con.execute(f"DROP SCHEMA IF EXISTS {changed_schema(experiment)} CASCADE")
     with _transaction(con):
-        how = "computed"
         if previous.get("") == state[""]:
             changed = {m for m in state.keys() | previous.keys() if state.get(m) != previous.get(m)}
             # Rows exist only for the machines of the recorded state: an added machine has none to delete.
             if not changed or update_machines(
                 con, experiment, changed, results_dir, _paths(files, changed), set(previous), known
             ):
-                how = "updated"
-        if how == "computed":
-            compute_experiment(con, experiment, _paths(files, files))
-            export_tables(con, experiment, out_dir)
-        else:
-            export_tables(con, experiment, out_dir, changed, None if known is None else list(known))
-    # Dropped outside the transaction: DuckDB refuses to commit one that changed a table and dropped
-    # another of the same name, as the scratch schema's tables are named.
-    con.execute(scratch)
-    return how
+                return Brought(experiment, "updated", changed, None if known is None else list(known))
+        compute_experiment(con, experiment, _paths(files, files))
+    return Brought(experiment, "computed")
+
+
+def write_files(con: duckdb.DuckDBPyConnection, brought: Brought, out_dir: Path) -> None:
+    """The CSV files of an experiment whose tables were brought up to date; then its scratch schema goes.
+    (Dropped outside the tables' transaction: DuckDB refuses to commit one that changed a table and dropped
+    another of the same name, as the scratch schema's tables are named.)"""
+    if brought.how == "computed":
+        export_tables(con, brought.experiment, out_dir)
+    else:
+        export_tables(con, brought.experiment, out_dir, brought.changed, brought.tables)
+    con.execute(f"DROP SCHEMA IF EXISTS {changed_schema(brought.experiment)} CASCADE")
 
 
 @contextmanager
@@ -793,9 +808,10 @@ def bring_up_to_date(
     out_dir: Path,
     results_dir: Path,
     files: ResultFiles,
-) -> None:
-    """aggregate_changed for every experiment, several at a time. Each experiment's state is forgotten
-    before its tables change and recorded once they and their files are written, here on `con` alone."""
+) -> list[Brought]:
+    """bring_tables for every experiment, several at a time; returns those whose files are to be written
+    (write_brought). Each experiment's state is forgotten before its tables change, here on `con` alone,
+    and recorded only once its files are written."""
     for experiment, state in states.items():
         if _due(experiment, state, previous.get(experiment, {}), out_dir):
             _forget_state(con, experiment)
@@ -803,16 +819,32 @@ def bring_up_to_date(
     # database of twenty experiments, and each update asked twice.
     catalog = _catalog(con, *(experiment.replace("-", "_") for experiment in states))
     with CursorPool(con, EXPERIMENT_WORKERS) as pool:
-        jobs = {
+        jobs = [
             pool.submit(
-                aggregate_changed, experiment, states[experiment], previous.get(experiment, {}), out_dir,
+                bring_tables, experiment, states[experiment], previous.get(experiment, {}), out_dir,
                 results_dir, files.get(experiment, {}), catalog[experiment.replace("-", "_")],
-            ): experiment
+            )
             for experiment in states
-        }  # fmt: skip
+        ]  # fmt: skip
+        return [brought for job in jobs if (brought := job.result()) is not None]
+
+
+def write_brought(
+    con: duckdb.DuckDBPyConnection,
+    brought: list[Brought],
+    states: dict[str, dict[str, str]],
+    previous: dict[str, dict[str, str]],
+    out_dir: Path,
+) -> None:
+    """The CSV files of the experiments brought up to date, several at a time; each experiment's state is
+    recorded once its files are written. Nothing the aggregation does after bring_up_to_date reads these
+    files, so a caller with a later stage to run can have them written meanwhile (aggregate_all's `later`)."""
+    with CursorPool(con, EXPERIMENT_WORKERS) as pool:
+        jobs = {pool.submit(write_files, one, out_dir): one.experiment for one in brought}
         for job in as_completed(jobs):
-            if job.result() != "unchanged":
-                _record_state(con, jobs[job], states[jobs[job]], previous.get(jobs[job], {}))
+            job.result()
+            experiment = jobs[job]
+            _record_state(con, experiment, states[experiment], previous.get(experiment, {}))
 
 
 def _open_kept(database: Path) -> duckdb.DuckDBPyConnection:
@@ -826,37 +858,24 @@ def _open_kept(database: Path) -> duckdb.DuckDBPyConnection:
         return duckdb.connect(str(database))
 
 
-def _close(con: duckdb.DuckDBPyConnection) -> None:
-    con.close()
-
-
-@contextmanager
-def _kept_database(
-    database: Path, close: Callable[[duckdb.DuckDBPyConnection], object]
-) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The kept database for the block; closed by `close` when the block succeeds, here when it fails."""
-    con = _open_kept(database)
-    try:
-        yield con
-    except BaseException:
-        con.close()
-        raise
-    close(con)
+def _now(task: Callable[[], None]) -> None:
+    task()
 
 
 def aggregate_all(
     results_dir: Path = RESULTS_DIR,
     out_dir: Path = DATA_DIR,
-    close: Callable[[duckdb.DuckDBPyConnection], object] = _close,
+    later: Callable[[Callable[[], None]], object] = _now,
 ) -> Path:
     """Bring build/data up to date with results/; return the DuckDB file the claims and articles can query.
 
     The database is kept between builds: an experiment whose SQL, spec, code and published figures are
     unchanged has only the rows of the machines whose files changed computed again (adding one machine to a
     thousand recomputes one machine). The main tables, fits, facts and claims are made again every time.
-    close: what closes the database once everything is written (closing writes DuckDB's log into the
-    file, half a second after adding a machine to a thousand), where the caller has a later stage to run
-    meanwhile: every file the aggregation writes is written by then.
+    later: what runs the last task, which writes the experiments' CSV files and closes the database (about
+    a second after adding a machine to a thousand: closing writes DuckDB's log into the file), where the
+    caller has a later stage to run meanwhile. Everything else is written when this returns: the machines,
+    facts and claims, which are all that the site's stages read.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     database = out_dir / DATABASE_FILE
@@ -864,7 +883,8 @@ def aggregate_all(
     # Each machine.yaml's canonical text, once: every experiment's key and the facts' key include it.
     texts = {str(machine["id"]): canonical_json(machine) for machine in machines}
     common = common_basis(results_dir)
-    with _kept_database(database, close) as con:
+    con = _open_kept(database)
+    try:
         previous = _previous_state(con)
         for gone in sorted(previous.keys() - set(experiment_names()) - {FACTS_STATE}):
             con.execute(f"DROP SCHEMA IF EXISTS {gone.replace('-', '_')} CASCADE")
@@ -881,7 +901,7 @@ def aggregate_all(
                 "": experiment_basis(experiment, common),
                 **machine_inputs(texts, files.get(experiment, {})),
             }
-        bring_up_to_date(con, states, previous, out_dir, results_dir, files)
+        brought = bring_up_to_date(con, states, previous, out_dir, results_dir, files)
         register_measured(con)
         fit_all(con, _fit_keys(states))
         write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, sort_keys=True))
@@ -911,6 +931,17 @@ def aggregate_all(
             for job in verdicts:
                 job.result()
         _record_state(con, FACTS_STATE, facts_state, previous.get(FACTS_STATE, {}))
+    except BaseException:
+        con.close()
+        raise
+
+    def finish() -> None:
+        try:
+            write_brought(con, brought, states, previous, out_dir)
+        finally:
+            con.close()
+
+    later(finish)
     return database
 
 
