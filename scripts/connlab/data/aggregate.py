@@ -438,9 +438,6 @@ def query_json_rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[str]:
     ]
 
 
-SKIPPED_TABLE = "skipped_machines"
-
-
 def _machine_json_rows(
     con: duckdb.DuckDBPyConnection, sql: str, kept: list[str] | None = None
 ) -> list[tuple[str | None, str]]:
@@ -474,8 +471,6 @@ def export_facts(
     slug = facts_sql.name.removesuffix(".facts.sql")
     redone = (measured or set()) if changed is None else (measured or set()) & changed
     skipped = sorted((measured or set()) - redone)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {SKIPPED_TABLE} (machine VARCHAR)")
-    insert_rows(con, SKIPPED_TABLE, [(machine,) for machine in skipped])
     # The rows kept where some machines are skipped: the others', and the published machines' (a fact's
     # machine is one of main.machines).
     kept = None
@@ -517,11 +512,19 @@ def export_facts(
         f"CREATE TABLE IF NOT EXISTS {FACTS_COUNTS_TABLE} "
         "(slug VARCHAR, fact VARCHAR, machine VARCHAR, n INTEGER)"
     )
-    con.execute(
-        f"DELETE FROM {FACTS_COUNTS_TABLE} WHERE slug = ? "
-        f"AND machine NOT IN (SELECT machine FROM {SKIPPED_TABLE})",
-        [slug],
-    )
+    # Every machine's counts go but the skipped machines': those written again now, and those gone. (Named
+    # as literals: the skipped machines, a thousand of them, as a table filled for each article cost more.)
+    counted = {
+        str(row[0])
+        for row in con.execute(
+            f"SELECT DISTINCT machine FROM {FACTS_COUNTS_TABLE} WHERE slug = ?", [slug]
+        ).fetchall()
+    }
+    if stale_counts := sorted(counted - set(skipped)):
+        con.execute(
+            f"DELETE FROM {FACTS_COUNTS_TABLE} WHERE slug = ? AND machine IN {sql_in_list(stale_counts)}",
+            [slug],
+        )
     insert_rows(con, FACTS_COUNTS_TABLE, own_counts)
     for name, n in con.execute(
         f"SELECT fact, sum(n)::INTEGER FROM {FACTS_COUNTS_TABLE} WHERE slug = ? GROUP BY fact", [slug]
@@ -531,9 +534,12 @@ def export_facts(
     write_if_changed(counts_path(out_dir, slug), json.dumps(counts, sort_keys=True))
     for machine, facts in own.items():
         write_if_changed(machine_facts_path(out_dir, slug, machine), facts_text(facts))
-    # A machine whose results are gone must not keep its facts.
-    for stale in set(folder.glob("*.json")) - {machine_facts_path(out_dir, slug, m) for m in measured}:
-        stale.unlink()
+    # A machine whose results are gone must not keep its facts (names compared as text: a Path for each of a
+    # thousand files cost more than the rest of this).
+    kept_names = {machine_facts_path(out_dir, slug, machine).name for machine in measured}
+    for stale in sorted(set(os.listdir(folder)) - kept_names if folder.is_dir() else []):
+        if stale.endswith(".json"):
+            (folder / stale).unlink()
     return path
 
 
