@@ -555,7 +555,8 @@ def test_the_machines_page_compares_measured_machines(tmp_path: Path, write_run:
     aggregate_all(results_dir=results, out_dir=data)
     page = PageRenderer(data, tmp_path / "docs").render("machines.md.j2", "machines.md", "machines")
     assert "{{" not in page and "{%" not in page
-    big = next(line for line in page.splitlines() if line.startswith("| big\\-box | "))
+    # The comparison's row, linked to the machine's own page.
+    big = next(line for line in page.splitlines() if line.startswith("| [big\\-box](machines/big-box.md) | "))
     assert "| 9,100 (9,000–9,200) |" not in big  # the big box's peak is twice the small one's
     assert "| 18,200 (18,000–18,400) |" in big
     # Its peak per core is twice the other machine's, computed, not typed.
@@ -654,3 +655,55 @@ def test_the_seed_version_sentence_keeps_its_size_past_a_dozen_machines(tmp_path
     assert "on m0" not in thirteen
     assert "on 13 machines (PostgreSQL 18.6): they put the peak at a median of 7.0 clients" in thirteen
     assert "from 1.0 on one machine to 13 on another" in thirteen and "published 2.0." in thirteen
+
+
+def test_the_machines_page_keeps_its_size_past_a_dozen_machines(tmp_path: Path) -> None:
+    """A row and a paragraph per measured machine up to a dozen, each row linked to the machine's page; past
+    it, the median machine with the lowest and the highest, and the picker to every machine's page. The
+    published sets are listed either way."""
+    from connlab.site.pages import picker_options
+
+    template = PageRenderer(tmp_path / "data", tmp_path / "docs").env.get_template("machines.md.j2")
+    published = {"id": "published-seed", "published": True, "cpu_model": "Seed CPU", "cores": 8,
+                 "threads": 16, "memory_gib": 64, "os": "Linux", "kernel": "6.1", "postgres_version": "16",
+                 "cpu_budget_method": "cgroup", "profile": "published", "collected_at": "2026-01-01",
+                 "article": "a seed", "description": "the seed's machine"}  # fmt: skip
+
+    def page(count: int) -> str:
+        measured = [
+            {**published, "id": f"m{i:02d}", "published": False, "cpu_model": f"CPU {i}", "profile": "full",
+             "article": None, "description": f"box {i}", "calibration_tps": 1000.0 + i}
+            for i in range(count)
+        ]  # fmt: skip
+        comparison = [
+            {"machine": f"m{i:02d}", "server_cores": 1.0, "peak_tps": 100.0 * (i + 1),
+             "peak_tps_min": 90.0 * (i + 1), "peak_tps_max": 110.0 * (i + 1), "peak_clients": 4,
+             "peak_clients_per_core": 4.0, "peak_tps_per_core": 100.0 * (i + 1),
+             "calibration_tps": 1000.0 + i, "profile": "full", "experiments": 19 - i % 3,
+             "all_experiments": 19, "others": count - 1,
+             "others_tps_per_core": 500.0, "others_calibration_tps": 1005.0, "others_clients_per_core": 4.0}
+            for i in range(count)
+        ]  # fmt: skip
+        machines = [published, *measured]
+        columns = [{"machine": f"m{i:02d}", "missing": ""} for i in range(count)]
+        facts = {"comparison": comparison, "columns": columns}
+        return template.render(
+            facts=facts, machines=machines, picker=picker_options("machines.md", machines),
+            page="machines.md", charts=charts,
+        )  # fmt: skip
+
+    twelve = page(charts.LINE_PER_MACHINE_UP_TO)
+    assert twelve.count("](machines/m") == charts.LINE_PER_MACHINE_UP_TO
+    assert "| m11 | measured | CPU 11 |" in twelve and "box 11" in twelve
+    assert "| published\\-seed | published | Seed CPU |" in twelve
+    thirteen = page(13)
+    assert "](machines/m" not in thirteen and "| m12 |" not in thirteen and "box 12" not in thirteen
+    # Machines/ is the Machines page's own folder once built, and the machines' pages are in it.
+    assert '<option value="m12/">m12</option>' in thirteen
+    assert "| published\\-seed | published | Seed CPU |" in thirteen and "the seed's machine" in thirteen
+    summary = " ".join(thirteen.split())
+    assert "13 measured machines. Their peak per server core is 700 tps on the median machine" in summary
+    assert "from 100 to 1,300" in summary
+    assert "ran 18 of the 19 experiments (from 17 to 19)" in summary
+    # Past a dozen, only the picker grows with the machines: a line per machine.
+    assert len(page(113).splitlines()) - len(thirteen.splitlines()) == 100

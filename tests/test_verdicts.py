@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from connlab.site.verdicts import build_table, columns_of
+from connlab.site.verdicts import build_table, columns_of, with_machines
 
 COLUMNS = [
     {
@@ -103,3 +103,20 @@ def test_a_machines_header_takes_the_profile_of_the_articles_own_experiments() -
     (poolers,) = article_columns(columns, measured, ["pooler-churn", "pgbouncer-trade"])
     assert (poolers["profile"], poolers["indicative"]) == ("quick", True)
     assert article_columns(columns, measured, []) == columns  # no claims: the machine's own header
+
+
+def test_a_machines_table_from_the_table_without_machines_is_the_same_table() -> None:
+    """Each machine's page takes its table from the article's (with_machines) instead of building it again."""
+    published = ["published-own", "published-other"]
+    across = claims_file()
+    across["claims"].insert(
+        1, {"id": "spread", "claim": "Across.", "scope": "across", "summary": "holds", "verdicts": []}
+    )
+    by_machine = [{v["machine"]: v for v in claim["verdicts"]} for claim in across["claims"]]
+    for source in ("published-own", "published-absent"):
+        across["source"] = source
+        bare = build_table(across, [], published, by_machine)
+        for columns in (COLUMNS, COLUMNS[:1], COLUMNS[1:], []):
+            assert with_machines(bare, across, columns, by_machine) == build_table(
+                across, columns, published, by_machine
+            )

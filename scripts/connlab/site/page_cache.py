@@ -203,13 +203,14 @@ def verdicts_input(
     the digest of the table's shared_verdicts, the same on every machine's page, made once per article."""
 
     def own(claim: dict) -> object:
+        known = None if claim_keys is None else claim_keys.get(id(claim))
+        if known is not None and known[0] is claim:
+            return known[1]
         part = {key: value for key, value in claim.items() if key not in ACROSS_MACHINE_CLAIM_KEYS}
         if claim_keys is None:
             return part
-        known = claim_keys.get(id(claim))
-        if known is None or known[0] is not claim:
-            known = claim_keys[id(claim)] = (claim, digest(canonical_json(part)))
-        return known[1]
+        claim_keys[id(claim)] = (claim, digest(canonical_json(part)))
+        return claim_keys[id(claim)][1]
 
     return {
         "columns": [asdict(column) for column in table.columns],

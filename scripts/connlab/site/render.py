@@ -52,7 +52,7 @@ from connlab.site.pages import (
     picker_options,
 )
 from connlab.site.vendor import copy_vendored_js
-from connlab.site.verdicts import VerdictTable, article_columns, build_table
+from connlab.site.verdicts import VerdictTable, article_columns, build_table, with_machines
 
 
 def pick(records: list[dict], **where: object) -> dict:
@@ -233,14 +233,22 @@ class PageRenderer:
         return tallies
 
     def verdict_table(self, slug: str, machine: str | None = None) -> VerdictTable:
-        """The article's table: across machines, no machine's column (each machine's page has its own)."""
-        published = self._published()
+        """The article's table: across machines, no machine's column; with a machine, that machine's column
+        (each machine's page has its own)."""
+        if machine is None:
+            return self._article_table(slug)
         columns_by_machine, measured_by_machine = self._machine_records()
-        columns = columns_by_machine.get(machine, []) if machine else []
-        measured = measured_by_machine.get(machine, []) if machine else []
         claims_file = self.claims_file(slug)
-        columns = article_columns(columns, measured, claims_file.get("experiments", []))
-        return build_table(claims_file, columns, published, self._verdicts_by_machine(slug))
+        columns = article_columns(
+            columns_by_machine.get(machine, []),
+            measured_by_machine.get(machine, []),
+            claims_file.get("experiments", []),
+        )
+        return with_machines(self._article_table(slug), claims_file, columns, self._verdicts_by_machine(slug))
+
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def _article_table(self, slug: str) -> VerdictTable:
+        return build_table(self.claims_file(slug), [], self._published(), self._verdicts_by_machine(slug))
 
     @functools.cache  # noqa: B019 (one renderer per build)
     def _published(self) -> list[str]:

@@ -113,3 +113,31 @@ def build_table(
     if not any(row["source_cell"] for row in table.rows):
         table.source = None  # the source's folder is not among the results: no column for it
     return table
+
+
+def with_machines(
+    table: VerdictTable,
+    claims_file: dict,
+    machine_columns: list[dict],
+    verdicts_by_machine: list[dict[str, dict]],
+) -> VerdictTable:
+    """What build_table makes with these machines' columns, from the table it made with none: each machine's
+    page has its own table, and a thousand machines' pages went over the published sets' verdicts again
+    for each (the rows' source cells, the other published sets' rows), which are the same for all."""
+    columns = columns_of(machine_columns)
+    result = VerdictTable(
+        columns=columns, source=table.source, others=table.others, other_rows=table.other_rows
+    )
+    # build_table's rows: one per claim that is not across machines, in the claims' order.
+    row_verdicts = [
+        by_machine
+        for claim, by_machine in zip(claims_file.get("claims", []), verdicts_by_machine, strict=True)
+        if claim.get("scope") != "across"
+    ]
+    for row, by_machine in zip(table.rows, row_verdicts, strict=True):
+        cells = [by_machine[column.machine] for column in columns]
+        for column, cell in zip(columns, cells, strict=True):
+            if cell["verdict"] == "not measured":
+                result.missing[column.machine] = result.missing.get(column.machine, 0) + 1
+        result.rows.append({**row, "cells": cells})
+    return result
