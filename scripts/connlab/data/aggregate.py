@@ -920,21 +920,24 @@ def aggregate_all(
         facts_state = _facts_state(common, states, texts, measured)
         changed = _changed_machines(facts_state, previous.get(FACTS_STATE))
         _forget_state(con, FACTS_STATE)
-        # Facts and claims read the tables and write files of their own: each article's claims are checked
-        # on a worker while the facts are exported here.
+        # Facts and claims read the tables and write files of their own: each article's claims, and each
+        # page's facts, are made on a worker while the articles' facts are exported here (they share the
+        # table of counts, which one cursor at a time writes).
         with CursorPool(con, EXPERIMENT_WORKERS) as pool:
-            verdicts = [
+            jobs = [
                 pool.submit(
                     evaluate_claims, claims_file, [str(m["id"]) for m in machines], out_dir / CLAIMS_SUBDIR,
                     [str(m["id"]) for m in machines if not m["published"]], changed,
                 )
                 for claims_file in sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml"))
             ]  # fmt: skip
+            jobs += [
+                pool.submit(export_facts, facts_sql, facts_dir)
+                for facts_sql in sorted(PAGES_SRC_DIR.glob("*.facts.sql"))
+            ]
             for facts_sql in sorted(ARTICLES_SRC_DIR.glob("*.facts.sql")):
                 export_facts(con, facts_sql, facts_dir, measured, changed)
-            for facts_sql in sorted(PAGES_SRC_DIR.glob("*.facts.sql")):
-                export_facts(con, facts_sql, facts_dir)
-            for job in verdicts:
+            for job in jobs:
                 job.result()
         _record_state(con, FACTS_STATE, facts_state, previous.get(FACTS_STATE, {}))
     except BaseException:
