@@ -4,10 +4,12 @@ draws nothing, changed records build again, and the page gets the same block eit
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from connlab.interrupts import WorkerPool
 from connlab.site import chart_cache, spec_template
 from connlab.site.chart_book import ChartBook
 from connlab.site.chart_cache import ChartCache
@@ -189,3 +191,23 @@ def test_a_template_is_kept_and_a_damaged_one_made_again(
         assert json.loads(kept.read_text()) == made
     finally:
         chart_cache.kind_template.cache_clear()
+
+
+def _process_id(_: object) -> int:
+    return os.getpid()
+
+
+def test_a_helper_draws_the_few_svgs_a_change_needs(tmp_path: Path) -> None:
+    """render_site starts a helper process with vl-convert warm; the few SVGs an added machine needs are
+    drawn there, the same as in this process."""
+    specs = [
+        spec_text({"data": {"values": [{"x": x}]}, "mark": "point", "encoding": {"x": {"field": "x"}}})
+        for x in (1, 2)
+    ]
+    with WorkerPool(1) as helper:
+        helper.submit(chart_cache.warm_svg_renderer).result()
+        cache = ChartCache(tmp_path / "helped", helper=helper)
+        assert set(cache._map(_process_id, [1, 2])) == {next(iter(helper._processes))}  # type: ignore[attr-defined]
+        helped = cache.svgs(specs)
+    alone = ChartCache(tmp_path / "alone").svgs(specs)
+    assert helped == alone and all("<svg" in svg for svg in helped.values())

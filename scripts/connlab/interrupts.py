@@ -195,9 +195,14 @@ class WorkerPool(ProcessPoolExecutor):
     def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> bool | None:
         if exc_type is None:
             return super().__exit__(exc_type, *rest)
-        # Stopped early (Ctrl-C, an error): the workers are ended and waited for here. Left to this process's
-        # exit, a worker still starting would look for the pool's semaphores after the exit removed them,
-        # and say so with a traceback.
+        self.stop()
+        return None
+
+    def stop(self) -> None:
+        """End the workers now, whatever they are doing, and wait for them and the pool's thread: a block
+        left early (Ctrl-C, an error), or a helper whose remaining work nobody needs."""
+        # Left to this process's exit, a worker still starting would look for the pool's semaphores after
+        # the exit removed them, and say so with a traceback.
         workers = list((self._processes or {}).values())  # type: ignore[attr-defined]
         for worker in workers:
             worker.terminate()
@@ -212,7 +217,6 @@ class WorkerPool(ProcessPoolExecutor):
                 break
             except RuntimeError:
                 time.sleep(0.01)
-        return None
 
     def _spawn_process(self) -> None:
         # SIGINT held while a worker starts, which inherits the mask: a Ctrl-C during its imports waits for

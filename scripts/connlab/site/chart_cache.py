@@ -100,10 +100,13 @@ def _code_digest() -> str:
 
 @dataclass
 class ChartCache:
-    """Specs and SVGs by content hash; `workers` None means one per core."""
+    """Specs and SVGs by content hash; `workers` None means one per core. helper: a worker process that
+    makes the specs and SVGs too few for a pool of workers (render_site starts it ahead, warm: see
+    warm_svg_renderer); without it they are made in this process."""
 
     cache_dir: Path = CACHE_DIR
     workers: int | None = None
+    helper: WorkerPool | None = None
 
     def __post_init__(self) -> None:
         self.code = _code_digest()
@@ -155,6 +158,18 @@ class ChartCache:
     def _map(self, function: Callable[[Any], Any], items: list[Any]) -> list[Any]:
         workers = min(self.workers or os.cpu_count() or 1, len(items))
         if workers <= 1 or len(items) < MIN_JOBS_FOR_WORKERS:
+            if self.helper is not None and items:
+                return list(self.helper.map(function, items))
             return [function(item) for item in items]
         with WorkerPool(workers) as pool:
             return list(pool.map(function, items, chunksize=max(1, len(items) // (4 * workers))))
+
+
+# The smallest chart vl-convert draws: enough to start its engine.
+WARM_UP_SPEC = '{"data": {"values": [{"x": 1}]}, "mark": "point", "encoding": {"x": {"field": "x"}}}'
+
+
+def warm_svg_renderer() -> None:
+    """Start vl-convert in this process: its first drawing costs half a second (its JavaScript engine
+    starting) and holds Python's lock, where each one after costs milliseconds."""
+    render_svg(WARM_UP_SPEC)

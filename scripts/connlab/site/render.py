@@ -22,6 +22,7 @@ from connlab.contract.facts_files import counts_path, machine_facts_path
 from connlab.contract.files import copy_if_changed, write_if_changed
 from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON
 from connlab.contract.probes import PROBES
+from connlab.interrupts import WorkerPool
 from connlab.paths import (
     ARTICLES_SRC_DIR,
     ASSETS_SRC_DIR,
@@ -34,6 +35,7 @@ from connlab.paths import (
 )
 from connlab.site import charts, snippets, tables
 from connlab.site.chart_book import ChartBook
+from connlab.site.chart_cache import warm_svg_renderer
 from connlab.site.formats import is_missing, number, percent, plain_text, significant
 from connlab.site.page_cache import (
     record_written,
@@ -384,7 +386,21 @@ def _file_status(path: Path) -> list[int] | None:
 
 
 def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Path]:
+    # The few SVG fallbacks a change usually needs (an added machine changes the articles' charts across
+    # machines) are drawn by a helper process started now, so that vl-convert's start-up (half a second,
+    # holding Python's lock) happens on another core while the pages are rendered here.
+    # Ended once the pages are written, warm or not: a render that draws nothing does not wait for it.
+    helper = WorkerPool(1)
+    try:
+        helper.submit(warm_svg_renderer)
+        return _render_site(data_dir, docs_dir, helper)
+    finally:
+        helper.stop()
+
+
+def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Path]:
     renderer = PageRenderer(data_dir, docs_dir)
+    renderer.chart_book.cache.helper = helper
     pages: dict[Path, str] = {}
     slugs = [template.name.removesuffix(".md.j2") for template in sorted(ARTICLES_SRC_DIR.glob("*.md.j2"))]
     for slug in slugs:
