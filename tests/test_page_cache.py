@@ -3,12 +3,15 @@ back, not rendered; adding a machine renders that machine's page alone."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
 
+from connlab.contract.cache import canonical_json
 from connlab.contract.facts_files import machine_facts_path
 from connlab.contract.files import write_if_changed
 from connlab.data.aggregate import aggregate_all
@@ -224,3 +227,33 @@ def test_the_verdicts_hashed_once_per_article_are_those_of_every_machines_table(
             assert shared_verdicts(renderer.verdict_table(slug, machine)) == across, (slug, machine)
             compared += any(across["source_cells"])
     assert compared, "the fixture's articles have a published source whose verdicts the tables show"
+
+
+def test_a_machines_key_follows_its_own_verdicts_and_what_every_page_shares(tmp_path: Path) -> None:
+    """A page's key takes the machine's own verdicts and what every machine's table shares: another machine's
+    verdict leaves it alone, its own or a published set's changes it."""
+    data = tmp_path / "data"
+    shutil.copytree(FACTS, data)
+    slug = "too-many-connections"
+    claims_path = data / "claims" / f"{slug}.json"
+    first = json.loads(claims_path.read_text())
+
+    def inputs() -> dict[str, str]:
+        renderer = PageRenderer(data, tmp_path / "docs")
+        measured = [str(m["id"]) for m in renderer.machines if not m.get("published")]
+        return {machine: canonical_json(renderer.machine_inputs(slug, machine)) for machine in measured}
+
+    def with_verdict(machine: str, verdict: str) -> None:
+        edited = json.loads(json.dumps(first))
+        claim = next(c for c in edited["claims"] if c.get("scope") != "across")
+        next(v for v in claim["verdicts"] if v["machine"] == machine)["verdict"] = verdict
+        claims_path.write_text(json.dumps(edited))
+
+    before = inputs()
+    own, other = sorted(before)[:2]
+    with_verdict(own, "inconclusive")
+    after = inputs()
+    assert after[own] != before[own] and after[other] == before[other]
+    with_verdict(first["source"], "inconclusive")
+    after = inputs()
+    assert after[own] != before[own] and after[other] != before[other]

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from connlab.contract.cache import (
     canonical_bytes,
-    canonical_json,
     digest,
     read_json,
     read_text,
@@ -191,33 +190,6 @@ def record_written(keys: dict[Path, str], cache_dir: Path = PAGES_CACHE_DIR) -> 
 
 # What a claim carries about every machine at once: a machine's page shows none of it.
 ACROSS_MACHINE_CLAIM_KEYS = ("verdicts", "summary", "across")
-
-
-def verdicts_input(
-    table: VerdictTable, shared: str, claim_keys: dict[int, tuple[dict, str]] | None = None
-) -> dict:
-    """A machine's verdict table as data for the hash of its page's inputs, without what each claim holds
-    about the other machines (which would change every machine's key whenever one is added, and would make
-    the key cost as much as there are machines). claim_keys: each claim's own part hashed once per build
-    (by the claim object, which it keeps alive), where every machine's page shows the same claims. shared:
-    the digest of the table's shared_verdicts, the same on every machine's page, made once per article."""
-
-    def own(claim: dict) -> object:
-        known = None if claim_keys is None else claim_keys.get(id(claim))
-        if known is not None and known[0] is claim:
-            return known[1]
-        part = {key: value for key, value in claim.items() if key not in ACROSS_MACHINE_CLAIM_KEYS}
-        if claim_keys is None:
-            return part
-        claim_keys[id(claim)] = (claim, digest(canonical_json(part)))
-        return claim_keys[id(claim)][1]
-
-    return {
-        "columns": [asdict(column) for column in table.columns],
-        "missing": table.missing,
-        "rows": [{"claim": own(r["claim"]), "cells": r["cells"]} for r in table.rows],
-        "shared": shared,
-    }
 
 
 def shared_verdicts(table: VerdictTable) -> dict:

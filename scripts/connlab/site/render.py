@@ -38,11 +38,11 @@ from connlab.site.chart_book import ChartBook
 from connlab.site.chart_cache import warm_svg_renderer
 from connlab.site.formats import is_missing, number, percent, plain_text, significant
 from connlab.site.page_cache import (
+    ACROSS_MACHINE_CLAIM_KEYS,
     record_written,
     render_machine_pages,
     shared_verdicts,
     store_machine_pages,
-    verdicts_input,
 )
 from connlab.site.pages import (
     ARTICLE_VIEW,
@@ -205,7 +205,6 @@ class PageRenderer:
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
         self._facts_indexes: dict[str, FactsIndex] = {}
         self._json_files: dict[Path, dict] = {}
-        self._claim_keys: dict[int, tuple[dict, str]] = {}
         machines_file = data_dir / MACHINES_JSON
         self.machines = loads_fast(machines_file.read_bytes()) if machines_file.exists() else []
 
@@ -351,22 +350,42 @@ class PageRenderer:
         themselves (encoding every machine's records to hash them grew to seconds with many machines, and
         reading and hashing every machine's files took a fifth of a second at a thousand). The aggregation
         replaces a facts file only when its text changes, by renaming a new file over it, so its size,
-        times and inode change with its text."""
-        table = self.verdict_table(slug, machine)
+        times and inode change with its text. Its verdict table (with_machines) is made of the machine's
+        own records and verdicts and of what every machine's table shares, which is hashed once per
+        article: the key takes those, not the table (making a thousand tables to hash them cost a third
+        of a second)."""
         own = machine_facts_path(self.data_dir / FACTS_DIR.relative_to(DATA_DIR), slug, machine)
         status = _file_status(own)
         if status is not None:
             facts: object = {"own": status, "shared": self._shared_facts_digest(slug)}
         else:
             facts = self._facts_index(slug).for_machine(machine)
-        shared = self._shared_verdicts_digest(slug)
-        return {"facts": facts, "verdicts": verdicts_input(table, shared, self._claim_keys)}
+        columns_by_machine, measured_by_machine = self._machine_records()
+        verdicts = {
+            "records": [columns_by_machine.get(machine, []), measured_by_machine.get(machine, [])],
+            "cells": [by_machine.get(machine) for by_machine in self._row_verdicts(slug)],
+            "shared": self._shared_verdicts_digest(slug),
+        }
+        return {"facts": facts, "verdicts": verdicts}
+
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def _row_verdicts(self, slug: str) -> list[dict[str, dict]]:
+        """Each table row's verdicts by machine: the claims', but those across machines."""
+        claims = self.claims(slug)
+        rows = zip(claims, self._verdicts_by_machine(slug), strict=True)
+        return [by_machine for claim, by_machine in rows if claim.get("scope") != "across"]
 
     @functools.cache  # noqa: B019 (one renderer per build)
     def _shared_verdicts_digest(self, slug: str) -> str:
-        """The parts of the article's verdict table that are the same for every machine: its table without a
-        machine holds them as each machine's does."""
-        return digest(canonical_json(shared_verdicts(self.verdict_table(slug))))
+        """What every machine's verdict table shares: the article's claims (without what each holds about
+        every machine: a machine's page shows none of it), the experiments they read, and the published
+        sets' parts of the table without a machine, which each machine's holds as well."""
+        claims = [
+            {key: value for key, value in claim.items() if key not in ACROSS_MACHINE_CLAIM_KEYS}
+            for claim in self.claims(slug)
+        ]
+        experiments = self.claims_file(slug).get("experiments", [])
+        return digest(canonical_json([claims, experiments, shared_verdicts(self.verdict_table(slug))]))
 
     def render_machine_page(self, machine: str, article_slugs: list[str]) -> str:
         """A machine's own page: its detail from every article, one after the other."""
