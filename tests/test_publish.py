@@ -378,3 +378,30 @@ def test_a_page_with_a_table_and_no_code_is_indexed_from_its_lighter_form(
     index = json.loads((project / "site" / "search" / "search_index.json").read_text())
     text = " ".join(entry["text"] for entry in index["docs"])
     assert "a-box" in text and "16" in text
+
+
+def test_highlighting_is_kept_and_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A code block's highlighting comes from the cache once made, the same text as Pygments makes it, and a
+    different block or setting is highlighted anew."""
+    import pymdownx.highlight as pymdownx_highlight
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import BashLexer
+
+    monkeypatch.setattr(pymdownx_highlight, "highlight", highlight)
+    cache = tmp_path / "highlight"
+    monkeypatch.setattr(publish_module, "HIGHLIGHT_CACHE_DIR", cache)
+    publish_module._highlighting_kept()
+    kept = pymdownx_highlight.highlight
+    assert kept is not highlight
+    code = "pgbench -c 8 -T 10 bench\n"
+    first = kept(code, BashLexer(), HtmlFormatter(wrapcode=True))
+    assert first == highlight(code, BashLexer(), HtmlFormatter(wrapcode=True))
+    (entry,) = cache.iterdir()
+    entry.write_text("kept")
+    assert kept(code, BashLexer(), HtmlFormatter(wrapcode=True)) == "kept"  # read back, not highlighted
+    assert kept(code, BashLexer(), HtmlFormatter(wrapcode=False)) != "kept"
+    assert kept("psql -c 'select 1'\n", BashLexer(), HtmlFormatter(wrapcode=True)) != "kept"
+    assert len(list(cache.iterdir())) == 3
+    publish_module._highlighting_kept()  # once only: not wrapped twice
+    assert pymdownx_highlight.highlight is kept

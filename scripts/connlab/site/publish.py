@@ -32,6 +32,7 @@ from typing import Any
 
 import jinja2
 import mkdocs.commands.build as mkdocs_build
+import pymdownx.highlight as pymdownx_highlight
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from mkdocs.config.defaults import MkDocsConfig
@@ -40,7 +41,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import clean_directory
 
-from connlab.contract.cache import digest
+from connlab.contract.cache import digest, read_text, write_atomically
 from connlab.errors import LabError
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, REPO_ROOT
@@ -153,6 +154,40 @@ def _theme_templates_kept(config: MkDocsConfig) -> None:
     config.plugins.events["env"].append(keep)
 
 
+# Code blocks as Pygments highlights them, by their code and the lexer's and formatter's settings.
+HIGHLIGHT_CACHE_DIR = CACHE_DIR / "highlight"
+
+
+def _highlighting_kept() -> None:
+    """Pygments highlights every code block of the pages MkDocs converts, and the articles' check-it-yourself
+    scripts, the same from one build to the next, were a sixth of an incremental build. The highlighting is
+    a pure function of the code and the lexer's and formatter's settings: kept under build/cache by those."""
+    original = pymdownx_highlight.highlight
+    if getattr(original, "connlab_kept", False):
+        return
+
+    def kept(code: str, lexer: Any, formatter: Any, outfile: Any = None) -> Any:
+        if outfile is not None:
+            return original(code, lexer, formatter, outfile)
+        key = digest(
+            version("pygments"),
+            code,
+            f"{type(lexer).__module__}.{type(lexer).__qualname__}",
+            repr(sorted(lexer.options.items())),
+            f"{type(formatter).__module__}.{type(formatter).__qualname__}",
+            repr(sorted(formatter.options.items())),
+        )
+        path = HIGHLIGHT_CACHE_DIR / f"{key}.html"
+        cached = read_text(path)
+        if cached is None:
+            cached = original(code, lexer, formatter)
+            write_atomically(path, cached)
+        return cached
+
+    kept.connlab_kept = True  # type: ignore[attr-defined]
+    pymdownx_highlight.highlight = kept
+
+
 SEARCH_PLUGIN = "material/search"
 
 
@@ -232,6 +267,7 @@ def build_shard(config_file: str, shard: list[str], nav_pages: list[str]) -> Non
     config = load_config(config_file, strict=True)
     _search_skips_unindexed_pages(config)
     _theme_templates_kept(config)
+    _highlighting_kept()
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     quiet = _DirtyWarningFilter()
     logging.getLogger("mkdocs.commands.build").addFilter(quiet)
@@ -258,6 +294,7 @@ def publish(config_file: Path = CONFIG_FILE) -> str:
     config = load_config(str(config_file), strict=True)
     _search_skips_unindexed_pages(config)
     _theme_templates_kept(config)
+    _highlighting_kept()
     docs_dir, site_dir = Path(config.docs_dir), Path(config.site_dir)
     machine_pages = docs_dir / MACHINE_PAGES_DIR
     nav_pages = sorted(page for page in docs_dir.rglob("*.md") if page.parent != machine_pages)
