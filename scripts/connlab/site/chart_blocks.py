@@ -1,4 +1,5 @@
-"""The site's chart blocks kept aside before Python-Markdown reads a page: the same HTML, less reading.
+"""The site's chart blocks (and machine pickers) kept aside before Python-Markdown reads a page: the same
+HTML, less reading.
 
 A chart block (connlab.site.chart_html) is raw HTML, a `<figure class="connlab-chart ...">` whose `<script>`
 holds the chart's spec: two thirds of a machine page's Markdown. Python-Markdown's preprocessors each read
@@ -30,22 +31,33 @@ FIGURE_END = "</figure>"
 PRIORITY = 24
 
 
+# The machine picker (site_src/partials/_machine_picker.md.j2): an option per machine, which md_in_html
+# parsed tag by tag on every article.
+PICKER_START = '<nav class="connlab-picker"'
+PICKER_END = "</nav>"
+# Each kind of block kept aside: the line it starts with, and its last line.
+KEPT_BLOCKS = {FIGURE_START: FIGURE_END, PICKER_START: PICKER_END}
+
+
 class ChartBlockPreprocessor(Preprocessor):
     def run(self, lines: list[str]) -> list[str]:
         kept: list[str] = []
         block: list[str] | None = None
+        end = ""
         for line in lines:
-            if block is None and line.startswith(FIGURE_START):
-                block = []
+            if block is None:
+                start = next((start for start in KEPT_BLOCKS if line.startswith(start)), None)
+                if start is not None:
+                    block, end = [], KEPT_BLOCKS[start]
             if block is None:
                 kept.append(line)
                 continue
             block.append(line)
-            if line == FIGURE_END:
+            if line == end:
                 # With the line end md_in_html keeps after a block, so the page's HTML is the same.
                 kept += ["", self.md.htmlStash.store("\n".join(block) + "\n"), ""]
                 block = None
-        return kept + (block or [])  # a figure left open goes to Python-Markdown as it is
+        return kept + (block or [])  # a block left open goes to Python-Markdown as it is
 
 
 class ChartBlockExtension(Extension):

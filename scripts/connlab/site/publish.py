@@ -226,6 +226,9 @@ SEARCH_ATTRIBUTES = re.compile(r"\s?data-search-\w+=\"[^\"]+\"")
 _CODE_BLOCK = re.compile(r"<pre\b[^>]*>.*?</pre>", re.S)
 _SPAN_TAG = re.compile(r"</?span\b[^>]*>")
 _TABLE = re.compile(r"(<table\b[^>]*>)(.*?)(</table>)", re.S)
+# A machine picker's options: a tag per machine around its name.
+_SELECT = re.compile(r"(<select\b[^>]*>)(.*?)(</select>)", re.S)
+_OPTION_TAG = re.compile(r"</?option\b[^>]*>")
 # Inside a table: every tag but those whose text the search index keeps as markup (Material's `keep`).
 _TABLE_INNER_TAG = re.compile(r"</?(?!(?:p|code|pre|li|ol|ul|sub|sup)\b)[a-zA-Z][a-zA-Z0-9]*\b[^>]*>")
 # What the search parser does more with than keep the text: headings (sections), skipped elements, and
@@ -235,21 +238,28 @@ _SEARCH_MARKUP = re.compile(r"<(?:h[1-6]|script|style|object)\b|data-search-")
 
 def lighter_for_search(html: str) -> str:
     """The page as the search index reads it, with the tags that only wrap text taken out: the `<span>` tags
-    inside its `<pre>` blocks, and inside its tables every tag but the table's own and those the index keeps.
-    An article's check-it-yourself scripts are nine tenths of its tags, one span per highlighted token, and
-    the Machines page is a row per machine; the search plugin parses every tag with Python's HTMLParser and
-    keeps only the text of these, so the index holds the same text, made in a fraction of the time
+    inside its `<pre>` blocks, the `<option>` tags of its `<select>`s, and inside its tables every tag but the
+    table's own and those the index keeps. An article's check-it-yourself scripts are nine tenths of its
+    tags, one span per highlighted token, its machine picker an option per machine, and the Machines page a
+    row per machine; the search plugin parses every tag with Python's HTMLParser and keeps only the text of
+    these, so the index holds the same text, made in a fraction of the time
     (tests/test_publish.py compares the two on every page the templates make). Only the runs of white
     space between a table's cells can differ: the parser makes one space of white space between two tags,
     and keeps it as it is next to text, which the search splits into the same words. A block with a
     heading, a skipped element or a data-search-* attribute is left whole."""
     html = _CODE_BLOCK.sub(_without_spans, html)
+    html = _SELECT.sub(_select_text, html)
     return _TABLE.sub(_table_text, html)
 
 
 def _without_spans(block: re.Match[str]) -> str:
     text = block.group(0)
     return text if _SEARCH_MARKUP.search(text) else _SPAN_TAG.sub("", text)
+
+
+def _select_text(select: re.Match[str]) -> str:
+    start, inner, end = select.groups()
+    return select.group(0) if _SEARCH_MARKUP.search(inner) else start + _OPTION_TAG.sub("", inner) + end
 
 
 def _table_text(table: re.Match[str]) -> str:
