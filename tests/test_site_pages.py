@@ -350,16 +350,35 @@ def test_every_chart_is_named_by_its_caption(views: list[PageView]) -> None:
 
 # --------------------------------------------------------------------------- a change of width
 
-# True once every visible chart has its legends under its plot.
+# Whether a chart's legends all sit under its plot.
 LEGENDS_BELOW_JS = """
-() => [...document.querySelectorAll("figure.connlab-chart")]
-  .filter(f => f.offsetParent !== null)
-  .every(f => {
-    const plot = f.querySelector(".connlab-chart__view svg .role-frame.root > g > path.background");
-    const legends = [...f.querySelectorAll(".connlab-chart__view svg g.role-legend")];
-    return plot && legends.every(l => l.getBoundingClientRect().top >= plot.getBoundingClientRect().bottom);
-  })
+(f) => {
+  const plot = f.querySelector(".connlab-chart__view svg .role-frame.root > g > path.background");
+  const legends = [...f.querySelectorAll(".connlab-chart__view svg g.role-legend")];
+  const bottom = plot ? plot.getBoundingClientRect().bottom : 0;
+  return Boolean(plot) && legends.every(l => l.getBoundingClientRect().top >= bottom);
+}
 """
+
+
+def wait_for_legends(page: Page, below: bool) -> None:
+    """Every shown chart with a legend, brought into view as a reader scrolls to it, has its legends under
+    its plot (below) or beside it. A chart out of view is drawn again for a new width once it comes near
+    the view (connlab.css: content-visibility), not at once."""
+    figures = page.locator(FIGURE)
+    shown = [
+        figure
+        for figure in (figures.nth(index) for index in range(figures.count()))
+        if figure.is_visible() and figure.locator(".connlab-chart__view svg g.role-legend").count() > 0
+    ]
+    assert shown, f"no chart with a legend on {page.url}"
+    for figure in shown:
+        figure.scroll_into_view_if_needed()
+        page.wait_for_function(
+            f"(f) => ({LEGENDS_BELOW_JS})(f) === {'true' if below else 'false'}", arg=figure.element_handle()
+        )
+
+
 RESIZED_PAGE = "articles/too-many-connections/"
 
 
@@ -373,11 +392,11 @@ def test_charts_follow_a_change_of_width(browser: Browser, site_url: str) -> Non
         page.goto(site_url + RESIZED_PAGE, wait_until="load")
         page.wait_for_function(CHARTS_RENDERED_JS)
         assert page.locator(f"{FIGURE} .connlab-chart__view svg g.role-legend").count() > 0, "no legend"
-        assert not page.evaluate(LEGENDS_BELOW_JS), "legends under the plot on a desktop"
+        wait_for_legends(page, below=False)
         page.set_viewport_size({"width": PHONE, "height": HEIGHT})
-        page.wait_for_function(LEGENDS_BELOW_JS)
+        wait_for_legends(page, below=True)
         page.set_viewport_size({"width": DESKTOP, "height": HEIGHT})
-        page.wait_for_function(f"() => !({LEGENDS_BELOW_JS})()")
+        wait_for_legends(page, below=False)
     finally:
         context.close()
 

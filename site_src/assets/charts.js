@@ -48,6 +48,8 @@
   // Scheme each figure was last asked to render with (whether or not it finished).
   var requested = new WeakMap();
   var lastWidth = new WeakMap();
+  // Width of each view's column when its chart was last drawn.
+  var drawnWidth = new WeakMap();
   // Layout ("narrow" or "wide") and fixed plot width each figure was last rendered with.
   var layouts = new WeakMap();
   var fixedWidths = new WeakMap();
@@ -189,6 +191,7 @@
     requested.set(figure, scheme);
     try {
       if (!view) throw new Error("no " + VIEW + " element");
+      drawnWidth.set(view, view.clientWidth);
       var layout = layoutFor(view.clientWidth);
       layouts.set(figure, layout);
       fixedWidths.set(figure, fixedWidth);
@@ -251,6 +254,10 @@
             var width = Math.round(entry.contentRect.width);
             var previous = lastWidth.get(entry.target);
             lastWidth.set(entry.target, width);
+            // A view's first observation is usually at the width its chart was just drawn at; but a chart
+            // out of view is not laid out (connlab.css: content-visibility), and is first observed once it
+            // comes near the view, at whatever width its column has by then.
+            if (previous === undefined) previous = drawnWidth.get(entry.target);
             if (previous === undefined || previous === width || width === 0) return;
             var figure = entry.target.closest(FIGURE);
             // Legends move and the minimum width applies only when drawn again; a plain resize
