@@ -670,3 +670,46 @@ def test_a_machine_page_chart_offers_its_rows_and_spec_from_the_page(
     watched.assert_clean()
     html = (built_site / POOL_SIZING_PAGE / "index.html").read_text(encoding="utf-8")
     assert '<p class="connlab-chart__downloads" hidden>' in html, "offered without JavaScript"
+
+
+# Per chart drawn in the browser only: whether its view scrolls sideways, whether vega-embed's export button
+# lies inside the view, what Material's note styles would put before and after it, and the line its details
+# would draw under the chart.
+EXPORT_BUTTON_JS = """
+() => [...document.querySelectorAll("figure.connlab-chart--browser-only")].map(f => {
+  const view = f.querySelector(".connlab-chart__view");
+  const details = view.querySelector("details");
+  const button = view.querySelector("details > summary");
+  const inside = (box, outer) => box.left >= outer.left - 1 && box.right <= outer.right + 1;
+  return {
+    id: f.id,
+    scrolls: view.scrollWidth > view.clientWidth + 1,
+    buttonInside: Boolean(button) && inside(button.getBoundingClientRect(), view.getBoundingClientRect()),
+    buttonWidth: button ? Math.round(button.getBoundingClientRect().width) : null,
+    before: button ? getComputedStyle(button, "::before").content : null,
+    after: button ? getComputedStyle(button, "::after").content : null,
+    detailsHeight: details ? details.getBoundingClientRect().height : null,
+    detailsBorder: details ? getComputedStyle(details).borderTopWidth : null,
+  };
+})
+"""
+
+
+def test_a_machine_page_chart_export_button_is_vega_embeds_own(watched: Watched, site_url: str) -> None:
+    """vega-embed's export menu is a <details>, which Material styles as a collapsible note: without
+    connlab.css undoing that, every chart on a machine's page scrolled sideways (the button 12px out of the
+    view), had a line under it, and a wide button with Material's icons lay over its legend."""
+    page = watched.page
+    page.goto(site_url + POOL_SIZING_PAGE, wait_until="load")
+    wait_for_charts(watched)
+    charts = page.evaluate(EXPORT_BUTTON_JS)
+    assert charts, f"no chart drawn in the browser only on /{POOL_SIZING_PAGE}"
+    expected = {
+        "scrolls": False, "buttonInside": True, "before": "none", "after": "none",
+        "detailsHeight": 0, "detailsBorder": "0px",
+    }  # fmt: skip
+    wrong = {c["id"]: c for c in charts if {key: c[key] for key in expected} != expected}
+    assert not wrong, wrong
+    # vega-embed's round button: its 14px icon, 6px of padding and a 1px border on each side.
+    assert {c["buttonWidth"] for c in charts} == {28}
+    watched.assert_clean()
