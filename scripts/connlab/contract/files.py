@@ -18,9 +18,15 @@ def write_bytes_if_changed(path: Path, data: bytes) -> bool:
 
 def write_bytes_whole(path: Path, data: bytes) -> None:
     """Write data to a temporary name and rename it to path: a reader never sees half a file."""
+    write_pieces_whole(path, [data])
+
+
+def write_pieces_whole(path: Path, pieces: list[memoryview | bytes]) -> None:
+    """write_bytes_whole of the pieces one after the other, without joining them into one copy first."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(data)
+    with temporary.open("wb") as file:
+        file.writelines(pieces)
     temporary.replace(path)
 
 

@@ -34,13 +34,13 @@ from connlab.contract.facts_files import (
     facts_text,
     machine_facts_path,
 )
-from connlab.contract.files import write_bytes_whole, write_if_changed
+from connlab.contract.files import write_if_changed, write_pieces_whole
 from connlab.contract.machine_schema import NOT_AVAILABLE, MachineFile
 from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON, PUBLISHED_PREFIX
 from connlab.contract.poolers import CONFIGS
 from connlab.contract.yaml_models import FAST_LOADER
 from connlab.data.claims import evaluate_claims
-from connlab.data.csv_runs import one_line_each, replace_runs
+from connlab.data.csv_runs import one_line_each, splice_runs
 from connlab.data.cursor_pool import CursorPool
 from connlab.data.sql_text import sql_in_list, sql_string
 from connlab.data.views import BEST_PROFILE_VIEW, PEAK_STATS_VIEW, POINT_STATS_VIEW
@@ -305,13 +305,17 @@ def _splice_machines(
     machines' tables whole cost about a second and a half for each machine added."""
     if not target.is_file():
         return False
-    header, _, body = target.read_bytes().partition(b"\n")
-    # A row whose machine is NULL sorts last in DuckDB, but first by bytes.
+    data = target.read_bytes()
+    # Offsets into the file's bytes rather than a header and a body cut from them: each cut of a 15 MB file is
+    # a copy made while holding Python's lock, which the pages rendered meanwhile wait for.
+    start = data.find(b"\n") + 1
+    last_line = data.rfind(b"\n", start, len(data) - 1) + 1 or start
+    # A row whose machine is NULL sorts last in DuckDB, but first by bytes: the last line tells.
     if (
-        not header.startswith(b"machine,")
-        or body.startswith(b",")
-        or b"\n," in body
-        or not one_line_each(body)
+        not start
+        or not data.startswith(b"machine,")
+        or data.startswith(b",", last_line)
+        or not one_line_each(data)
     ):
         return False
     rows = target.with_name(f".{target.name}.changed")
@@ -324,18 +328,18 @@ def _splice_machines(
         new_header, _, new_rows = rows.read_bytes().partition(b"\n")
     finally:
         rows.unlink(missing_ok=True)
-    if new_header != header or not one_line_each(new_rows):
+    if new_header != data[: start - 1] or not one_line_each(new_rows):
         return False
-    spliced = replace_runs(body, new_rows, sorted(machine.encode() for machine in changed))
+    spliced = splice_runs(data, start, new_rows, sorted(machine.encode() for machine in changed))
     # Every row one line: a value with a line break in it would make the runs wrong, and the count differ.
     schema = experiment.replace("-", "_")
     counted = con.execute(f"SELECT count(*) FROM {schema}.{table}").fetchone()
-    if not counted or spliced.count(b"\n") != counted[0]:
+    lines = data.count(b"\n", start) - spliced.lines_removed + spliced.lines_added
+    if not counted or lines != counted[0]:
         return False
-    # The file was read above: compared here rather than read again (the largest is 15 MB at a thousand
-    # machines).
-    if spliced != body:
-        write_bytes_whole(target, header + b"\n" + spliced)
+    # Only the runs are compared (the file was read above, and the rest of it is kept as it is).
+    if spliced.changed:
+        write_pieces_whole(target, [memoryview(data)[:start], *spliced.pieces])
     return True
 
 
