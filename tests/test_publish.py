@@ -409,3 +409,45 @@ def test_highlighting_is_kept_and_the_same(tmp_path: Path, monkeypatch: pytest.M
     assert len(list(cache.iterdir())) == 3
     publish_module._highlighting_kept()  # once only: not wrapped twice
     assert pymdownx_highlight.highlight is kept
+
+
+def test_the_theme_files_come_from_the_cache_once_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The theme's static files are the ones MkDocs finds; once listed they are read back from the cache
+    (a name written there is what the next build finds), and a theme folder outside the installed packages
+    is listed every time."""
+    from mkdocs.structure.files import Files
+
+    monkeypatch.setattr(Files, "add_files_from_theme", Files.add_files_from_theme)
+    (tmp_path / "docs").mkdir()
+    config_file = tmp_path / "mkdocs.yml"
+    config_file.write_text("site_name: t\ndocs_dir: docs\ntheme:\n  name: material\n", encoding="utf-8")
+    config = load_config(str(config_file))
+    env = config.theme.get_env()
+    found = Files([])
+    found.add_files_from_theme(env, config)
+    expected = sorted(file.src_uri for file in found)
+    assert any(name.startswith("assets/stylesheets/") for name in expected), expected
+
+    cache = tmp_path / "theme-files"
+    monkeypatch.setattr(publish_module, "THEME_FILES_DIR", cache)
+    publish_module._theme_files_listed()
+    listed = Files([])
+    listed.add_files_from_theme(env, config)
+    assert sorted(file.src_uri for file in listed) == expected
+    (entry,) = cache.iterdir()
+    entry.write_text(json.dumps([expected[0]]), encoding="utf-8")
+    again = Files([])
+    again.add_files_from_theme(env, config)
+    assert [file.src_uri for file in again] == [expected[0]]  # read back, not listed
+    wrapped = Files.add_files_from_theme
+    publish_module._theme_files_listed()  # once only: not wrapped twice
+    assert Files.add_files_from_theme is wrapped
+
+    custom = tmp_path / "custom"
+    custom.mkdir()
+    config.theme.dirs.insert(0, str(custom))
+    elsewhere = Files([])
+    elsewhere.add_files_from_theme(config.theme.get_env(), config)
+    assert sorted(file.src_uri for file in elsewhere) == expected
