@@ -77,21 +77,30 @@ OVERFLOW_JS = """
 """
 
 # Tables that scroll inside Material's wrapper, and what makes that scrolling deliberate: the wrapper
-# takes the keyboard focus and is a named region, and the first column (which names the row) sticks.
+# takes the keyboard focus and is a named region, and the first column (which names the row) sticks. A
+# wrapper out of view is not laid out (connlab.css: content-visibility): each is brought into view first,
+# as a reader scrolls to it, and judged once the browser has laid it out.
 SCROLLING_TABLES_JS = """
-() => [...document.querySelectorAll(".md-typeset__scrollwrap")]
-  .filter(w => w.scrollWidth > w.clientWidth + 1)
-  .map(w => {
+async () => {
+  const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const found = [];
+  for (const w of document.querySelectorAll(".md-typeset__scrollwrap")) {
+    w.scrollIntoView({block: "nearest"});
+    await frames();
+    if (w.scrollWidth <= w.clientWidth + 1) continue;
     const heads = [...w.querySelectorAll("th")].slice(0, 3).map(th => th.textContent.trim());
     const first = w.querySelector("tr > :first-child");
-    return {
+    found.push({
       table: `${heads.join(" | ")}... (${w.scrollWidth} px in ${w.clientWidth} px)`,
       tabindex: w.getAttribute("tabindex"),
       role: w.getAttribute("role"),
       name: w.getAttribute("aria-label") || "",
       firstColumn: first ? getComputedStyle(first).position : null,
-    };
-  })
+    });
+  }
+  window.scrollTo(0, 0);
+  return found;
+}
 """
 
 # Per chart: the plot area (the root group's background, inside the axes), the legends, each axis's
@@ -199,15 +208,22 @@ def visit(chromium: Browser, url: str, width: int) -> PageView:
         path.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(path), full_page=True)
         page.add_script_tag(path=str(AXE_SCRIPT))
+        overflowing = page.evaluate(OVERFLOW_JS)
+        charts = page.evaluate(CHARTS_JS)
+        named_by_caption = charts_named_by_caption(page)
+        boxes = page.evaluate(BOXES_JS)
+        violations = page.evaluate(AXE_RUN_JS)
+        # Last: it scrolls through the page, and Material's header fades its title in and out meanwhile.
+        scrolling_tables = page.evaluate(SCROLLING_TABLES_JS)
         return PageView(
             url=url,
             width=width,
-            overflowing=page.evaluate(OVERFLOW_JS),
-            scrolling_tables=page.evaluate(SCROLLING_TABLES_JS),
-            charts=page.evaluate(CHARTS_JS),
-            named_by_caption=charts_named_by_caption(page),
-            boxes=page.evaluate(BOXES_JS),
-            violations=page.evaluate(AXE_RUN_JS),
+            overflowing=overflowing,
+            scrolling_tables=scrolling_tables,
+            charts=charts,
+            named_by_caption=named_by_caption,
+            boxes=boxes,
+            violations=violations,
             screenshot=path,
         )
     finally:
@@ -406,3 +422,62 @@ def test_the_machines_tables_fit_a_desktop_column(views: list[PageView]) -> None
     machines = [view for view in views if view.url.endswith("machines/") and view.width == DESKTOP]
     assert machines, "the Machines page was not visited"
     assert [table for view in machines for table in view.scrolling_tables] == []
+
+
+LAID_OUT_JS = "(w) => w.firstElementChild.checkVisibility({contentVisibilityAuto: true})"
+TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+# A machine's own page: thirty tables, most of them out of view when it opens.
+MANY_TABLES_PAGE = "machines/amd-epyc-2c-24g/"
+# A table's wrapper as accessibility.js left it, and whether the browser has laid it out.
+WRAPPER_STATE_JS = """
+(w) => ({
+  laidOut: w.firstElementChild.checkVisibility({contentVisibilityAuto: true}),
+  scrolls: w.scrollWidth > w.clientWidth + 1,
+  focused: document.activeElement === w,
+  tabindex: w.getAttribute("tabindex"),
+  role: w.getAttribute("role"),
+  name: w.getAttribute("aria-label"),
+})
+"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_table_out_of_view_is_reachable_by_keyboard_until_it_is_measured(
+    browser: Browser,
+    site_url: str,  # noqa: F811
+    width: int,
+) -> None:
+    """A table out of view is not laid out when the page opens, so whether it scrolls is not known: its
+    wrapper takes the focus meanwhile. Focused, it comes into view and is measured; it keeps the focus, and
+    keeps its tab stop after losing it only where it scrolls."""
+    context = browser.new_context(viewport={"width": width, "height": HEIGHT}, service_workers="block")
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(site_url + MANY_TABLES_PAGE, wait_until="load")
+        page.wait_for_function(CHARTS_RENDERED_JS)
+        last = page.locator(".md-typeset__scrollwrap").last
+        before = last.evaluate(WRAPPER_STATE_JS)
+        assert not before["laidOut"], "the page's last table was laid out before it came near the view"
+        assert (before["tabindex"], before["role"], before["name"]) == ("0", "region", "Table"), before
+        last.focus()
+        page.wait_for_function(LAID_OUT_JS, arg=last.element_handle())
+        page.evaluate(TWO_FRAMES_JS)
+        measured = last.evaluate(WRAPPER_STATE_JS)
+        assert measured["focused"], "the table lost the focus when it was measured"
+        # One that scrolls is named so at once; one that does not keeps its tab stop while it has the focus.
+        name = "Table, scrolls sideways" if measured["scrolls"] else "Table"
+        assert (measured["tabindex"], measured["role"], measured["name"]) == ("0", "region", name), measured
+        page.keyboard.press("Tab")
+        after = last.evaluate(WRAPPER_STATE_JS)
+        assert not after["focused"]
+        if after["scrolls"]:
+            assert (after["tabindex"], after["role"], after["name"]) == (
+                "0",
+                "region",
+                "Table, scrolls sideways",
+            )
+        else:
+            assert (after["tabindex"], after["role"], after["name"]) == (None, None, None), after
+    finally:
+        context.close()

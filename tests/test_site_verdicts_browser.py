@@ -27,10 +27,14 @@ WIDTH = 1280
 # A claim column narrower than this wraps a sentence every two or three words: not readable.
 MIN_CLAIM_COLUMN_PX = 200
 
+# The table is brought into view first, as a reader scrolls to it: a table out of view is not laid out
+# (connlab.css: content-visibility), and would neither scroll nor have any text to measure.
 MEASURE_JS = """
-() => {
+async () => {
   const table = document.querySelector(".verdict-table table");
   if (!table) return null;
+  table.scrollIntoView({block: "nearest"});
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   const scroller = table.closest(".md-typeset__scrollwrap") || table.parentElement;
   const box = table.getBoundingClientRect();
   const rows = [...table.querySelectorAll("tbody tr")];
