@@ -44,8 +44,10 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(compiled_charts, "compile_specs", counting)
     compiled_charts.set_name.cache_clear()
+    compiled_charts.compiler_digest.cache_clear()
     yield runs
     compiled_charts.set_name.cache_clear()
+    compiled_charts.compiler_digest.cache_clear()
 
 
 def test_every_kind_is_compiled_once_per_variant_and_kept_by_its_digest(
@@ -70,6 +72,7 @@ def test_a_new_compiler_makes_a_new_set(
     versions = compiled_charts.compiler_versions()
     monkeypatch.setattr(compiled_charts, "compiler_versions", lambda: {**versions, "vega-lite": "99.0.0"})
     compiled_charts.set_name.cache_clear()
+    compiled_charts.compiler_digest.cache_clear()
     compiled_charts.compiled_set(tmp_path)
     assert compiled_charts.set_name() != before
     assert len(compiles) == 2
@@ -162,12 +165,14 @@ def test_the_charts_of_a_machine_page_name_the_shared_set(
 def test_a_new_set_renders_the_machine_pages_again(
     tmp_path: Path, write_run: RunWriter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A page names the set, so a new set (an upgraded vega-lite, the same code) renders the pages again."""
+    """A page names the set, so a new compiler (an upgraded vega-lite, the same code) renders the pages
+    again."""
     results, data, docs, cache = (tmp_path / name for name in ("results", "data", "docs", "cache"))
     write_run(results, "a-box", sweep(1.0), profile="full")
     aggregate_all(results_dir=results, out_dir=data)
     for name in ("one-set", "another-set"):
         monkeypatch.setattr(compiled_charts, "set_name", lambda name=name: name)
+        monkeypatch.setattr(compiled_charts, "compiler_digest", lambda name=name: f"compiled by {name}")
         pages, rendered = render(data, docs, cache)
         assert rendered == {docs / "machines" / "a-box.md"}, name
         assert f'data-vega-set="{name}"' in pages[docs / "machines" / "a-box.md"]

@@ -108,10 +108,18 @@ def compiler_versions(node_modules: Path = NODE_MODULES) -> dict[str, str]:
 
 
 @functools.cache
+def compiler_digest() -> str:
+    """What the set's Vega is made with besides the chart code: node_modules' compiler and compile_vega.mjs.
+    The machine pages' cache keys hold it (connlab.site.page_cache), as they hold the code, which makes
+    the templates and the configs: a new set (an upgraded vega-lite) renders the pages that name it again.
+    Not set_name(), which builds every kind's template: in a cold build, before the page workers start."""
+    return digest(canonical_json(compiler_versions()), source_digest(COMPILER))
+
+
+@functools.cache
 def set_name() -> str:
-    """The compiled set's name: the digest of everything its Vega is made of. The figures name it, and the
-    machine pages' cache keys hold it (connlab.site.page_cache)."""
-    return digest(canonical_json(compiler_versions()), source_digest(COMPILER), canonical_json(_jobs()))
+    """The compiled set's name: the digest of everything its Vega is made of. The figures name it."""
+    return digest(compiler_digest(), canonical_json(_jobs()))
 
 
 def compiled_set(cache_dir: Path = CACHE_DIR) -> Compiled:

@@ -84,7 +84,7 @@ def render_machine_pages(
     cache where its inputs are unchanged, else rendered with chart placeholders (stored once the charts are
     made: store_machine_pages)."""
     # A page names the compiled charts' set, which changes with node_modules' vega-lite as well as the code.
-    code = digest(code_digest(), compiled_charts.set_name())
+    code = digest(code_digest(), compiled_charts.compiler_digest())
     written = read_json(cache_dir / WRITTEN_INDEX)
     written = written if isinstance(written, dict) else {}
     result = MachinePages({}, {}, {})
