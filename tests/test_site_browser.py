@@ -713,3 +713,112 @@ def test_a_machine_page_chart_export_button_is_vega_embeds_own(watched: Watched,
     # vega-embed's round button: its 14px icon, 6px of padding and a 1px border on each side.
     assert {c["buttonWidth"] for c in charts} == {28}
     watched.assert_clean()
+
+
+# --------------------------------------------------------------------------- compiled charts
+
+# Every chart laid out at once, so that each is drawn at its column's width from the start: a chart out of
+# view is otherwise drawn again once it comes near the view (connlab.css: content-visibility).
+ALL_LAID_OUT = "<style>figure.connlab-chart { content-visibility: visible !important; }</style>"
+COMPILED_ATTRIBUTES = re.compile(r' data-vega-(?:set|kind)="[^"]*"')
+VIEWS_JS = """
+() => [...document.querySelectorAll("figure.connlab-chart")]
+  .map(f => [f.id, f.getAttribute("data-rendered-scheme"), f.querySelector(".connlab-chart__view").innerHTML])
+"""
+# Vega numbers the ids it makes (clip paths, gradients) across every view of the page.
+VEGA_ID = re.compile(r'(?<=id=")[^"]+(?=")')
+DESKTOP_WIDTH, PHONE_WIDTH = 1280, 390
+
+
+def normalised_ids(markup: str) -> str:
+    """The view's markup with each id, and every reference to it, numbered in the order it is defined."""
+    names = {name: f"id{index}" for index, name in enumerate(dict.fromkeys(VEGA_ID.findall(markup)))}
+    if not names:
+        return markup
+    pattern = re.compile(r'(id="|#)(' + "|".join(map(re.escape, names)) + r')(?=["\)])')
+    return pattern.sub(lambda match: match.group(1) + names[match.group(2)], markup)
+
+
+def drawn_views(
+    browser: Browser, url: str, width: int, slate: bool, compiled: bool
+) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """Each chart's view as drawn (ids normalised) on the page at url, with its compiled Vega (compiled) or
+    with the attributes that name it removed, so that charts.js compiles its Vega-Lite spec as before; and
+    the chart libraries the page fetched."""
+    context = browser.new_context(viewport={"width": width, "height": 900}, service_workers="block")
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        fetched: list[str] = []
+        page.on("request", lambda request: fetched.append(urlsplit(request.url).path))
+
+        def rewrite(route: Route) -> None:
+            response = route.fetch()
+            text = response.text().replace("</head>", f"{ALL_LAID_OUT}</head>", 1)
+            route.fulfill(response=response, body=text if compiled else COMPILED_ATTRIBUTES.sub("", text))
+
+        page.route(url, rewrite)
+        page.goto(url, wait_until="load")
+        page.wait_for_function(CHARTS_RENDERED_JS)
+        if slate:
+            page.locator(PALETTE_TOGGLE.format(index=1)).click()
+            page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
+            page.wait_for_function(CHARTS_RENDERED_JS)
+        # A chart whose plot came out narrower than its minimum is drawn again: wait until nothing changes.
+        views, previous = page.evaluate(VIEWS_JS), None
+        while views != previous:
+            page.wait_for_timeout(300)
+            page.wait_for_function(CHARTS_RENDERED_JS)
+            previous, views = views, page.evaluate(VIEWS_JS)
+        return {chart: (scheme, normalised_ids(html)) for chart, scheme, html in views}, fetched
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("slate", [False, True], ids=["light", "dark"])
+@pytest.mark.parametrize("width", [DESKTOP_WIDTH, PHONE_WIDTH], ids=["desktop", "phone"])
+def test_compiled_charts_draw_what_vega_lite_draws(
+    browser: Browser, site_url: str, built_site: Path, width: int, slate: bool
+) -> None:
+    """Every chart of a machine's page, drawn from its kind's Vega compiled at build time, is the drawing
+    (SVG, sliders and export menu) that compiling its Vega-Lite spec in the browser makes; and the page
+    never fetches vega-lite, which the page with the attributes removed still does."""
+    html = (built_site / POOL_SIZING_PAGE / "index.html").read_text(encoding="utf-8")
+    figures = html.count('<figure class="connlab-chart')
+    assert html.count(" data-vega-kind=") == figures > 0, "not every chart of the page is compiled"
+    url = site_url + POOL_SIZING_PAGE
+    compiled, fetched = drawn_views(browser, url, width, slate, compiled=True)
+    from_vega_lite, fetched_before = drawn_views(browser, url, width, slate, compiled=False)
+    assert len(compiled) == figures
+    assert {scheme for scheme, _ in compiled.values()} == {"slate" if slate else "default"}
+    assert all("<svg" in view for _, view in compiled.values())
+    differing = [chart for chart in compiled if compiled[chart] != from_vega_lite[chart]]
+    assert differing == [], f"drawn differently from the Vega-Lite spec: {differing}"
+    assert not any(path.endswith("/vega-lite.min.js") for path in fetched), "vega-lite fetched"
+    assert any(path.endswith("/vega-lite.min.js") for path in fetched_before)
+    assert any("/assets/vega/" in path for path in fetched)
+
+
+def test_an_article_reached_from_a_machine_page_draws_its_charts(watched: Watched, site_url: str) -> None:
+    """A machine's page loads no vega-lite and runs vega-embed without it; instant navigation to an article
+    then loads vega-lite and runs vega-embed again, which takes vega-lite only when it runs."""
+    page = watched.page
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(urlsplit(request.url).path))
+    page.goto(site_url + POOL_SIZING_PAGE, wait_until="load")
+    wait_for_charts(watched)
+    libraries = [path.rsplit("/", 1)[-1] for path in fetched if "/vendor/" in path]
+    assert libraries == ["vega.min.js", "vega-embed.min.js"]
+    page.evaluate("() => { window.__connlabNoReload = true; window.__connlabEmbed = window.vegaEmbed; }")
+    mark_container(page)
+    page.locator(ARTICLE_NAV_LINK).first.click()
+    page.wait_for_url("**/articles/too-many-connections/")
+    wait_for_new_content(page)
+    assert page.evaluate("() => window.__connlabNoReload === true"), "navigation did a full page load"
+    wait_for_charts(watched)
+    assert page.locator(f"{FIGURE}[data-vega-kind]").count() == 0, "an article's chart is compiled"
+    assert page.evaluate("() => window.vegaEmbed !== window.__connlabEmbed"), "vega-embed was not run again"
+    libraries = [path.rsplit("/", 1)[-1] for path in fetched if "/vendor/" in path]
+    # vega-embed's second run may come from the browser's memory cache, unseen as a request.
+    assert libraries[:3] == ["vega.min.js", "vega-embed.min.js", "vega-lite.min.js"]
+    watched.assert_clean()

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import yaml
 
+from connlab.site.pages import COMPILED_CHARTS_SUBDIR
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_MACHINE = "amd-epyc-2c-24g"
 # Shared with the copy, never rebuilt there (make -o): the copy must not reinstall into this virtualenv.
@@ -42,6 +44,7 @@ STAMPS = (".venv/.installed", "node_modules/.installed")
 # Columns that carry throughput; every other figure is copied as measured.
 SCALED_COLUMNS = ("tps", "transactions")
 CHART_FIGURE = '<figure class="connlab-chart'
+COMPILED_SET = "data-vega-set"
 SEARCH_FORM = 'data-md-component="search"'
 LOCAL_ASSET = re.compile(r'<(?:script|link)[^>]+(?:src|href)="(?!https?:|//|data:)([^"#?]+\.(?:js|css))"')
 
@@ -114,13 +117,24 @@ def make_site(copy: Path) -> float:
     return elapsed
 
 
-def lazy_libraries(site: Path) -> list[Path]:
-    """The chart libraries charts.js loads on a page with a chart (its LIBRARIES list), in the site."""
+def lazy_libraries(site: Path, html: str) -> list[Path]:
+    """What charts.js fetches on a page with a chart, in the site: vega and vega-embed, vega-lite where a
+    figure names no compiled chart (an article's), and the compiled set's variant a desktop in the light
+    palette draws (assets/vega/<set>.wide-light.json) where figures name one."""
     charts_js = site / "assets" / "charts.js"
-    listed = re.search(r"var LIBRARIES = \[([^\]]*)\]", charts_js.read_text(encoding="utf-8"))
-    if not listed:
-        sys.exit(f"{charts_js}: no LIBRARIES list; the page weight would leave the chart libraries out")
-    return [charts_js.parent / name for name in re.findall(r'"([^"]+)"', listed.group(1))]
+    names = dict(
+        re.findall(r'var (VEGA(?:_LITE|_EMBED)?) = "([^"]+)"', charts_js.read_text(encoding="utf-8"))
+    )
+    if set(names) != {"VEGA", "VEGA_LITE", "VEGA_EMBED"}:
+        sys.exit(f"{charts_js}: no VEGA, VEGA_LITE and VEGA_EMBED; the page weight would leave them out")
+    figures = re.findall(r"<figure class=\"connlab-chart[^>]*>", html)
+    libraries = ["VEGA", "VEGA_EMBED"] + (
+        ["VEGA_LITE"] if any(COMPILED_SET not in f for f in figures) else []
+    )
+    sets = sorted({match for f in figures for match in re.findall(COMPILED_SET + r'="([^"]+)"', f)})
+    return [charts_js.parent / names[name] for name in libraries] + [
+        site / COMPILED_CHARTS_SUBDIR / f"{name}.wide-light.json" for name in sets
+    ]
 
 
 def page_weight(page: Path, site: Path) -> int:
@@ -130,7 +144,7 @@ def page_weight(page: Path, site: Path) -> int:
     total = len(gzip.compress(html.encode(), 6))
     assets = {(page.parent / reference).resolve() for reference in LOCAL_ASSET.findall(html)}
     if CHART_FIGURE in html:
-        assets |= {library.resolve() for library in lazy_libraries(site)}
+        assets |= {library.resolve() for library in lazy_libraries(site, html)}
     if SEARCH_FORM in html:  # the theme fetches the search index as every page starts
         assets.add((site / "search" / "search_index.json").resolve())
     for asset in sorted(assets):

@@ -17,6 +17,11 @@
  * caption and described by the alt text, for assistive technology.
  * vega, vega-lite and vega-embed (which bundles vega-interpreter) are most of a page's weight: this
  * file loads them, from the site itself, only on a page that has a chart, and once per visit.
+ *
+ * A figure that names a compiled set and kind (data-vega-set, data-vega-kind: a machine's page) is drawn
+ * from its kind's Vega, compiled at build time (connlab/site/compiled_charts.py) in the variant this file
+ * would have compiled, with the figure's rows and params put in: no Vega-Lite compile in the browser, and
+ * vega-lite.min.js is loaded only for a page with a figure that names none (an article's).
  */
 (function () {
   "use strict";
@@ -30,8 +35,14 @@
   // page), and the line that holds them, hidden until they are offered.
   var OFFERED = "a[data-offer]";
   var DOWNLOADS_LINE = ".connlab-chart__downloads";
-  // The dataset a templated spec names its rows by (spec_template.py).
+  // The dataset a templated spec names its rows by (spec_template.py), and its compiled Vega's data.
   var ROWS_DATASET = "rows";
+  // A figure's compiled Vega: the set (its assets' name) and the kind in it (chart_html.py), and the folder of
+  // the set's assets beside this file, one per variant (pages.py: COMPILED_CHARTS_SUBDIR; compiled_charts.py:
+  // Variant.name).
+  var COMPILED_SET = "data-vega-set";
+  var COMPILED_KIND = "data-vega-kind";
+  var COMPILED_FOLDER = "vega/";
   // Below this width (px) of the chart's column, legends go under the plot: beside it, a legend of
   // machine names takes half a phone's width from the plot.
   var NARROW_WIDTH = 600;
@@ -86,7 +97,8 @@
     return width > 0 && width < NARROW_WIDTH ? "narrow" : "wide";
   }
 
-  // Settings for every chart, whatever its spec says.
+  // Settings for every chart, whatever its spec says. compiled_charts.py (Variant.config) compiles the
+  // machine pages' charts with the same: change both.
   function chartConfig(layout) {
     var config = {
       // The page provides the background; the themes only set text and grid colours.
@@ -104,14 +116,17 @@
   // A chart with no SVG drawn at build time (a machine's page) offers the view's own SVG and PNG export.
   var EXPORT_ONLY = { export: true, source: false, compiled: false, editor: false };
 
-  function embedOptions(scheme, layout, exportable) {
+  // compiled: the spec is Vega compiled with the theme and config already (compiled_charts.py), which
+  // vega-embed must not apply again, and whose hover it must leave off, as it does for a Vega-Lite spec.
+  function embedOptions(scheme, layout, exportable, compiled) {
     var dark = scheme === "slate";
     return {
-      mode: "vega-lite",
+      mode: compiled ? "vega" : "vega-lite",
+      hover: false,
       renderer: "svg",
       actions: exportable ? EXPORT_ONLY : false,
-      theme: dark ? "dark" : undefined,
-      config: chartConfig(layout),
+      theme: dark && !compiled ? "dark" : undefined,
+      config: compiled ? undefined : chartConfig(layout),
       // vega-embed bundles vega-tooltip; match its look to the page.
       tooltip: { theme: dark ? "dark" : "light" },
       // Vega otherwise compiles every expression with `new Function`, which a
@@ -124,6 +139,7 @@
   // Single views and layers follow the width of the article column; compound specs
   // (concat, facet, repeat) keep their own sizing because "container" does not apply.
   // With fixedWidth (a number), the plot keeps that width whatever the column's.
+  // compiled_charts.py (Variant.sized) sizes the compiled charts the same way: change both.
   function responsive(spec, fixedWidth) {
     if (!("mark" in spec) && !("layer" in spec)) return spec;
     var copy = Object.assign({}, spec);
@@ -147,6 +163,63 @@
     var script = figure.querySelector(SPEC);
     if (!script) throw new Error("no " + SPEC + " element");
     return responsive(JSON.parse(script.textContent), fixedWidth);
+  }
+
+  function isCompiled(figure) {
+    return figure.hasAttribute(COMPILED_SET) && figure.hasAttribute(COMPILED_KIND);
+  }
+
+  // The variant of the compiled set a figure is drawn with: the names compiled_charts.py gives them.
+  function compiledVariant(scheme, layout, fixedWidth) {
+    if (fixedWidth && fixedWidth !== MIN_PLOT_WIDTH) {
+      throw new Error("no variant compiled at width " + fixedWidth);
+    }
+    return layout + "-" + (scheme === "slate" ? "dark" : "light") + (fixedWidth ? "-fixed" : "");
+  }
+
+  // Each variant's kinds, fetched once per visit (and cached by the browser across pages: the set's name
+  // changes with what it holds).
+  var compiledSets = new Map();
+
+  function fetchCompiled(set, variant) {
+    var url = new URL(COMPILED_FOLDER + set + "." + variant + ".json", assetsBase || document.baseURI).href;
+    if (!compiledSets.has(url)) {
+      var loading = fetch(url).then(function (response) {
+        if (!response.ok) throw new Error("cannot load " + url + ": " + response.status);
+        return response.json();
+      });
+      // A failed fetch is tried again at the next render rather than remembered.
+      loading.catch(function () {
+        compiledSets.delete(url);
+      });
+      compiledSets.set(url, loading);
+    }
+    return compiledSets.get(url);
+  }
+
+  // The figure's chart as Vega: its kind's compiled spec (a copy: the set is shared by every chart of the
+  // kind) with the figure's rows as the values of the data they are named by, and each top-level param's
+  // value (and slider) in the signal Vega-Lite compiles it to.
+  function compiledSpec(figure, scheme, layout, fixedWidth) {
+    var set = figure.getAttribute(COMPILED_SET);
+    var kind = figure.getAttribute(COMPILED_KIND);
+    var own = readSpec(figure);
+    return fetchCompiled(set, compiledVariant(scheme, layout, fixedWidth)).then(function (kinds) {
+      if (!kinds[kind]) throw new Error("no compiled chart of kind " + kind + " in " + set);
+      var spec = structuredClone(kinds[kind]);
+      var rows = (spec.data || []).filter(function (data) { return data.name === ROWS_DATASET; });
+      if (rows.length !== 1 || !own.datasets || !Array.isArray(own.datasets[ROWS_DATASET])) {
+        throw new Error("the compiled " + kind + " and the figure's spec do not share their rows");
+      }
+      rows[0].values = own.datasets[ROWS_DATASET];
+      (own.params || []).forEach(function (param) {
+        var signal = (spec.signals || []).find(function (s) { return s.name === param.name; });
+        if (!signal) throw new Error("the compiled " + kind + " has no signal " + param.name);
+        signal.value = param.value;
+        if (param.bind) signal.bind = param.bind;
+      });
+      return spec;
+    });
   }
 
   // The drawing is an image to assistive technology, named by the caption and described by the alt
@@ -195,14 +268,21 @@
       var layout = layoutFor(view.clientWidth);
       layouts.set(figure, layout);
       fixedWidths.set(figure, fixedWidth);
-      var spec = readSpec(figure, fixedWidth);
+      var compiled = isCompiled(figure);
+      var spec = compiled ? compiledSpec(figure, scheme, layout, fixedWidth) : readSpec(figure, fixedWidth);
       // vega-embed empties the element before drawing; hold its height meanwhile so a
       // palette switch does not make the page jump.
       if (view.offsetHeight > 0) view.style.minHeight = view.offsetHeight + "px";
       release(figure);
-      return window
-        .vegaEmbed(view, spec, embedOptions(scheme, layout, figure.classList.contains(BROWSER_ONLY)))
+      var options = embedOptions(scheme, layout, figure.classList.contains(BROWSER_ONLY), compiled);
+      return Promise.resolve(spec)
+        .then(function (ready) {
+          // A newer render started while the compiled spec was fetched: it draws instead.
+          if (generation.get(figure) !== gen || !figure.isConnected) return null;
+          return window.vegaEmbed(view, ready, options);
+        })
         .then(function (result) {
+          if (!result) return;
           if (generation.get(figure) !== gen || !figure.isConnected) {
             result.finalize();
             return;
@@ -285,38 +365,67 @@
 
   var missingLibraryReported = false;
 
-  // The chart libraries, in the order they need each other, next to this file in the site's assets.
-  var LIBRARIES = ["vendor/vega.min.js", "vendor/vega-lite.min.js", "vendor/vega-embed.min.js"];
+  // The chart libraries, next to this file in the site's assets. vega-lite is needed only by a figure
+  // drawn from its Vega-Lite spec (one without a compiled set).
+  var VEGA = "vendor/vega.min.js";
+  var VEGA_LITE = "vendor/vega-lite.min.js";
+  var VEGA_EMBED = "vendor/vega-embed.min.js";
   // Known only while this file first runs (instant navigation does not run it again).
   var assetsBase = document.currentScript ? new URL(".", document.currentScript.src).href : null;
-  var librariesLoading = null;
+  // Each library's load, by name; vega-embed's is the last one started.
+  var loads = new Map();
+  // Whether vega-embed was (or is being) run with vega-lite there: it takes vega-lite when it runs, so
+  // one run before vega-lite was loaded (a machine's page) is run again after it (an article's, reached
+  // by instant navigation).
+  var embedHasVegaLite = false;
 
-  // All three fetched at once; async = false runs them in the order they were added (each needs the one
-  // before), as soon as each has arrived.
-  function loadLibraries() {
-    if (typeof window.vegaEmbed === "function") return Promise.resolve();
-    if (!librariesLoading) {
-      librariesLoading = Promise.all(
-        LIBRARIES.map(function (name) {
-          return new Promise(function (resolve, reject) {
-            var script = document.createElement("script");
-            script.async = false;
-            script.src = new URL(name, assetsBase || document.baseURI).href;
-            script.onload = resolve;
-            script.onerror = function () {
-              reject(new Error("cannot load " + script.src));
-            };
-            document.head.appendChild(script);
-          });
-        })
-      );
-    }
-    return librariesLoading;
+  // async = false runs the scripts in the order they were added (each needs the one before), as soon as
+  // each has arrived; they are fetched at once.
+  function loadScript(name, again) {
+    if (!again && loads.has(name)) return loads.get(name);
+    var loading = new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.async = false;
+      script.src = new URL(name, assetsBase || document.baseURI).href;
+      script.onload = resolve;
+      script.onerror = function () {
+        reject(new Error("cannot load " + script.src));
+      };
+      document.head.appendChild(script);
+    });
+    loads.set(name, loading);
+    return loading;
   }
 
-  // Started while this file first runs, before Material announces the page: the fetch overlaps the rest
-  // of the page's start.
-  if (document.querySelector(FIGURE)) loadLibraries().catch(function () {});
+  function loadLibraries(withVegaLite) {
+    var loading = [loadScript(VEGA)];
+    if (withVegaLite) loading.push(loadScript(VEGA_LITE));
+    var again = withVegaLite && !embedHasVegaLite && loads.has(VEGA_EMBED);
+    if (withVegaLite) embedHasVegaLite = true;
+    loading.push(loadScript(VEGA_EMBED, again));
+    return Promise.all(loading);
+  }
+
+  function needVegaLite(figures) {
+    return Array.prototype.some.call(figures, function (figure) {
+      return !isCompiled(figure);
+    });
+  }
+
+  // Started while this file first runs, before Material announces the page: the fetches overlap the rest
+  // of the page's start, the compiled charts' with the libraries'.
+  (function loadEarly() {
+    var figures = document.querySelectorAll(FIGURE);
+    if (figures.length === 0) return;
+    loadLibraries(needVegaLite(figures)).catch(function () {});
+    var scheme = currentScheme();
+    figures.forEach(function (figure) {
+      var view = figure.querySelector(VIEW);
+      if (!isCompiled(figure) || !view) return;
+      var variant = compiledVariant(scheme, layoutFor(view.clientWidth));
+      fetchCompiled(figure.getAttribute(COMPILED_SET), variant).catch(function () {});
+    });
+  })();
 
   // Object URLs of the files offered for download, per figure; freed once instant navigation removed it.
   var offeredUrls = new Map();
@@ -404,15 +513,21 @@
     if (figures.length === 0) return;
     // Offered whether or not the chart libraries load: the spec and its rows are in the page either way.
     figures.forEach(offerDownloads);
-    if (typeof window.vegaEmbed !== "function") {
-      loadLibraries().then(renderAll, function (err) {
+    loadLibraries(needVegaLite(figures)).then(
+      function () {
+        // Instant navigation may have replaced the page while the libraries loaded.
+        if (figures[0].isConnected) drawAll(figures);
+      },
+      function (err) {
         if (!missingLibraryReported) {
           missingLibraryReported = true;
           console.error("connlab: the chart libraries did not load; charts cannot render:", err);
         }
-      });
-      return;
-    }
+      }
+    );
+  }
+
+  function drawAll(figures) {
     var scheme = currentScheme();
     figures.forEach(function (figure) {
       var view = figure.querySelector(VIEW);

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from connlab.contract.files import write_if_changed
+from connlab.site import compiled_charts
 from connlab.site.chart_cache import ChartCache, Records
 from connlab.site.chart_html import SPEC_SUFFIX, chart_block_of_text
 
@@ -50,6 +51,14 @@ class ChartRequest:
 
     def file_names(self) -> list[str]:
         return [f"{self.chart_id}{suffix}" for _, suffix in self.downloads()]
+
+    def compiled(self) -> tuple[str, str] | None:
+        """(the compiled set, the kind) where charts.js draws the chart from its kind's Vega compiled at build
+        time: a chart drawn in the browser only, of a kind built from a template. The others (an article's,
+        with its SVG fallback; a kind built in full) keep the Vega-Lite path."""
+        if self.svg or self.kind not in compiled_charts.KINDS:
+            return None
+        return compiled_charts.set_name(), self.kind
 
 
 @dataclass
@@ -97,7 +106,9 @@ class ChartBook:
         href = f"{request.prefix}{request.chart_id}"
         downloads = [(label, f"{href}{suffix}") for label, suffix in request.downloads()]
         svg_src = f"{href}.svg" if svg is not None else None
-        return chart_block_of_text(spec, request.chart_id, request.caption, request.alt, svg_src, downloads)
+        return chart_block_of_text(
+            spec, request.chart_id, request.caption, request.alt, svg_src, downloads, request.compiled()
+        )
 
 
 # NUL never occurs in rendered Markdown, so a placeholder cannot collide with page text.

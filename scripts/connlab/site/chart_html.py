@@ -60,6 +60,7 @@ def chart_block_of_text(
     alt: str,
     svg_src: str | None,
     downloads: list[tuple[str, str]] | None = None,
+    compiled: tuple[str, str] | None = None,
 ) -> str:
     """The raw-HTML figure for one chart from its spec's text (spec_text; a page's charts come as text from
     the chart cache, which spares parsing and writing each spec again).
@@ -67,13 +68,16 @@ def chart_block_of_text(
     svg_src is used verbatim as the fallback <img> src: it must be relative to the
     *rendered page URL* (see the module docs / report on use_directory_urls). None: no SVG was drawn (the
     chart is drawn in the browser only) and the fallback says where its figures are.
+    compiled: (the compiled set's name, the chart's kind) where its kind's Vega is compiled at build time
+    (connlab.site.compiled_charts): charts.js draws it from that, and the spec is kept for its downloads.
     The caller must surround the block with blank lines in the Markdown.
     """
     if not _CHART_ID.match(chart_id):
         raise ValueError(f"chart id {chart_id!r} must match {_CHART_ID.pattern}")
     return "\n".join(
         [
-            f'{FIGURE_START}{_figure_class(svg_src).removeprefix(CHART_CLASS)}" id="chart-{chart_id}">',
+            f'{FIGURE_START}{_figure_class(svg_src).removeprefix(CHART_CLASS)}" id="chart-{chart_id}"'
+            f"{_compiled_attributes(compiled)}>",
             '<div class="connlab-chart__view"></div>',
             f'<script type="application/json" class="connlab-chart__spec">{script_safe(text)}</script>',
             _fallback(svg_src, alt),
@@ -102,6 +106,19 @@ FIGURE_START = f'<figure class="{CHART_CLASS}'
 def _figure_class(svg_src: str | None) -> str:
     """browser-only: no SVG was drawn, so charts.js offers the view's own SVG and PNG export."""
     return CHART_CLASS if svg_src else f"{CHART_CLASS} {CHART_CLASS}--browser-only"
+
+
+def _compiled_attributes(compiled: tuple[str, str] | None) -> str:
+    """Where charts.js finds the chart's Vega: the compiled set (its assets' name) and the kind in it."""
+    if compiled is None:
+        return ""
+    name, kind = (html.escape(part, quote=True) for part in compiled)
+    return f' {COMPILED_SET_ATTRIBUTE}="{name}" {COMPILED_KIND_ATTRIBUTE}="{kind}"'
+
+
+# The figure's attributes naming its compiled Vega (charts.js: COMPILED_SET, COMPILED_KIND).
+COMPILED_SET_ATTRIBUTE = "data-vega-set"
+COMPILED_KIND_ATTRIBUTE = "data-vega-kind"
 
 
 def _fallback(svg_src: str | None, alt: str) -> str:

@@ -30,6 +30,7 @@ from connlab.contract.cache import (
 from connlab.contract.files import write_if_changed
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, EXPERIMENTS_DIR, REPO_ROOT, SITE_SRC_DIR
+from connlab.site import compiled_charts
 from connlab.site.pages import machine_page
 from connlab.site.verdicts import VerdictTable
 from connlab.site.workers import page_workers
@@ -82,7 +83,8 @@ def render_machine_pages(
     """Every measured machine's page: kept where build/docs holds it from the same inputs, read from the
     cache where its inputs are unchanged, else rendered with chart placeholders (stored once the charts are
     made: store_machine_pages)."""
-    code = code_digest()
+    # A page names the compiled charts' set, which changes with node_modules' vega-lite as well as the code.
+    code = digest(code_digest(), compiled_charts.compiler_digest())
     written = read_json(cache_dir / WRITTEN_INDEX)
     written = written if isinstance(written, dict) else {}
     result = MachinePages({}, {}, {})

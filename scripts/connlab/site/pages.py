@@ -22,6 +22,8 @@ MACHINE_PAGES_DIR = "machines"
 # Every chart's files (CSV, spec, SVG) under build/docs; named here, not with the charts, so that publishing
 # does not import the chart code (Altair) to find them.
 CHARTS_SUBDIR = "charts"
+# The chart kinds compiled to Vega, one file per variant (connlab.site.compiled_charts), among the assets.
+COMPILED_CHARTS_SUBDIR = "assets/vega"
 
 Records = list[dict]
 

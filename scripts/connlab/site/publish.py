@@ -48,7 +48,7 @@ from connlab.contract.cache import digest, read_json, read_text, write_atomicall
 from connlab.errors import LabError
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, REPO_ROOT
-from connlab.site.pages import CHARTS_SUBDIR, MACHINE_PAGES_DIR
+from connlab.site.pages import CHARTS_SUBDIR, COMPILED_CHARTS_SUBDIR, MACHINE_PAGES_DIR
 from connlab.site.workers import page_workers
 
 CONFIG_FILE = REPO_ROOT / "mkdocs.yml"
@@ -90,16 +90,17 @@ def _output_of(page: Path, config: MkDocsConfig) -> Path:
 
 
 def remove_stale(docs_dir: Path, site_dir: Path) -> list[Path]:
-    """The site's machine pages and chart files whose source is gone from build/docs."""
+    """The site's machine pages, chart files and compiled charts whose source is gone from build/docs."""
     stale: list[Path] = []
     machines = site_dir / MACHINE_PAGES_DIR
     if machines.is_dir():
         kept = {page.stem for page in (docs_dir / MACHINE_PAGES_DIR).glob("*.md")}
         stale += [folder for folder in machines.iterdir() if folder.is_dir() and folder.name not in kept]
-    charts = site_dir / CHARTS_SUBDIR
-    if charts.is_dir():
-        drawn = {file.name for file in (docs_dir / CHARTS_SUBDIR).iterdir()}
-        stale += [file for file in charts.iterdir() if file.name not in drawn]
+    for subdir in (CHARTS_SUBDIR, COMPILED_CHARTS_SUBDIR):
+        made = docs_dir / subdir
+        if (site_dir / subdir).is_dir():
+            names = {file.name for file in made.iterdir()} if made.is_dir() else set()
+            stale += [file for file in (site_dir / subdir).iterdir() if file.name not in names]
     for path in stale:
         shutil.rmtree(path) if path.is_dir() else path.unlink()
     return stale

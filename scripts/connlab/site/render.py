@@ -36,6 +36,7 @@ from connlab.paths import (
 from connlab.site import charts, snippets, tables
 from connlab.site.chart_book import ChartBook
 from connlab.site.chart_cache import warm_svg_renderer
+from connlab.site.compiled_charts import write_compiled_assets
 from connlab.site.formats import is_missing, number, percent, plain_text, significant
 from connlab.site.page_cache import (
     ACROSS_MACHINE_CLAIM_KEYS,
@@ -446,6 +447,7 @@ def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Pat
         if asset.is_file():
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
+    write_compiled_assets(docs_dir)
     # A machine page whose machine is gone must not linger in the site, nor its charts.
     for stale in set((docs_dir / MACHINE_PAGES_DIR).glob("*.md")) - set(pages) - machine_pages.kept:
         stale.unlink()

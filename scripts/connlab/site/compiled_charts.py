@@ -1,0 +1,172 @@
+"""The chart kinds a machine's page draws, compiled to Vega once per build, not once per chart in a browser.
+
+A machine's page draws a dozen charts in the browser only (connlab.site.chart_book), each its kind's template
+with the machine's rows (and, for the USL simulator, its params) put in. Compiling Vega-Lite to Vega was a
+fifth of the browser's chart work there, and gives the same Vega for every machine but the rows and params.
+So each templated kind is compiled here, once per way charts.js draws it (a variant: the column's layout,
+the palette, and the fixed minimum plot width it falls back to), by the vega-lite the browser loads, with
+the config charts.js gives it; the Vega specs are written as one small JSON asset per variant that every
+machine's page shares (the browser caches it across pages). charts.js puts a figure's rows and params into
+its kind's Vega and draws it without vega-lite; the figure keeps its Vega-Lite spec for its downloads.
+
+The compile runs in node (compile_vega.mjs) with node_modules' vega-lite and vega-themes, the very files the
+browser's vega-embed would compile with: vl-convert bundles an older vega-lite. Its result is kept under
+build/cache by the digest of what makes it (the templates, the configs, the compiler's versions and code),
+and names the assets, so a browser never keeps a stale one.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from connlab.contract.cache import canonical_json, digest, read_text, source_digest, write_atomically
+from connlab.contract.files import write_if_changed
+from connlab.paths import CACHE_DIR
+from connlab.site import charts
+from connlab.site.chart_cache import kind_template
+from connlab.site.pages import COMPILED_CHARTS_SUBDIR
+from connlab.site.spec_template import with_rows
+from connlab.site.vendor import NODE_MODULES
+
+COMPILER = Path(__file__).with_name("compile_vega.mjs")
+# What the compiler's output depends on besides its input: these packages as node_modules holds them.
+COMPILER_PACKAGES = ("vega-lite", "vega-themes", "vega-util")
+CACHE_SUBDIR = "vega"
+
+# What charts.js gives every chart (its chartConfig, responsive and MIN_PLOT_WIDTH), repeated here because
+# the Vega must be compiled with it; tests/test_site_browser.py draws every machine page's chart both ways
+# and fails where the two disagree.
+NARROW_LEGEND = {"orient": "bottom", "direction": "vertical", "labelLimit": 0}
+MIN_PLOT_WIDTH = 250
+# The palettes: Material's scheme -> the vega-themes theme vega-embed is given (charts.js: embedOptions).
+THEMES: dict[str, str | None] = {"light": None, "dark": "dark"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way charts.js draws a chart: its name is the one charts.js builds (compiledVariant)."""
+
+    layout: str  # "wide", or "narrow": legends under the plot
+    palette: str  # "light" or "dark"
+    fixed: bool  # drawn at MIN_PLOT_WIDTH, where the column left the plot less
+
+    @property
+    def name(self) -> str:
+        return f"{self.layout}-{self.palette}{'-fixed' if self.fixed else ''}"
+
+    def config(self) -> dict[str, Any]:
+        config: dict[str, Any] = {
+            "background": "transparent",
+            "axis": {"labelOverlap": True, "labelSeparation": 4},
+        }
+        if self.layout == "narrow":
+            config["legend"] = dict(NARROW_LEGEND)
+        return config
+
+    def sized(self, spec: dict) -> dict:
+        """The spec as charts.js's responsive() sizes it: a single view or layer follows the column's width,
+        or keeps MIN_PLOT_WIDTH; compound specs keep their own sizing."""
+        if "mark" not in spec and "layer" not in spec:
+            return spec
+        if self.fixed:
+            return {**spec, "width": MIN_PLOT_WIDTH, "autosize": {"type": "pad"}}
+        return {**spec, "width": "container", "autosize": {"type": "fit-x", "contains": "padding"}}
+
+
+VARIANTS = tuple(
+    Variant(layout, palette, fixed)
+    for layout in ("wide", "narrow")
+    for palette in THEMES
+    for fixed in (False, True)
+)
+# The kinds compiled: those whose charts are their kind's template with rows (and params) put in.
+KINDS = tuple(sorted(charts.TEMPLATED))
+
+Compiled = dict[str, dict[str, dict]]  # variant name -> kind -> Vega spec
+
+
+def _jobs() -> list[dict[str, Any]]:
+    """What node compiles, variant by variant, kind by kind (the order compiled_set reads them back in)."""
+    return [
+        {"spec": variant.sized(with_rows(kind_template(kind), [])), "config": variant.config(),
+         "theme": THEMES[variant.palette]}
+        for variant in VARIANTS
+        for kind in KINDS
+    ]  # fmt: skip
+
+
+def compiler_versions(node_modules: Path = NODE_MODULES) -> dict[str, str]:
+    return {
+        name: json.loads((node_modules / name / "package.json").read_text(encoding="utf-8"))["version"]
+        for name in COMPILER_PACKAGES
+    }
+
+
+@functools.cache
+def compiler_digest() -> str:
+    """What the set's Vega is made with besides the chart code: node_modules' compiler and compile_vega.mjs.
+    The machine pages' cache keys hold it (connlab.site.page_cache), as they hold the code, which makes
+    the templates and the configs: a new set (an upgraded vega-lite) renders the pages that name it again.
+    Not set_name(), which builds every kind's template: in a cold build, before the page workers start."""
+    return digest(canonical_json(compiler_versions()), source_digest(COMPILER))
+
+
+@functools.cache
+def set_name() -> str:
+    """The compiled set's name: the digest of everything its Vega is made of. The figures name it."""
+    return digest(compiler_digest(), canonical_json(_jobs()))
+
+
+def compiled_set(cache_dir: Path = CACHE_DIR) -> Compiled:
+    """Every kind compiled in every variant: from the cache, else by one run of node."""
+    path = cache_dir / CACHE_SUBDIR / f"{set_name()}.json"
+    kept = read_text(path)
+    if kept is not None:
+        try:
+            return json.loads(kept)
+        except ValueError:
+            pass  # not a file this code wrote whole: compiled again
+    specs = compile_specs(_jobs())
+    count = len(KINDS)
+    result = {
+        variant.name: dict(zip(KINDS, specs[index * count : (index + 1) * count], strict=True))
+        for index, variant in enumerate(VARIANTS)
+    }
+    write_atomically(path, json.dumps(result, sort_keys=True))
+    return result
+
+
+def compile_specs(jobs: list[dict[str, Any]]) -> list[dict]:
+    """Vega-Lite to Vega in node, as vega-embed compiles it in the browser."""
+    try:
+        done = subprocess.run(
+            ["node", str(COMPILER)], input=json.dumps(jobs), capture_output=True, text=True, check=True
+        )
+    except FileNotFoundError as exc:
+        raise RuntimeError("node is needed to compile the charts (make setup installs it)") from exc
+    except subprocess.CalledProcessError as exc:
+        raise RuntimeError(f"compiling the charts to Vega failed:\n{exc.stderr}") from exc
+    return json.loads(done.stdout)
+
+
+def asset_name(variant: Variant, name: str) -> str:
+    return f"{name}.{variant.name}.json"
+
+
+def write_compiled_assets(docs_dir: Path, cache_dir: Path = CACHE_DIR) -> list[Path]:
+    """The compiled set's assets, one per variant (charts.js: COMPILED_FOLDER); earlier sets' are removed."""
+    folder = Path(docs_dir) / COMPILED_CHARTS_SUBDIR
+    compiled = compiled_set(cache_dir)
+    written = []
+    for variant in VARIANTS:
+        path = folder / asset_name(variant, set_name())
+        write_if_changed(path, json.dumps(compiled[variant.name], sort_keys=True, separators=(",", ":")))
+        written.append(path)
+    for stale in set(folder.iterdir()) - set(written):
+        stale.unlink()
+    return written
