@@ -34,9 +34,12 @@ DATA_STAMP     := $(DATA)/.aggregated
 DOCS_STAMP     := $(DOCS)/.rendered
 SITE_STAMP     := $(SITE)/.built
 
-# results/<machine>/machine.yaml and results/<machine>/<experiment>/<file>.csv (the folders come along): make's
-# own glob, not a find in a shell, which cost a third of a second with a thousand machines.
-RESULT_FILES   := $(wildcard results/*/* results/*/*/*)
+# Touched when anything under results/ is newer than the aggregation's stamp: a file written, edited in place,
+# added or renamed in (which changes its folder's time too), or removed (its folder's time). find stops at the
+# first one. With every results file a prerequisite, make checked them one by one: 0.8 s of adding a machine
+# to a thousand, and 0.45 s of a build with nothing to do. A recipe, not a $(shell) when make starts, so that
+# `make run site` sees what the run wrote.
+RESULTS_CHANGED := $(BUILD)/.results-changed
 EXPERIMENT_SRC := $(shell find experiments -type f 2>/dev/null)
 SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
 # Each stage's stamp depends on exactly the code that stage imports: the command line and what every
@@ -47,7 +50,7 @@ SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py 
 DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py)
 SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*.mjs)
 
-.PHONY: stage-code help all setup system-packages postgres run run-all contribute validate aggregate articles site serve test lint clean
+.PHONY: FORCE stage-code help all setup system-packages postgres run run-all contribute validate aggregate articles site serve test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
 
 ## help: list the targets (the default goal)
@@ -121,7 +124,12 @@ validate: $(VENV_STAMP)
 ## aggregate: DuckDB aggregates of results/ into build/data
 aggregate: $(DATA_STAMP)
 
-$(DATA_STAMP): $(RESULT_FILES) $(EXPERIMENT_SRC) $(wildcard site_src/articles/*.sql site_src/articles/*.claims.yaml site_src/pages/*.facts.sql) $(DATA_CODE) | $(VENV_STAMP)
+$(RESULTS_CHANGED): FORCE
+	@mkdir -p $(@D); if [ ! -e $(DATA_STAMP) ] || [ -n "$$(find results -newer $(DATA_STAMP) -print -quit 2>/dev/null)" ]; then touch $@; fi
+
+FORCE:
+
+$(DATA_STAMP): $(RESULTS_CHANGED) $(EXPERIMENT_SRC) $(wildcard site_src/articles/*.sql site_src/articles/*.claims.yaml site_src/pages/*.facts.sql) $(DATA_CODE) | $(VENV_STAMP)
 ifneq ($(filter $(AFTER_DATA_GOALS),$(MAKECMDGOALS)),)
 	@rm -f $@
 else

@@ -52,13 +52,18 @@ def make(tree: Path, goal: str, status: int = 0) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-def touch(tree: Path, name: str) -> None:
-    """The file changed since the last build: newer than every stamp, whatever the file system's time
-    resolution (every file is made older, the stamps a little less)."""
+def aged(tree: Path) -> None:
+    """Every file made older, the stamps a little less: whatever changes next is newer than every stamp,
+    whatever the file system's time resolution."""
     now = time.time()
     for path in tree.rglob("*"):
         age = 10 if path.match("build/*/.*") else 20
         os.utime(path, (now - age, now - age))
+
+
+def touch(tree: Path, name: str) -> None:
+    """The file changed since the last build."""
+    aged(tree)
     (tree / name).touch()
 
 
@@ -100,3 +105,25 @@ def test_an_unknown_stage_is_named_in_one_line() -> None:
     )  # fmt: skip
     assert result.returncode == 2
     assert result.stderr.strip() == "error: no stage named publish: the stages are aggregate, render, site"
+
+
+def test_results_added_removed_or_moved_in_with_old_times_make_the_aggregation_due(tree: Path) -> None:
+    """make no longer lists every results file: whatever changes under results/ (a file removed, a folder
+    moved in whose files keep their old times, a file edited in place) shows in a time newer than the
+    stamp's, a file's or its folder's."""
+    make(tree, "site")
+    aged(tree)
+    (tree / "results/m1/clients-sweep/runs.csv").unlink()
+    assert make(tree, "site") == ["build aggregate render site"]
+    moved = tree / "elsewhere/m2/clients-sweep"
+    moved.mkdir(parents=True)
+    (moved / "runs.csv").write_text("a\n")
+    aged(tree)
+    assert make(tree, "site") == []
+    moved.parent.rename(tree / "results/m2")
+    assert make(tree, "site") == ["build aggregate render site"]
+    assert make(tree, "site") == []
+    aged(tree)
+    with (tree / "results/m2/clients-sweep/runs.csv").open("a") as edited:
+        edited.write("b\n")
+    assert make(tree, "site") == ["build aggregate render site"]
