@@ -64,6 +64,14 @@ def test_every_kind_is_compiled_once_per_variant_and_kept_by_its_digest(
     ]
 
 
+def test_a_damaged_set_is_compiled_again(tmp_path: Path, compiles: list[int]) -> None:
+    first = compiled_charts.compiled_set(tmp_path)
+    kept = tmp_path / compiled_charts.CACHE_SUBDIR / f"{compiled_charts.set_name()}.json"
+    kept.write_text(kept.read_text()[:100], encoding="utf-8")  # cut short, as by a crash mid-write
+    assert compiled_charts.compiled_set(tmp_path) == first
+    assert len(compiles) == 2
+
+
 def test_a_new_compiler_makes_a_new_set(
     tmp_path: Path, compiles: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -52,6 +52,18 @@ def read_json(path: Path) -> object | None:
     return None if text is None else json.loads(text)
 
 
+def read_kept_json(path: Path) -> object | None:
+    """A result kept under build/cache: None where it is missing or is not JSON (not a file written whole by
+    write_atomically, e.g. one left by another version), so that it is computed again."""
+    text = read_text(path)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
 def loads_fast(data: bytes) -> object:
     """json.loads, by orjson where it can (a third of the time on a thousand machines' claims); what orjson
     refuses and json takes (NaN, integers beyond 64 bits) is read by json."""

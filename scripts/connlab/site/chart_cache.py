@@ -18,7 +18,14 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from connlab.contract.cache import canonical_json, digest, read_text, source_digest, write_atomically
+from connlab.contract.cache import (
+    canonical_json,
+    digest,
+    read_kept_json,
+    read_text,
+    source_digest,
+    write_atomically,
+)
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR
 from connlab.site import charts, scaling_chart, spec_template, usl_chart
@@ -59,12 +66,9 @@ def kind_template(kind: str) -> dict:
     the one its FILLED_FROM_TEMPLATE entry makes. Kept in the cache under the chart code's digest: a render
     that finds every template there never imports Altair, a third of a second of each render."""
     path = CACHE_DIR / TEMPLATES_SUBDIR / f"{digest(_code_digest(), kind)}.json"
-    kept = read_text(path)
-    if kept is not None:
-        try:
-            return json.loads(kept)
-        except ValueError:
-            pass  # not a file this code wrote whole: made again
+    kept = read_kept_json(path)
+    if isinstance(kept, dict):
+        return kept
     filled = charts.FILLED_FROM_TEMPLATE.get(kind)
     template = filled[0]() if filled is not None else chart_function(kind)([])
     write_atomically(path, json.dumps(template, sort_keys=True))

@@ -24,7 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from connlab.contract.cache import canonical_json, digest, read_text, source_digest, write_atomically
+from connlab.contract.cache import (
+    canonical_json,
+    digest,
+    read_kept_json,
+    source_digest,
+    write_atomically,
+)
 from connlab.contract.files import write_if_changed
 from connlab.paths import CACHE_DIR
 from connlab.site import charts
@@ -125,12 +131,9 @@ def set_name() -> str:
 def compiled_set(cache_dir: Path = CACHE_DIR) -> Compiled:
     """Every kind compiled in every variant: from the cache, else by one run of node."""
     path = cache_dir / CACHE_SUBDIR / f"{set_name()}.json"
-    kept = read_text(path)
-    if kept is not None:
-        try:
-            return json.loads(kept)
-        except ValueError:
-            pass  # not a file this code wrote whole: compiled again
+    kept = read_kept_json(path)
+    if isinstance(kept, dict):
+        return kept
     specs = compile_specs(_jobs())
     count = len(KINDS)
     result = {
