@@ -50,7 +50,7 @@ SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py 
 DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py)
 SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*.mjs)
 
-.PHONY: FORCE stage-code help all setup system-packages postgres run run-all contribute validate aggregate articles site serve test lint clean
+.PHONY: stage-code help all setup system-packages postgres run run-all contribute validate aggregate articles site serve test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
 
 ## help: list the targets (the default goal)
@@ -127,6 +127,7 @@ aggregate: $(DATA_STAMP)
 $(RESULTS_CHANGED): FORCE
 	@mkdir -p $(@D); if [ ! -e $(DATA_STAMP) ] || [ -n "$$(find results -newer $(DATA_STAMP) -print -quit 2>/dev/null)" ]; then touch $@; fi
 
+# No recipe and no file of that name: always out of date, so the recipe above runs on every make.
 FORCE:
 
 $(DATA_STAMP): $(RESULTS_CHANGED) $(EXPERIMENT_SRC) $(wildcard site_src/articles/*.sql site_src/articles/*.claims.yaml site_src/pages/*.facts.sql) $(DATA_CODE) | $(VENV_STAMP)
