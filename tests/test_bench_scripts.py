@@ -77,8 +77,9 @@ def test_every_bench_script_has_a_test() -> None:
 
 def test_the_many_machines_benchmark_reports_every_figure() -> None:
     """Two synthetic machines in a temporary copy: the script runs end to end and prints one row with the
-    cold, no-op and one-machine-added builds, the cost per machine, the heaviest page and the time its charts
-    took to draw (no timing is judged here: the figures are for the reader)."""
+    cold, no-op and one-machine-added builds, the cost per machine, the heaviest page, the time its charts
+    took to draw and the host check before and after (no timing is judged here: the figures are for the
+    reader)."""
     result = subprocess.run(
         [sys.executable, "scripts/bench/many_machines.py", "--tiny"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=False,
@@ -88,9 +89,12 @@ def test_the_many_machines_benchmark_reports_every_figure() -> None:
     assert header.startswith("machines") and "heaviest page" in header
     fields = row.split()
     assert int(fields[0]) >= 2
-    # Cold, no-op, one added, per machine, and the heaviest page's charts drawn in headless Chromium.
-    assert fields.count("s") == 5 and "MB" in fields
+    # Cold, no-op, one added, per machine, the heaviest page's charts drawn in headless Chromium, and the
+    # host check's two timings around them.
+    assert [field.rstrip(";") for field in fields].count("s") == 6 and "MB" in fields
     assert any(field.endswith("index.html,") for field in fields)
+    before, arrow, after = fields[-4:-1]
+    assert arrow == "→" and float(before) > 0 and float(after) > 0
 
 
 def test_the_many_machines_benchmark_prints_what_each_machine_added() -> None:

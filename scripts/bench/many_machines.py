@@ -7,7 +7,10 @@ repository itself is never written to. Per size it prints the cold build, the no
 one more machine, the cold build's cost per machine (and, from the second size on, what each machine beyond
 the previous size added to it), the heaviest page's gzipped weight (HTML with the scripts and styles it
 loads, the chart libraries where it has a chart and the search index; chart specs and data are inline) and
-the time headless Chromium takes to draw every chart on that page.
+the time headless Chromium takes to draw every chart on that page. Last, a host check: a fixed piece of CPU
+work timed before and after the size's builds. It never changes, so it tells how fast the host itself was
+while a row was measured: a shared virtual machine can run a third slower in one hour than in another,
+and a row is comparable with another only where their host checks agree.
 
     .venv/bin/python scripts/bench/many_machines.py --machines 10 100 1000
     .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines: checks the script runs
@@ -25,11 +28,13 @@ import os
 import re
 import shutil
 import socketserver
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import yaml
@@ -206,8 +211,24 @@ def chart_draw_seconds(site: Path, page: str) -> float | None:
 Figures = dict[str, float | str | int]  # one size's row
 
 
+def host_check_seconds(repeats: int = 5) -> float:
+    """The median time of a fixed piece of work, interpreted Python and then zlib in C, the two kinds of work
+    a build does: the same work on every run of this script, whatever the repository holds."""
+    payload = bytes(range(256)) * 80_000  # 20 MB
+    timings = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        total = 0
+        for value in range(4_000_000):
+            total += value * value
+        zlib.compress(payload, 6)
+        timings.append(time.perf_counter() - started)
+    return statistics.median(timings)
+
+
 def measure(synthetic: int, keep: bool) -> Figures:
     copy = Path(tempfile.mkdtemp(prefix="connlab-machines-"))
+    host_before = host_check_seconds()
     try:
         copy_repository(copy)
         results = copy / "results"
@@ -223,7 +244,7 @@ def measure(synthetic: int, keep: bool) -> Figures:
         return {
             "machines": machines + 1, "cold_s": cold, "noop_s": noop, "added_s": added,
             "heaviest_page": page, "heaviest_mb": weight / 1e6, "cold_s_per_machine": cold / machines,
-            "drawn_s": drawn,
+            "drawn_s": drawn, "host_before_s": host_before, "host_after_s": host_check_seconds(),
         }  # fmt: skip
     finally:
         if keep:
@@ -241,7 +262,7 @@ def main() -> None:
     sizes = [2] if args.tiny else args.machines
     print(
         "machines  cold make site  no-op  one added  cold per machine  cold per machine more"
-        "  heaviest page (gzipped), drawn in"
+        "  heaviest page (gzipped), drawn in; host check before → after"
     )
     previous: Figures | None = None
     for size in sizes:
@@ -250,7 +271,8 @@ def main() -> None:
         print(
             f"{r['machines']:>8}  {r['cold_s']:>12.1f} s  {r['noop_s']:>4.2f} s  {r['added_s']:>7.1f} s"
             f"  {r['cold_s_per_machine']:>14.2f} s  {marginal_cost(previous, r):>21}"
-            f"  {r['heaviest_mb']:.2f} MB {r['heaviest_page']}, {drawn}",
+            f"  {r['heaviest_mb']:.2f} MB {r['heaviest_page']}, {drawn};"
+            f" {r['host_before_s']:.2f} → {r['host_after_s']:.2f} s",
             flush=True,
         )
         previous = r
