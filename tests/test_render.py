@@ -588,7 +588,9 @@ def test_past_twelve_machines_the_normalised_chart_draws_their_spread(tmp_path: 
     assert "measured machines (median, min–max)" not in few and '"machine"' in few
     many = render_tmc_with_copies(tmp_path / "many", 13)
     assert "With 16 measured machines, a line each would hide the shape" in many
-    spec = json.loads(re.search(r'id="chart-tmc-normalised">.*?<script[^>]*>(.*?)</script>', many, re.S)[1])
+    figure = re.search(r'id="chart-tmc-normalised"[^>]*>.*?<script[^>]*>(.*?)</script>', many, re.S)
+    assert figure, "no normalised chart on the article"
+    spec = json.loads(figure[1])
     series = {row["series"] for row in spec["datasets"]["rows"]}
     assert "measured machines (median, min–max)" in series and len(series) > 1  # the published curves too
 

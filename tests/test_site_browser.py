@@ -49,6 +49,8 @@ FIGURE = "figure.connlab-chart"
 # __palette_1 = slate) and, after each input, a label for the *next* one; only the
 # label of the next scheme is visible, so it is the toggle button.
 PALETTE_TOGGLE = 'form[data-md-component="palette"] label[for="__palette_{index}"]'
+# The article ARTICLE_NAV_LINK leads to; its charts are across machines.
+ARTICLE_PAGE = "articles/too-many-connections/"
 ARTICLE_NAV_LINK = '.md-sidebar--primary a.md-nav__link[href*="articles/too-many-connections/"]'
 
 # True once every chart figure on the page has an <svg> drawn into its view, drawn for
@@ -281,7 +283,7 @@ def test_instant_navigation_renders_charts(watched: Watched, site_url: str) -> N
     page.evaluate("() => { window.__connlabNoReload = true; }")
     mark_container(page)
     page.locator(ARTICLE_NAV_LINK).first.click()
-    page.wait_for_url("**/articles/too-many-connections/")
+    page.wait_for_url("**/" + ARTICLE_PAGE)
     wait_for_new_content(page)
     assert page.evaluate("() => window.__connlabNoReload === true"), "navigation did a full page load"
     assert figure_count(page) > 0, "the article has no chart"
@@ -299,8 +301,9 @@ def test_instant_navigation_renders_charts(watched: Watched, site_url: str) -> N
 
 
 def test_chart_libraries_load_only_where_a_page_has_a_chart(watched: Watched, site_url: str) -> None:
-    """vega, vega-lite and vega-embed are most of a page's weight: a page without a chart never fetches
-    them; the first page with one does, once, also after instant navigation."""
+    """vega and vega-embed are most of a page's weight: a page without a chart never fetches them; the first
+    page with one does, once, also after instant navigation. vega-lite is not fetched: every chart of the
+    site is drawn from Vega compiled at build time."""
     page = watched.page
     fetched: list[str] = []
     page.on("request", lambda request: fetched.append(urlsplit(request.url).path))
@@ -314,7 +317,7 @@ def test_chart_libraries_load_only_where_a_page_has_a_chart(watched: Watched, si
     wait_for_new_content(page)
     wait_for_charts(watched)
     libraries = [path.rsplit("/", 1)[-1] for path in fetched if "/vendor/" in path]
-    assert libraries == ["vega.min.js", "vega-lite.min.js", "vega-embed.min.js"]
+    assert libraries == ["vega.min.js", "vega-embed.min.js"]
     watched.assert_clean()
 
 
@@ -777,16 +780,18 @@ def drawn_views(
 
 @pytest.mark.parametrize("slate", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("width", [DESKTOP_WIDTH, PHONE_WIDTH], ids=["desktop", "phone"])
+@pytest.mark.parametrize("path", [POOL_SIZING_PAGE, ARTICLE_PAGE], ids=["machine", "article"])
 def test_compiled_charts_draw_what_vega_lite_draws(
-    browser: Browser, site_url: str, built_site: Path, width: int, slate: bool
+    browser: Browser, site_url: str, built_site: Path, path: str, width: int, slate: bool
 ) -> None:
-    """Every chart of a machine's page, drawn from its kind's Vega compiled at build time, is the drawing
-    (SVG, sliders and export menu) that compiling its Vega-Lite spec in the browser makes; and the page
-    never fetches vega-lite, which the page with the attributes removed still does."""
-    html = (built_site / POOL_SIZING_PAGE / "index.html").read_text(encoding="utf-8")
+    """Every chart of a machine's page (drawn in the browser only) and of an article (across machines, with
+    an SVG fallback), drawn from its kind's Vega compiled at build time, is the drawing (SVG, sliders and
+    export menu) that compiling its Vega-Lite spec in the browser makes; and the page never fetches
+    vega-lite, which the page with the attributes removed still does."""
+    html = (built_site / path / "index.html").read_text(encoding="utf-8")
     figures = html.count('<figure class="connlab-chart')
     assert html.count(" data-vega-kind=") == figures > 0, "not every chart of the page is compiled"
-    url = site_url + POOL_SIZING_PAGE
+    url = site_url + path
     compiled, fetched = drawn_views(browser, url, width, slate, compiled=True)
     from_vega_lite, fetched_before = drawn_views(browser, url, width, slate, compiled=False)
     assert len(compiled) == figures
@@ -799,12 +804,20 @@ def test_compiled_charts_draw_what_vega_lite_draws(
     assert any("/assets/vega/" in path for path in fetched)
 
 
-def test_an_article_reached_from_a_machine_page_draws_its_charts(watched: Watched, site_url: str) -> None:
-    """A machine's page loads no vega-lite and runs vega-embed without it; instant navigation to an article
-    then loads vega-lite and runs vega-embed again, which takes vega-lite only when it runs."""
+def test_a_chart_not_compiled_reached_from_a_compiled_page_draws(watched: Watched, site_url: str) -> None:
+    """A machine's page loads no vega-lite and runs vega-embed without it; instant navigation to a page with
+    a chart that names no compiled Vega (a kind built in full: the article is served with its figures'
+    attributes removed) then loads vega-lite and runs vega-embed again, which takes vega-lite only when it
+    runs."""
     page = watched.page
     fetched: list[str] = []
     page.on("request", lambda request: fetched.append(urlsplit(request.url).path))
+
+    def not_compiled(route: Route) -> None:
+        response = route.fetch()
+        route.fulfill(response=response, body=COMPILED_ATTRIBUTES.sub("", response.text()))
+
+    page.route(site_url + ARTICLE_PAGE, not_compiled)
     page.goto(site_url + POOL_SIZING_PAGE, wait_until="load")
     wait_for_charts(watched)
     libraries = [path.rsplit("/", 1)[-1] for path in fetched if "/vendor/" in path]
@@ -812,11 +825,11 @@ def test_an_article_reached_from_a_machine_page_draws_its_charts(watched: Watche
     page.evaluate("() => { window.__connlabNoReload = true; window.__connlabEmbed = window.vegaEmbed; }")
     mark_container(page)
     page.locator(ARTICLE_NAV_LINK).first.click()
-    page.wait_for_url("**/articles/too-many-connections/")
+    page.wait_for_url("**/" + ARTICLE_PAGE)
     wait_for_new_content(page)
     assert page.evaluate("() => window.__connlabNoReload === true"), "navigation did a full page load"
     wait_for_charts(watched)
-    assert page.locator(f"{FIGURE}[data-vega-kind]").count() == 0, "an article's chart is compiled"
+    assert page.locator(f"{FIGURE}[data-vega-kind]").count() == 0, "the served page names compiled Vega"
     assert page.evaluate("() => window.vegaEmbed !== window.__connlabEmbed"), "vega-embed was not run again"
     libraries = [path.rsplit("/", 1)[-1] for path in fetched if "/vendor/" in path]
     # vega-embed's second run may come from the browser's memory cache, unseen as a request.

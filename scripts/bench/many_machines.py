@@ -124,7 +124,7 @@ def make_site(copy: Path) -> float:
 
 def lazy_libraries(site: Path, html: str) -> list[Path]:
     """What charts.js fetches on a page with a chart, in the site: vega and vega-embed, vega-lite where a
-    figure names no compiled chart (an article's), and the compiled set's variant a desktop in the light
+    figure names no compiled chart, and the compiled set's variant a desktop in the light
     palette draws (assets/vega/<set>.wide-light.json) where figures name one."""
     charts_js = site / "assets" / "charts.js"
     names = dict(

@@ -18,10 +18,10 @@
  * vega, vega-lite and vega-embed (which bundles vega-interpreter) are most of a page's weight: this
  * file loads them, from the site itself, only on a page that has a chart, and once per visit.
  *
- * A figure that names a compiled set and kind (data-vega-set, data-vega-kind: a machine's page) is drawn
- * from its kind's Vega, compiled at build time (connlab/site/compiled_charts.py) in the variant this file
- * would have compiled, with the figure's rows and params put in: no Vega-Lite compile in the browser, and
- * vega-lite.min.js is loaded only for a page with a figure that names none (an article's).
+ * A figure that names a compiled set and kind (data-vega-set, data-vega-kind: every chart of a kind built
+ * from a template) is drawn from its kind's Vega, compiled at build time (connlab/site/compiled_charts.py)
+ * in the variant this file would have compiled, with the figure's rows and params put in: no Vega-Lite
+ * compile in the browser, and vega-lite.min.js is loaded only for a page with a figure that names none.
  */
 (function () {
   "use strict";
@@ -98,7 +98,7 @@
   }
 
   // Settings for every chart, whatever its spec says. compiled_charts.py (Variant.config) compiles the
-  // machine pages' charts with the same: change both.
+  // templated kinds' charts with the same: change both.
   function chartConfig(layout) {
     var config = {
       // The page provides the background; the themes only set text and grid colours.
@@ -375,8 +375,8 @@
   // Each library's load, by name; vega-embed's is the last one started.
   var loads = new Map();
   // Whether vega-embed was (or is being) run with vega-lite there: it takes vega-lite when it runs, so
-  // one run before vega-lite was loaded (a machine's page) is run again after it (an article's, reached
-  // by instant navigation).
+  // one run before vega-lite was loaded (a page whose charts are all compiled) is run again after it (a
+  // page with a chart that is not, reached by instant navigation).
   var embedHasVegaLite = false;
 
   // async = false runs the scripts in the order they were added (each needs the one before), as soon as

@@ -54,9 +54,9 @@ class ChartRequest:
 
     def compiled(self) -> tuple[str, str] | None:
         """(the compiled set, the kind) where charts.js draws the chart from its kind's Vega compiled at build
-        time: a chart drawn in the browser only, of a kind built from a template. The others (an article's,
-        with its SVG fallback; a kind built in full) keep the Vega-Lite path."""
-        if self.svg or self.kind not in compiled_charts.KINDS:
+        time: a chart of a kind built from a template, on an article as on a machine's page (a page whose
+        charts are all compiled never loads vega-lite). A kind built in full keeps the Vega-Lite path."""
+        if self.kind not in compiled_charts.KINDS:
             return None
         return compiled_charts.set_name(), self.kind
 

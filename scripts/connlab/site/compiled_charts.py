@@ -1,13 +1,16 @@
-"""The chart kinds a machine's page draws, compiled to Vega once per build, not once per chart in a browser.
+"""The chart kinds the site draws, compiled to Vega once per build, not once per chart in a browser.
 
-A machine's page draws a dozen charts in the browser only (connlab.site.chart_book), each its kind's template
-with the machine's rows (and, for the USL simulator, its params) put in. Compiling Vega-Lite to Vega was a
-fifth of the browser's chart work there, and gives the same Vega for every machine but the rows and params.
-So each templated kind is compiled here, once per way charts.js draws it (a variant: the column's layout,
-the palette, and the fixed minimum plot width it falls back to), by the vega-lite the browser loads, with
-the config charts.js gives it; the Vega specs are written as one small JSON asset per variant that every
-machine's page shares (the browser caches it across pages). charts.js puts a figure's rows and params into
-its kind's Vega and draws it without vega-lite; the figure keeps its Vega-Lite spec for its downloads.
+Every chart kind built from a template (connlab.site.charts.TEMPLATED: all of today's) is that template with
+a chart's rows (and, for the USL simulator, its params) put in: a machine's page draws a dozen such charts,
+an article a few across machines. Compiling Vega-Lite to Vega was a fifth of the browser's chart work on a
+machine's page, and gives the same Vega for every chart of a kind but the rows and params; and a page whose
+charts are all compiled never loads vega-lite, a fifth of the chart libraries' weight. So each templated
+kind is compiled here, once per way charts.js draws it (a variant: the column's layout, the palette, and
+the fixed minimum plot width it falls back to), by the vega-lite the browser loads, with the config
+charts.js gives it; the Vega specs are written as one small JSON asset per variant that every page shares
+(the browser caches it across pages). charts.js puts a figure's rows and params into its kind's Vega and
+draws it without vega-lite; the figure keeps its Vega-Lite spec for its downloads, and an article's SVG
+fallback is still drawn from that spec.
 
 The compile runs in node (compile_vega.mjs) with node_modules' vega-lite and vega-themes, the very files the
 browser's vega-embed would compile with: vl-convert bundles an older vega-lite. Its result is kept under
@@ -45,8 +48,8 @@ COMPILER_PACKAGES = ("vega-lite", "vega-themes", "vega-util")
 CACHE_SUBDIR = "vega"
 
 # What charts.js gives every chart (its chartConfig, responsive and MIN_PLOT_WIDTH), repeated here because
-# the Vega must be compiled with it; tests/test_site_browser.py draws every machine page's chart both ways
-# and fails where the two disagree.
+# the Vega must be compiled with it; tests/test_site_browser.py draws every chart of a machine's page and
+# of an article both ways and fails where the two disagree.
 NARROW_LEGEND = {"orient": "bottom", "direction": "vertical", "labelLimit": 0}
 MIN_PLOT_WIDTH = 250
 # The palettes: Material's scheme -> the vega-themes theme vega-embed is given (charts.js: embedOptions).
