@@ -13,6 +13,7 @@ otherwise the tests are skipped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -398,23 +399,30 @@ def wait_for_legends(page: Page, below: bool) -> None:
 RESIZED_PAGE = "articles/too-many-connections/"
 
 
-def test_charts_follow_a_change_of_width(browser: Browser, site_url: str) -> None:  # noqa: F811
-    """A window narrowed from a desktop to a phone's width (or a phone turned) draws the charts again
-    with their legends under the plot, and widened again, beside it."""
-    context = browser.new_context(viewport={"width": DESKTOP, "height": HEIGHT}, service_workers="block")
+@contextlib.contextmanager
+def page_with_charts_drawn(browser: Browser, url: str, width: int) -> Iterator[Page]:
+    """The page at url in a fresh context of that width, once its charts are drawn."""
+    context = browser.new_context(viewport={"width": width, "height": HEIGHT}, service_workers="block")
     try:
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
-        page.goto(site_url + RESIZED_PAGE, wait_until="load")
+        page.goto(url, wait_until="load")
         page.wait_for_function(CHARTS_RENDERED_JS)
+        yield page
+    finally:
+        context.close()
+
+
+def test_charts_follow_a_change_of_width(browser: Browser, site_url: str) -> None:  # noqa: F811
+    """A window narrowed from a desktop to a phone's width (or a phone turned) draws the charts again
+    with their legends under the plot, and widened again, beside it."""
+    with page_with_charts_drawn(browser, site_url + RESIZED_PAGE, DESKTOP) as page:
         assert page.locator(f"{FIGURE} .connlab-chart__view svg g.role-legend").count() > 0, "no legend"
         wait_for_legends(page, below=False)
         page.set_viewport_size({"width": PHONE, "height": HEIGHT})
         wait_for_legends(page, below=True)
         page.set_viewport_size({"width": DESKTOP, "height": HEIGHT})
         wait_for_legends(page, below=False)
-    finally:
-        context.close()
 
 
 def test_the_machines_tables_fit_a_desktop_column(views: list[PageView]) -> None:
@@ -450,12 +458,7 @@ def test_a_table_out_of_view_is_reachable_by_keyboard_until_it_is_measured(
     """A table out of view is not laid out when the page opens, so whether it scrolls is not known: its
     wrapper takes the focus meanwhile. Focused, it comes into view and is measured; it keeps the focus, and
     keeps its tab stop after losing it only where it scrolls."""
-    context = browser.new_context(viewport={"width": width, "height": HEIGHT}, service_workers="block")
-    try:
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(site_url + MANY_TABLES_PAGE, wait_until="load")
-        page.wait_for_function(CHARTS_RENDERED_JS)
+    with page_with_charts_drawn(browser, site_url + MANY_TABLES_PAGE, width) as page:
         last = page.locator(".md-typeset__scrollwrap").last
         before = last.evaluate(WRAPPER_STATE_JS)
         assert not before["laidOut"], "the page's last table was laid out before it came near the view"
@@ -479,5 +482,3 @@ def test_a_table_out_of_view_is_reachable_by_keyboard_until_it_is_measured(
             )
         else:
             assert (after["tabindex"], after["role"], after["name"]) == (None, None, None), after
-    finally:
-        context.close()
