@@ -482,3 +482,34 @@ def test_a_table_out_of_view_is_reachable_by_keyboard_until_it_is_measured(
             )
         else:
             assert (after["tabindex"], after["role"], after["name"]) == (None, None, None), after
+
+
+# Narrower than a phone held upright: the machine page's charts keep their minimum plot width and scroll.
+NARROWEST = 320
+# Per chart on the page: whether its view scrolls sideways, measured here, and whether it takes the focus.
+CHART_VIEWS_JS = """
+() => [...document.querySelectorAll("figure.connlab-chart .connlab-chart__view")].map(v => ({
+  id: v.closest("figure").id,
+  scrolls: v.scrollWidth > v.clientWidth + 1,
+  tabindex: v.getAttribute("tabindex"),
+}))
+"""
+
+
+@pytest.mark.parametrize("width", (NARROWEST, PHONE, DESKTOP))
+def test_a_chart_view_that_scrolls_takes_the_keyboard_and_one_that_fits_does_not(
+    browser: Browser,
+    site_url: str,  # noqa: F811
+    width: int,
+) -> None:
+    """charts.js tells whether a view scrolls from its drawing's width and its column's, without laying the
+    page out after every chart: each chart's view, measured here in full, agrees, out of view too."""
+    with page_with_charts_drawn(browser, site_url + MANY_TABLES_PAGE, width) as page:
+        views = page.evaluate(CHART_VIEWS_JS)
+    assert len(views) > 5, views
+    wrong = [v for v in views if (v["tabindex"] == "0") != v["scrolls"]]
+    assert not wrong, report({"width": width, "wrong": wrong})
+    if width == NARROWEST:
+        assert all(v["scrolls"] for v in views), report(views)
+    if width == DESKTOP:
+        assert not any(v["scrolls"] for v in views), report(views)

@@ -32,7 +32,7 @@
   var ALT = ".connlab-chart__alt";
   var BROWSER_ONLY = "connlab-chart--browser-only";
   // The downloads of a chart whose spec and rows are held by the page only (chart_html.py: a machine's
-  // page), and the line that holds them, hidden until they are offered.
+  // page), and the line that holds them, hidden until this file can make them.
   var OFFERED = "a[data-offer]";
   var DOWNLOADS_LINE = ".connlab-chart__downloads";
   // The dataset a templated spec names its rows by (spec_template.py), and its compiled Vega's data.
@@ -235,6 +235,12 @@
     if (alt && alt.id) svg.setAttribute("aria-describedby", alt.id);
   }
 
+  // The drawing's whole width (axes and legends too): the width Vega gives its SVG.
+  function drawingWidth(view) {
+    var svg = view.querySelector("svg");
+    return svg ? parseFloat(svg.getAttribute("width")) || 0 : 0;
+  }
+
   // The plot's width as drawn: Vega's width signal, which excludes axes and legends.
   function plotWidth(result) {
     try {
@@ -288,7 +294,9 @@
             return;
           }
           var width = plotWidth(result);
-          if (!fixedWidth && view.clientWidth > 0 && width !== undefined && width < MIN_PLOT_WIDTH) {
+          // The column's width as the draw began, not read again: a read here would lay the page out
+          // between one chart drawn and the next.
+          if (!fixedWidth && drawnWidth.get(view) > 0 && width !== undefined && width < MIN_PLOT_WIDTH) {
             // The axes and labels left too little of the column: draw again at the minimum width.
             result.finalize();
             return renderFigure(figure, scheme, MIN_PLOT_WIDTH);
@@ -297,13 +305,16 @@
           // vega-embed's export menu opens from an icon alone: give it a name.
           var menu = view.querySelector("details > summary");
           if (menu) menu.setAttribute("aria-label", "Export this chart as SVG or PNG");
-          // A view wider than its column scrolls: keyboard users must be able to reach it.
-          if (view.scrollWidth > view.clientWidth + 1) view.setAttribute("tabindex", "0");
-          else view.removeAttribute("tabindex");
           figure.__connlabEmbed = result;
           live.add(figure);
           view.style.minHeight = "";
           figure.removeAttribute("data-render-error");
+          // A view wider than its column scrolls: keyboard users must be able to reach it. Told from the
+          // drawing's width and the column's as the draw began, not from the view's scroll width: the view is
+          // laid out on its own (connlab.css: content-visibility), so reading it after every chart drawn laid
+          // the page out a dozen times on a machine's page.
+          if (drawingWidth(view) > drawnWidth.get(view) + 1) view.setAttribute("tabindex", "0");
+          else view.removeAttribute("tabindex");
           figure.setAttribute("data-rendered-scheme", scheme);
         })
         .catch(function (err) {
@@ -418,12 +429,17 @@
     var figures = document.querySelectorAll(FIGURE);
     if (figures.length === 0) return;
     loadLibraries(needVegaLite(figures)).catch(function () {});
-    var scheme = currentScheme();
+    // The variant a column as wide as the window would take: a guess, since the column's own width is
+    // known only once the page is laid out, which reading it here would force before the page's scripts
+    // have changed it (and so lay it out twice). A figure in a column narrower than the guess fetches its
+    // own variant when it is drawn.
+    var variant = compiledVariant(currentScheme(), layoutFor(window.innerWidth));
+    var sets = new Set();
     figures.forEach(function (figure) {
-      var view = figure.querySelector(VIEW);
-      if (!isCompiled(figure) || !view) return;
-      var variant = compiledVariant(scheme, layoutFor(view.clientWidth));
-      fetchCompiled(figure.getAttribute(COMPILED_SET), variant).catch(function () {});
+      if (isCompiled(figure)) sets.add(figure.getAttribute(COMPILED_SET));
+    });
+    sets.forEach(function (set) {
+      fetchCompiled(set, variant).catch(function () {});
     });
   })();
 
@@ -487,8 +503,22 @@
       link.href = url;
     });
     offeredUrls.set(figure, urls);
+  }
+
+  // The files are made when a link is about to be used (pointed at, focused, clicked, its menu opened),
+  // not as the page starts: a dozen charts' rows written as CSV held up their drawing. A click's download
+  // takes the address the link has once the click's listeners have run.
+  var ABOUT_TO_USE = ["pointerenter", "focusin", "click", "contextmenu"];
+
+  function showDownloads(figure) {
     var line = figure.querySelector(DOWNLOADS_LINE);
-    if (line) line.hidden = false;
+    if (!line || !line.hidden || figure.querySelectorAll(OFFERED).length === 0) return;
+    ABOUT_TO_USE.forEach(function (type) {
+      line.addEventListener(type, function () {
+        offerDownloads(figure);
+      }, true);
+    });
+    line.hidden = false;
   }
 
   function renderAll() {
@@ -512,7 +542,7 @@
     var figures = document.querySelectorAll(FIGURE);
     if (figures.length === 0) return;
     // Offered whether or not the chart libraries load: the spec and its rows are in the page either way.
-    figures.forEach(offerDownloads);
+    figures.forEach(showDownloads);
     loadLibraries(needVegaLite(figures)).then(
       function () {
         // Instant navigation may have replaced the page while the libraries loaded.
