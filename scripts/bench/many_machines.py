@@ -27,7 +27,6 @@ import io
 import os
 import re
 import shutil
-import socketserver
 import statistics
 import subprocess
 import sys
@@ -183,7 +182,9 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 def chart_draw_seconds(site: Path, page: str) -> float | None:
     """Seconds from asking headless Chromium for the page (served locally, cache empty) until every chart
-    on it is drawn; None where Chromium or Playwright is missing."""
+    on it is drawn; None where Chromium or Playwright is missing. Served as `make serve` serves the site,
+    by Python's threading HTTP server: one that answered one request at a time would hold the chart
+    libraries back behind the search index, as no web server does."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -191,7 +192,7 @@ def chart_draw_seconds(site: Path, page: str) -> float | None:
     if not CHROMIUM.is_file():
         return None
     handler = functools.partial(QuietHandler, directory=str(site))
-    with socketserver.TCPServer(("127.0.0.1", 0), handler) as server:
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_address[1]}/{page.removesuffix('index.html')}"
         try:
