@@ -131,5 +131,5 @@ def test_every_page_of_the_site_converts_as_with_python_markdown_tables(docs_fro
         text = path.read_text(encoding="utf-8")
         html = fast.reset().convert(text)
         assert html == slow.reset().convert(text), path.relative_to(docs)
-        tables += html.count("<table>")
+        tables += html.count("<table")
     assert tables > 20

@@ -44,6 +44,7 @@ MARKDOWN_EXTENSIONS = [
     "attr_list",
     "md_in_html",
     "connlab.site.fast_tables",
+    "connlab.site.wrapped_tables",
     "toc",
     "pymdownx.superfences",
     "pymdownx.tabbed",

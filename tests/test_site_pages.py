@@ -449,6 +449,30 @@ WRAPPER_STATE_JS = """
 """
 
 
+# The tables of a page after Material's script ran: the scroll wrappers, the tables the build wrapped in them
+# (connlab.site.wrapped_tables), wrappers inside wrappers, and tables Material would style or wrap itself.
+TABLE_WRAPPERS_JS = """
+() => [".md-typeset__scrollwrap", ".md-typeset__scrollwrap > .md-typeset__table > table.connlab-table",
+  ".md-typeset__scrollwrap .md-typeset__scrollwrap", ".md-typeset table:not([class])"]
+  .map(selector => document.querySelectorAll(selector).length)
+"""
+
+
+def test_material_leaves_each_table_in_the_wrapper_the_build_wrote(
+    browser: Browser,
+    site_url: str,  # noqa: F811
+    built_site: Path,  # noqa: F811
+) -> None:
+    """The build writes every table in Material's scroll wrappers, so that a wrapper out of view skips from
+    the page's first layout on: Material's script wraps none again, and every wrapper holds its table."""
+    html = (built_site / MANY_TABLES_PAGE / "index.html").read_text(encoding="utf-8")
+    written = html.count('<div class="md-typeset__scrollwrap">')
+    with page_with_charts_drawn(browser, site_url + MANY_TABLES_PAGE, DESKTOP) as page:
+        wrappers, wrapped, nested, classless = page.evaluate(TABLE_WRAPPERS_JS)
+    assert written > 20, f"{written} tables written in wrappers on /{MANY_TABLES_PAGE}"
+    assert (wrappers, wrapped, nested, classless) == (written, written, 0, 0)
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_a_table_out_of_view_is_reachable_by_keyboard_until_it_is_measured(
     browser: Browser,
