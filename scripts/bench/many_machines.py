@@ -7,10 +7,11 @@ repository itself is never written to. Per size it prints the cold build, the no
 one more machine, the cold build's cost per machine (and, from the second size on, what each machine beyond
 the previous size added to it), the heaviest page's gzipped weight (HTML with the scripts and styles it
 loads, the chart libraries where it has a chart and the search index; chart specs and data are inline) and
-the time headless Chromium takes to draw every chart on that page. Last, a host check: a fixed piece of CPU
-work timed before and after the size's builds. It never changes, so it tells how fast the host itself was
-while a row was measured: a shared virtual machine can run a third slower in one hour than in another,
-and a row is comparable with another only where their host checks agree.
+the time headless Chromium takes to draw every chart on that page (the median of five loads). Last, a
+host check: a fixed piece of CPU work timed before and after the size's builds. It never changes, so it
+tells how fast the host itself was while a row was measured: a shared virtual machine can run a third
+slower in one hour than in another, and a row is comparable with another only where their host checks
+agree.
 
     .venv/bin/python scripts/bench/many_machines.py --machines 10 100 1000
     .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines: checks the script runs
@@ -180,11 +181,17 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def chart_draw_seconds(site: Path, page: str) -> float | None:
-    """Seconds from asking headless Chromium for the page (served locally, cache empty) until every chart
-    on it is drawn; None where Chromium or Playwright is missing. Served as `make serve` serves the site,
-    by Python's threading HTTP server: one that answered one request at a time would hold the chart
-    libraries back behind the search index, as no web server does."""
+# Loads of the page whose median is its drawing time: one load varies by a fifth from the next on this
+# machine, more than a change worth measuring.
+DRAW_LOADS = 5
+
+
+def chart_draw_seconds(site: Path, page: str, loads: int = DRAW_LOADS) -> float | None:
+    """The median, over a few loads, of the seconds from asking headless Chromium for the page (served
+    locally, cache empty: a fresh browser each time) until every chart on it is drawn; None where Chromium
+    or Playwright is missing. Served as `make serve` serves the site, by Python's threading HTTP server: one
+    that answered one request at a time would hold the chart libraries back behind the search index, as no
+    web server does."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -192,21 +199,23 @@ def chart_draw_seconds(site: Path, page: str) -> float | None:
     if not CHROMIUM.is_file():
         return None
     handler = functools.partial(QuietHandler, directory=str(site))
+    timings = []
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_address[1]}/{page.removesuffix('index.html')}"
         try:
             with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-                tab = browser.new_page(viewport={"width": 1400, "height": 900})
-                started = time.perf_counter()
-                tab.goto(url, wait_until="load")
-                tab.wait_for_function(ALL_CHARTS_DRAWN, timeout=60_000)
-                elapsed = time.perf_counter() - started
-                browser.close()
+                for _ in range(loads):
+                    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+                    tab = browser.new_page(viewport={"width": 1400, "height": 900})
+                    started = time.perf_counter()
+                    tab.goto(url, wait_until="load")
+                    tab.wait_for_function(ALL_CHARTS_DRAWN, timeout=60_000)
+                    timings.append(time.perf_counter() - started)
+                    browser.close()
         finally:
             server.shutdown()
-    return elapsed
+    return statistics.median(timings)
 
 
 Figures = dict[str, float | str | int]  # one size's row
