@@ -208,3 +208,37 @@ def test_a_held_interrupt_is_raised_where_it_is_released() -> None:
     assert done.returncode == interrupts.INTERRUPTED_EXIT_STATUS, done.stderr
     assert done.stdout == "held\n"
     assert done.stderr.strip().splitlines() == ["interrupted; rerun the same command to finish"]
+
+
+# A signal handled inside a finalizer: Python prints its KeyboardInterrupt as ignored and drops it, as it does
+# in the at-fork hook logging runs while a child is started (where a sweep once ran on to its end).
+DROPPED_COMMAND = """
+import os, signal
+from connlab.interrupts import install_interrupt_handlers, raise_if_interrupted
+install_interrupt_handlers()
+class Finalized:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        sum(range(1000))  # the handler runs here, between two bytecodes
+Finalized()
+print("went on", flush=True)
+raise_if_interrupted()
+print("not stopped", flush=True)
+"""
+
+
+def test_an_interrupt_dropped_where_python_ignores_exceptions_is_raised_again() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", DROPPED_COMMAND], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "Exception ignored" in done.stderr, done.stderr
+    assert done.stdout == "went on\n", (done.stdout, done.stderr)
+    assert done.stderr.rstrip().endswith("KeyboardInterrupt: an interrupt signal came earlier"), done.stderr
+
+
+def test_without_a_signal_nothing_is_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(interrupts, "_interrupted", False)
+    interrupts.raise_if_interrupted()
+    monkeypatch.setattr(interrupts, "_interrupted", True)
+    with pytest.raises(KeyboardInterrupt):
+        interrupts.raise_if_interrupted()

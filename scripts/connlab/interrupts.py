@@ -40,6 +40,14 @@ def interrupted() -> bool:
     return _interrupted
 
 
+def raise_if_interrupted() -> None:
+    """KeyboardInterrupt again where a signal came but its KeyboardInterrupt was lost: raised while Python ran
+    code whose exceptions it prints as ignored and drops (an at-fork hook such as logging's, run as a child is
+    started; a finalizer), it would let the run go on to its end."""
+    if _interrupted:
+        raise KeyboardInterrupt("an interrupt signal came earlier")
+
+
 def _ignore_repeat(signum: int, _frame: FrameType | None) -> None:
     print("still stopping the server and pgbench; this takes a few seconds", file=sys.stderr)
 

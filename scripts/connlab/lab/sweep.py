@@ -25,6 +25,7 @@ from rich.progress import (
 from connlab.contract.experiment import Plan, Window
 from connlab.contract.machine_schema import SAFE_ID_PATTERN
 from connlab.errors import LabError
+from connlab.interrupts import raise_if_interrupted
 from connlab.lab import machine
 from connlab.lab.bench import Bench, calibrate, open_bench, pgbench_deadline_s
 from connlab.lab.overall import Overall, setup_estimate_s, window_estimate_s
@@ -124,6 +125,7 @@ def run_sweep(
             task = progress.add_task(f"{plan.experiment} ({plan.profile_name})", total=len(todo))
             all_task = progress.add_task(overall.line(), total=None) if overall else None
             for number, window in todo:
+                raise_if_interrupted()  # a signal whose KeyboardInterrupt was dropped stops the sweep here
                 progress.update(
                     task,
                     description=f"{plan.experiment} pass {window.pass_no} "
