@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -97,15 +98,20 @@ def test_the_many_machines_benchmark_reports_every_figure() -> None:
     assert arrow == "→" and float(before) > 0 and float(after) > 0
 
 
-def test_the_many_machines_benchmark_prints_what_each_machine_added() -> None:
-    """Cold ÷ machines falls while a fixed cost spreads; the marginal cost between sizes is what stays flat
-    when the cost per machine is constant (scripts/bench/many_machines.py prints both)."""
+def many_machines_module() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         "many_machines", REPO_ROOT / "scripts" / "bench" / "many_machines.py"
     )
     assert spec and spec.loader
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_the_many_machines_benchmark_prints_what_each_machine_added() -> None:
+    """Cold ÷ machines falls while a fixed cost spreads; the marginal cost between sizes is what stays flat
+    when the cost per machine is constant (scripts/bench/many_machines.py prints both)."""
+    bench = many_machines_module()
     small, medium, large = (
         {"machines": 17, "cold_s": 17.8},
         {"machines": 107, "cold_s": 36.1},
@@ -115,3 +121,16 @@ def test_the_many_machines_benchmark_prints_what_each_machine_added() -> None:
     assert bench.marginal_cost(small, medium) == "0.20 s"
     assert bench.marginal_cost(medium, large) == "0.21 s"
     assert bench.marginal_cost(medium, medium) == "–"
+
+
+def test_a_machine_pages_weight_counts_every_file_charts_js_fetches_for_it() -> None:
+    """The page weight the benchmark prints holds what charts.js fetches for a machine's page: vega and
+    vega-embed (not vega-lite: every chart is compiled), the compiled set's variant and its expressions."""
+    site = REPO_ROOT / "build" / "site"
+    page = site / "machines" / "amd-epyc-2c-24g" / "index.html"
+    if not page.is_file():
+        pytest.skip(f"no built site at {site}: build the site first (make site)")
+    fetched = many_machines_module().lazy_libraries(site, page.read_text(encoding="utf-8"))
+    names = sorted(path.name.split(".", 1)[1] if len(path.name) > 64 else path.name for path in fetched)
+    assert names == ["expressions.js", "vega-embed.min.js", "vega.min.js", "wide-light.json"]
+    assert all(path.is_file() for path in fetched)

@@ -114,7 +114,9 @@ def test_the_assets_are_written_once_and_earlier_sets_removed(tmp_path: Path, co
     (folder / "an-earlier-set.wide-light.json").write_text("{}")
     written = compiled_charts.write_compiled_assets(docs, tmp_path / "cache")
     name = compiled_charts.set_name()
-    assert sorted(path.name for path in folder.iterdir()) == sorted(f"{name}.{v.name}.json" for v in VARIANTS)
+    assert sorted(path.name for path in folder.iterdir()) == sorted(
+        [f"{name}.{v.name}.json" for v in VARIANTS] + [f"{name}.expressions.js"]
+    )
     assert sorted(written) == sorted(folder.iterdir())
     times = {path: path.stat().st_mtime_ns for path in written}
     compiled_charts.write_compiled_assets(docs, tmp_path / "cache")

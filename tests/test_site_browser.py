@@ -522,6 +522,8 @@ def test_charts_render_under_strict_csp(
         assert_one_svg_per_chart(page)
         assert figure_count(page) == chart_page.figures, chart_page.url
         assert csp_violations(page) == [], f"CSP violations on /{chart_page.url}"
+        # The compiled charts' expressions are functions from a script of the site's, which the policy allows.
+        assert set(page.evaluate(INTERPRETED_JS).values()) <= {"0"}, chart_page.url
     watched.assert_clean()
     assert page.evaluate(EVAL_PROBE_JS) == "EvalError", "the Content-Security-Policy was not enforced"
 
@@ -728,6 +730,12 @@ VIEWS_JS = """
 () => [...document.querySelectorAll("figure.connlab-chart")]
   .map(f => [f.id, f.getAttribute("data-rendered-scheme"), f.querySelector(".connlab-chart__view").innerHTML])
 """
+# How many expressions of each compiled chart Vega interpreted for want of the function written at build time
+# (charts.js: INTERPRETED; connlab.site.compiled_expressions).
+INTERPRETED_JS = """
+() => Object.fromEntries([...document.querySelectorAll("figure.connlab-chart[data-vega-kind]")]
+  .map(f => [f.id, f.getAttribute("data-interpreted-expressions")]))
+"""
 # Vega numbers the ids it makes (clip paths, gradients) across every view of the page.
 VEGA_ID = re.compile(r'(?<=id=")[^"]+(?=")')
 DESKTOP_WIDTH, PHONE_WIDTH = 1280, 390
@@ -744,10 +752,10 @@ def normalised_ids(markup: str) -> str:
 
 def drawn_views(
     browser: Browser, url: str, width: int, slate: bool, compiled: bool
-) -> tuple[dict[str, tuple[str, str]], list[str]]:
+) -> tuple[dict[str, tuple[str, str]], list[str], dict[str, str | None]]:
     """Each chart's view as drawn (ids normalised) on the page at url, with its compiled Vega (compiled) or
-    with the attributes that name it removed, so that charts.js compiles its Vega-Lite spec as before; and
-    the chart libraries the page fetched."""
+    with the attributes that name it removed, so that charts.js compiles its Vega-Lite spec as before; the
+    chart libraries the page fetched; and how many expressions each compiled chart interpreted."""
     context = browser.new_context(viewport={"width": width, "height": 900}, service_workers="block")
     try:
         page = context.new_page()
@@ -773,7 +781,8 @@ def drawn_views(
             page.wait_for_timeout(300)
             page.wait_for_function(CHARTS_RENDERED_JS)
             previous, views = views, page.evaluate(VIEWS_JS)
-        return {chart: (scheme, normalised_ids(html)) for chart, scheme, html in views}, fetched
+        drawn = {chart: (scheme, normalised_ids(html)) for chart, scheme, html in views}
+        return drawn, fetched, page.evaluate(INTERPRETED_JS)
     finally:
         context.close()
 
@@ -786,14 +795,16 @@ def test_compiled_charts_draw_what_vega_lite_draws(
 ) -> None:
     """Every chart of a machine's page (drawn in the browser only) and of an article (across machines, with
     an SVG fallback), drawn from its kind's Vega compiled at build time, is the drawing (SVG, sliders and
-    export menu) that compiling its Vega-Lite spec in the browser makes; and the page never fetches
-    vega-lite, which the page with the attributes removed still does."""
+    export menu) that compiling its Vega-Lite spec in the browser makes, with the functions written at build
+    time for every expression of it; and the page never fetches vega-lite, which the page with the
+    attributes removed still does."""
     html = (built_site / path / "index.html").read_text(encoding="utf-8")
     figures = html.count('<figure class="connlab-chart')
     assert html.count(" data-vega-kind=") == figures > 0, "not every chart of the page is compiled"
     url = site_url + path
-    compiled, fetched = drawn_views(browser, url, width, slate, compiled=True)
-    from_vega_lite, fetched_before = drawn_views(browser, url, width, slate, compiled=False)
+    compiled, fetched, interpreted = drawn_views(browser, url, width, slate, compiled=True)
+    from_vega_lite, fetched_before, _ = drawn_views(browser, url, width, slate, compiled=False)
+    assert interpreted == dict.fromkeys(compiled, "0"), "expressions interpreted instead of compiled"
     assert len(compiled) == figures
     assert {scheme for scheme, _ in compiled.values()} == {"slate" if slate else "default"}
     assert all("<svg" in view for _, view in compiled.values())
@@ -802,6 +813,7 @@ def test_compiled_charts_draw_what_vega_lite_draws(
     assert not any(path.endswith("/vega-lite.min.js") for path in fetched), "vega-lite fetched"
     assert any(path.endswith("/vega-lite.min.js") for path in fetched_before)
     assert any("/assets/vega/" in path for path in fetched)
+    assert any(path.endswith(".expressions.js") for path in fetched)
 
 
 def test_a_chart_not_compiled_reached_from_a_compiled_page_draws(watched: Watched, site_url: str) -> None:

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import yaml
 
+from connlab.site.compiled_expressions import expressions_asset_name
 from connlab.site.pages import COMPILED_CHARTS_SUBDIR
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -124,8 +125,9 @@ def make_site(copy: Path) -> float:
 
 def lazy_libraries(site: Path, html: str) -> list[Path]:
     """What charts.js fetches on a page with a chart, in the site: vega and vega-embed, vega-lite where a
-    figure names no compiled chart, and the compiled set's variant a desktop in the light
-    palette draws (assets/vega/<set>.wide-light.json) where figures name one."""
+    figure names no compiled chart, and, where figures name a compiled set, the variant a desktop in the
+    light palette draws (assets/vega/<set>.wide-light.json) and the script of its expressions' functions
+    (assets/vega/<set>.expressions.js)."""
     charts_js = site / "assets" / "charts.js"
     names = dict(
         re.findall(r'var (VEGA(?:_LITE|_EMBED)?) = "([^"]+)"', charts_js.read_text(encoding="utf-8"))
@@ -138,7 +140,9 @@ def lazy_libraries(site: Path, html: str) -> list[Path]:
     )
     sets = sorted({match for f in figures for match in re.findall(COMPILED_SET + r'="([^"]+)"', f)})
     return [charts_js.parent / names[name] for name in libraries] + [
-        site / COMPILED_CHARTS_SUBDIR / f"{name}.wide-light.json" for name in sets
+        site / COMPILED_CHARTS_SUBDIR / asset
+        for name in sets
+        for asset in (f"{name}.wide-light.json", expressions_asset_name(name))
     ]
 
 

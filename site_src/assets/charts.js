@@ -21,7 +21,9 @@
  * A figure that names a compiled set and kind (data-vega-set, data-vega-kind: every chart of a kind built
  * from a template) is drawn from its kind's Vega, compiled at build time (connlab/site/compiled_charts.py)
  * in the variant this file would have compiled, with the figure's rows and params put in: no Vega-Lite
- * compile in the browser, and vega-lite.min.js is loaded only for a page with a figure that names none.
+ * compile in the browser, and vega-lite.min.js is loaded only for a page with a figure that names none. Its
+ * expressions are the functions written for its set at build time (connlab/site/compiled_expressions.py), not
+ * interpreted.
  */
 (function () {
   "use strict";
@@ -43,6 +45,13 @@
   var COMPILED_SET = "data-vega-set";
   var COMPILED_KIND = "data-vega-kind";
   var COMPILED_FOLDER = "vega/";
+  // The script of a compiled set's expressions' functions, beside its Vega (compiled_expressions.py:
+  // expressions_asset_name); it files them under the set's name here.
+  var EXPRESSIONS_SCRIPT = ".expressions.js";
+  var EXPRESSIONS_GLOBAL = "connlabExpressions";
+  // How many of a compiled figure's expressions were interpreted for want of a function: the browser tests
+  // require none.
+  var INTERPRETED = "data-interpreted-expressions";
   // Below this width (px) of the chart's column, legends go under the plot: beside it, a legend of
   // machine names takes half a phone's width from the plot.
   var NARROW_WIDTH = 600;
@@ -177,6 +186,42 @@
     return layout + "-" + (scheme === "slate" ? "dark" : "light") + (fixedWidth ? "-fixed" : "");
   }
 
+  // The set's expressions' functions, loaded once per visit; where they cannot be, Vega interprets them.
+  function loadExpressions(set) {
+    return loadScript(COMPILED_FOLDER + set + EXPRESSIONS_SCRIPT).catch(function () {});
+  }
+
+  // An encoding's key: its mark type and its channels' code, in order (compile_expressions.mjs: encodingKey).
+  function encodingKey(encode) {
+    return JSON.stringify([
+      encode.marktype,
+      Object.keys(encode.channels).map(function (name) {
+        return [name, encode.channels[name].code];
+      }),
+    ]);
+  }
+
+  // The view vega-embed makes for a compiled figure, handed the set's functions for its expressions. The
+  // interpreter vega-embed passes (charts.js asks for it: `ast: true`) makes any the set lacks, counted in
+  // interpreted.count.
+  function precompiledView(set, interpreted) {
+    return function (runtime, options) {
+      var tables = window[EXPRESSIONS_GLOBAL] || {};
+      var table = tables[set];
+      var interpreter = options.expr;
+      var expr = {};
+      ["operator", "parameter", "event", "handler", "encode"].forEach(function (kind) {
+        expr[kind] = function (ctx, expression) {
+          var made = table && table[kind][kind === "encode" ? encodingKey(expression) : expression.code];
+          if (made) return made.bind(ctx.functions);
+          interpreted.count += 1;
+          return interpreter[kind](ctx, expression);
+        };
+      });
+      return new window.vega.View(runtime, Object.assign({}, options, { expr: expr }));
+    };
+  }
+
   // Each variant's kinds, fetched once per visit (and cached by the browser across pages: the set's name
   // changes with what it holds).
   var compiledSets = new Map();
@@ -204,7 +249,9 @@
     var set = figure.getAttribute(COMPILED_SET);
     var kind = figure.getAttribute(COMPILED_KIND);
     var own = readSpec(figure);
-    return fetchCompiled(set, compiledVariant(scheme, layout, fixedWidth)).then(function (kinds) {
+    var loading = [fetchCompiled(set, compiledVariant(scheme, layout, fixedWidth)), loadExpressions(set)];
+    return Promise.all(loading).then(function (loaded) {
+      var kinds = loaded[0];
       if (!kinds[kind]) throw new Error("no compiled chart of kind " + kind + " in " + set);
       var spec = structuredClone(kinds[kind]);
       var rows = (spec.data || []).filter(function (data) { return data.name === ROWS_DATASET; });
@@ -281,6 +328,8 @@
       if (view.offsetHeight > 0) view.style.minHeight = view.offsetHeight + "px";
       release(figure);
       var options = embedOptions(scheme, layout, figure.classList.contains(BROWSER_ONLY), compiled);
+      var interpreted = { count: 0 };
+      if (compiled) options.viewClass = precompiledView(figure.getAttribute(COMPILED_SET), interpreted);
       return Promise.resolve(spec)
         .then(function (ready) {
           // A newer render started while the compiled spec was fetched: it draws instead.
@@ -309,6 +358,7 @@
           live.add(figure);
           view.style.minHeight = "";
           figure.removeAttribute("data-render-error");
+          if (compiled) figure.setAttribute(INTERPRETED, String(interpreted.count));
           // A view wider than its column scrolls: keyboard users must be able to reach it. Told from the
           // drawing's width and the column's as the draw began, not from the view's scroll width: the view is
           // laid out on its own (connlab.css: content-visibility), so reading it after every chart drawn laid
@@ -440,6 +490,7 @@
     });
     sets.forEach(function (set) {
       fetchCompiled(set, variant).catch(function () {});
+      loadExpressions(set);
     });
   })();
 

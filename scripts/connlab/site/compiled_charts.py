@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from connlab.contract.cache import (
     canonical_json,
     digest,
     read_kept_json,
+    read_text,
     source_digest,
     write_atomically,
 )
@@ -38,13 +38,21 @@ from connlab.contract.files import write_if_changed
 from connlab.paths import CACHE_DIR
 from connlab.site import charts
 from connlab.site.chart_cache import kind_template
+from connlab.site.compiled_expressions import (
+    EXPRESSION_COMPILER,
+    SCRIPT_END,
+    compile_expressions,
+    expressions_asset_name,
+    run_node,
+)
 from connlab.site.pages import COMPILED_CHARTS_SUBDIR
 from connlab.site.spec_template import with_rows
 from connlab.site.vendor import NODE_MODULES
 
 COMPILER = Path(__file__).with_name("compile_vega.mjs")
-# What the compiler's output depends on besides its input: these packages as node_modules holds them.
-COMPILER_PACKAGES = ("vega-lite", "vega-themes", "vega-util")
+# What the compilers' output depends on besides their input: these packages as node_modules holds them (vega
+# parses the compiled charts and writes their expressions' functions: compile_expressions.mjs).
+COMPILER_PACKAGES = ("vega", "vega-lite", "vega-themes", "vega-util")
 CACHE_SUBDIR = "vega"
 
 # What charts.js gives every chart (its chartConfig, responsive and MIN_PLOT_WIDTH), repeated here because
@@ -118,11 +126,12 @@ def compiler_versions(node_modules: Path = NODE_MODULES) -> dict[str, str]:
 
 @functools.cache
 def compiler_digest() -> str:
-    """What the set's Vega is made with besides the chart code: node_modules' compiler and compile_vega.mjs.
+    """What the set's Vega is made with besides the chart code: node_modules' compilers, compile_vega.mjs and
+    compile_expressions.mjs.
     The machine pages' cache keys hold it (connlab.site.page_cache), as they hold the code, which makes
     the templates and the configs: a new set (an upgraded vega-lite) renders the pages that name it again.
     Not set_name(), which builds every kind's template: in a cold build, before the page workers start."""
-    return digest(canonical_json(compiler_versions()), source_digest(COMPILER))
+    return digest(canonical_json(compiler_versions()), source_digest(COMPILER, EXPRESSION_COMPILER))
 
 
 @functools.cache
@@ -143,21 +152,29 @@ def compiled_set(cache_dir: Path = CACHE_DIR) -> Compiled:
         variant.name: dict(zip(KINDS, specs[index * count : (index + 1) * count], strict=True))
         for index, variant in enumerate(VARIANTS)
     }
-    write_atomically(path, json.dumps(result, sort_keys=True))
-    return result
+    text = json.dumps(result, sort_keys=True)
+    write_atomically(path, text)
+    # As kept and as the assets hold it, keys sorted: the expressions' functions are found by their code, in
+    # the order of the spec's keys (compile_expressions.mjs), so a cold build must see a warm one's order.
+    return json.loads(text)
 
 
 def compile_specs(jobs: list[dict[str, Any]]) -> list[dict]:
     """Vega-Lite to Vega in node, as vega-embed compiles it in the browser."""
-    try:
-        done = subprocess.run(
-            ["node", str(COMPILER)], input=json.dumps(jobs), capture_output=True, text=True, check=True
-        )
-    except FileNotFoundError as exc:
-        raise RuntimeError("node is needed to compile the charts (make setup installs it)") from exc
-    except subprocess.CalledProcessError as exc:
-        raise RuntimeError(f"compiling the charts to Vega failed:\n{exc.stderr}") from exc
-    return json.loads(done.stdout)
+    return json.loads(run_node(COMPILER, json.dumps(jobs)))
+
+
+def expressions_script(compiled: Compiled, cache_dir: Path = CACHE_DIR) -> str:
+    """The script of the set's expressions' functions (connlab.site.compiled_expressions): from the cache,
+    else by one run of node over every variant's kinds."""
+    path = cache_dir / CACHE_SUBDIR / expressions_asset_name(set_name())
+    kept = read_text(path)
+    if kept is not None and kept.endswith(SCRIPT_END):
+        return kept
+    specs = [compiled[variant.name][kind] for variant in VARIANTS for kind in KINDS]
+    script = compile_expressions(specs, set_name())
+    write_atomically(path, script)
+    return script
 
 
 def asset_name(variant: Variant, name: str) -> str:
@@ -165,7 +182,8 @@ def asset_name(variant: Variant, name: str) -> str:
 
 
 def write_compiled_assets(docs_dir: Path, cache_dir: Path = CACHE_DIR) -> list[Path]:
-    """The compiled set's assets, one per variant (charts.js: COMPILED_FOLDER); earlier sets' are removed."""
+    """The compiled set's assets, one per variant (charts.js: COMPILED_FOLDER) and the script of its
+    expressions; earlier sets' are removed."""
     folder = Path(docs_dir) / COMPILED_CHARTS_SUBDIR
     compiled = compiled_set(cache_dir)
     written = []
@@ -173,6 +191,9 @@ def write_compiled_assets(docs_dir: Path, cache_dir: Path = CACHE_DIR) -> list[P
         path = folder / asset_name(variant, set_name())
         write_if_changed(path, json.dumps(compiled[variant.name], sort_keys=True, separators=(",", ":")))
         written.append(path)
+    expressions = folder / expressions_asset_name(set_name())
+    write_if_changed(expressions, expressions_script(compiled, cache_dir))
+    written.append(expressions)
     for stale in set(folder.iterdir()) - set(written):
         stale.unlink()
     return written
