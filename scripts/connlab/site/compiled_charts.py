@@ -80,6 +80,9 @@ class Variant:
         config: dict[str, Any] = {
             "background": "transparent",
             "axis": {"labelOverlap": True, "labelSeparation": 4},
+            # The drawing is one image to assistive technology, named by its figure (charts.js: chartConfig).
+            "aria": False,
+            "mark": {"aria": False},
         }
         if self.layout == "narrow":
             config["legend"] = dict(NARROW_LEGEND)
