@@ -36,6 +36,16 @@ console.log(JSON.stringify({
   changed,
 }));
 """
+
+# The script's keys, by kind.
+LIST_JS = """
+globalThis.self = globalThis;
+eval(require("fs").readFileSync(process.argv[1], "utf8"));
+const table = Object.values(self.connlabExpressions)[0];
+const keys = Object.entries(table).map(([kind, functions]) => [kind, Object.keys(functions)]);
+console.log(JSON.stringify(Object.fromEntries(keys)));
+"""
+
 # A signal updated by `width / 2`, and a text mark whose text is its datum's clients, formatted.
 SPEC = {
     "signals": [{"name": "width", "value": 300}, {"name": "half", "update": "width / 2"}],
@@ -125,3 +135,35 @@ def test_a_set_compiled_in_this_build_gives_the_script_a_kept_set_gives(
             assert json.dumps(cold[variant][kind]) == json.dumps(warm[variant][kind]), (variant, kind)
     specs = [cold[variant.name][kind] for variant in VARIANTS for kind in KINDS]
     assert json.dumps(specs) == json.dumps(specs, sort_keys=True)
+
+
+def test_expressions_inside_a_groups_marks_and_event_handlers_are_made(tmp_path: Path) -> None:
+    """Vega parses a group's marks (a subflow) only once the group is drawn, and a signal's event handlers
+    apart from its operators: their expressions are in the script too."""
+    spec = {
+        "signals": [
+            {
+                "name": "clicks",
+                "value": 0,
+                "on": [{"events": "click[event.shiftKey]", "update": "clicks + 1"}],
+            }
+        ],
+        "data": [{"name": "rows", "values": []}],
+        "marks": [
+            {
+                "type": "group",
+                "from": {"facet": {"name": "series", "data": "rows", "groupby": "series"}},
+                "marks": [{**SPEC["marks"][0], "from": {"data": "series"}}],
+            }
+        ],
+    }
+    script = compiled_expressions.compile_expressions([spec], "a-set")
+    path = tmp_path / "expressions.js"
+    path.write_text(script, encoding="utf-8")
+    listed = subprocess.run(
+        ["node", "-e", LIST_JS, str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    table = json.loads(listed)
+    assert ENCODING_KEY in table["encode"], "the group's text mark has no encoding function"
+    assert table["event"] == ["event.shiftKey"]
+    assert table["handler"] == ['(_["$clicks"] + 1)']

@@ -3,17 +3,19 @@
 // Vega turns every expression of a spec (signal updates, filters, formulas, mark encodings) into a JavaScript
 // function: with `new Function`, which a Content-Security-Policy without 'unsafe-eval' forbids, or, as the site
 // asks it to (charts.js: `ast: true`), into a walk of the parsed expression for every datum, which made the
-// drawing of a machine's page's charts a fifth slower. Here each compiled chart is parsed and its view built by
-// the same vega as the browser's, with an expression compiler that notes each function Vega's own code
-// generator (vega-runtime) makes; the functions' source is written as a script the page loads from the site
-// (a script file, which such a policy allows), and charts.js hands them to Vega instead of interpreting.
+// drawing of a machine's page's charts a fifth slower. Here each compiled chart is parsed by the same vega as
+// the browser's, and every expression of the parsed dataflow is given to Vega's own code generator
+// (vega-runtime) as the browser's Vega would give it: as an operator's update, a parameter, an event filter or
+// target, an update's handler, or a mark's encoding; a group's subflow (its marks, which Vega parses only
+// once the group is drawn) likewise. The functions' source is written as a script the page loads from the
+// site (a script file, which such a policy allows), and charts.js hands them to Vega instead of interpreting.
 //
 // argv[2]: the compiled set's name. stdin: a JSON list of Vega specs. stdout: the script.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { View, parse } from "vega";
+import { parse } from "vega";
 
 // vega-runtime exports only its context; its code generator is its default export of src/expression.js, the
 // one Vega uses where no other is given.
@@ -26,44 +28,52 @@ const encodingKey = (encode) =>
 
 const KINDS = ["operator", "parameter", "event", "handler", "encode"];
 const made = Object.fromEntries(KINDS.map((kind) => [kind, new Map()]));
-const noting = Object.fromEntries(
-  KINDS.map((kind) => [
-    kind,
-    (ctx, expr) => {
-      const key = kind === "encode" ? encodingKey(expr) : expr.code;
-      if (!made[kind].has(key)) made[kind].set(key, codegen[kind](null, expr).toString());
-      return codegen[kind](ctx, expr);
-    },
-  ]),
-);
+
+function note(kind, expr) {
+  const key = kind === "encode" ? encodingKey(expr) : expr.code;
+  if (!made[kind].has(key)) made[kind].set(key, codegen[kind](null, expr).toString());
+}
+
+// A parsed dataflow as vega-runtime reads it (context.js, operator.js, stream.js, update.js).
+function dataflow(spec) {
+  for (const operator of spec.operators ?? []) {
+    if (operator.update) note("operator", operator.update);
+    parameters(operator.params);
+  }
+  for (const stream of spec.streams ?? []) {
+    if (stream.filter != null) note("event", stream.filter);
+  }
+  for (const update of spec.updates ?? []) {
+    if (update.target?.$expr) note("event", update.target.$expr);
+    if (update.update?.$expr) {
+      note("handler", update.update.$expr);
+      parameters(update.update.$params);
+    }
+  }
+}
+
+// An operator's parameters (parameters.js): a parameter's expression, a mark's encodings, a group's subflow.
+// Data written into the spec ($ingest) holds none.
+function parameters(node) {
+  if (Array.isArray(node)) node.forEach(parameters);
+  else if (node && typeof node === "object") {
+    if (node.$expr) {
+      note("parameter", node.$expr);
+      parameters(node.$params);
+    } else if (node.$encode) {
+      for (const set of Object.values(node.$encode)) note("encode", set.$expr);
+    } else if (node.$subflow) {
+      dataflow(node.$subflow);
+    } else {
+      for (const [key, value] of Object.entries(node)) if (key !== "$ingest") parameters(value);
+    }
+  }
+}
 
 const setName = process.argv[2];
 const specs = JSON.parse(readFileSync(0, "utf8"));
-// The subflows directly inside a runtime spec (not those inside them): a group mark's marks, which Vega parses
-// only once the group is drawn.
-function subflows(node, found = []) {
-  if (Array.isArray(node)) node.forEach((child) => subflows(child, found));
-  else if (node && typeof node === "object") {
-    for (const [key, value] of Object.entries(node)) {
-      if (key === "$subflow") found.push(value);
-      else subflows(value, found);
-    }
-  }
-  return found;
-}
-
-// Parse each subflow as Vega would, in a context forked from its parent's, and theirs in turn.
-function parseSubflows(context, spec) {
-  for (const subflow of subflows(spec.operators)) parseSubflows(context.fork().parse(subflow), subflow);
-}
-
-for (const spec of specs) {
-  // As vega-embed parses a compiled chart: no config of its own (it is compiled in), the parsed expressions kept.
-  const runtime = parse(spec, undefined, { ast: true });
-  const view = new View(runtime, { expr: noting });
-  parseSubflows(view._runtime, runtime);
-  view.finalize();
-}
+// As vega-embed parses a compiled chart: no config of its own (it is compiled in).
+for (const spec of specs) dataflow(parse(spec, undefined, { ast: true }));
 
 const table = (kind) =>
   "{\n" +
