@@ -83,7 +83,12 @@ OVERFLOW_JS = """
 # as a reader scrolls to it, and judged once the browser has laid it out.
 SCROLLING_TABLES_JS = """
 async () => {
-  const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  // Two frames, or five seconds where no frame comes: an evaluate has no timeout of its own, and a wait
+  // for a frame that never came once held a whole test run.
+  const frames = () => new Promise(r => {
+    requestAnimationFrame(() => requestAnimationFrame(r));
+    setTimeout(r, 5000);
+  });
   const found = [];
   for (const w of document.querySelectorAll(".md-typeset__scrollwrap")) {
     w.scrollIntoView({block: "nearest"});
@@ -144,7 +149,10 @@ BOXES_JS = """
 # Runs the injected axe-core over the page; only violations, with the elements they concern.
 AXE_RUN_JS = """
 async () => {
-  const result = await axe.run(document, {resultTypes: ["violations"]});
+  // Bounded, as the frames above: a run that never ends fails the test instead of holding the test run.
+  const timeout = new Promise((_, reject) =>
+    setTimeout(() => reject(new Error("axe-core did not finish within 120 s")), 120000));
+  const result = await Promise.race([axe.run(document, {resultTypes: ["violations"]}), timeout]);
   return result.violations.map(v => ({
     id: v.id, impact: v.impact, help: v.help,
     nodes: v.nodes.slice(0, 5).map(n => n.target.join(" ")),
@@ -433,7 +441,10 @@ def test_the_machines_tables_fit_a_desktop_column(views: list[PageView]) -> None
 
 
 LAID_OUT_JS = "(w) => w.firstElementChild.checkVisibility({contentVisibilityAuto: true})"
-TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+# Two frames, or five seconds where no frame comes (SCROLLING_TABLES_JS says why).
+TWO_FRAMES_JS = """
+() => new Promise(r => { requestAnimationFrame(() => requestAnimationFrame(r)); setTimeout(r, 5000); })
+"""
 # A machine's own page: thirty tables, most of them out of view when it opens.
 MANY_TABLES_PAGE = "machines/amd-epyc-2c-24g/"
 # A table's wrapper as accessibility.js left it, and whether the browser has laid it out.

@@ -34,7 +34,8 @@ async () => {
   const table = document.querySelector(".verdict-table table");
   if (!table) return null;
   table.scrollIntoView({block: "nearest"});
-  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  // Two frames, or five seconds where no frame comes: an evaluate has no timeout of its own.
+  await new Promise(r => { requestAnimationFrame(() => requestAnimationFrame(r)); setTimeout(r, 5000); });
   const scroller = table.closest(".md-typeset__scrollwrap") || table.parentElement;
   const box = table.getBoundingClientRect();
   const rows = [...table.querySelectorAll("tbody tr")];

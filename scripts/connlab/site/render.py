@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import statistics
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import jinja2
@@ -410,12 +411,18 @@ def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Pa
     # machines) are drawn by a helper process started now, so that vl-convert's start-up (half a second,
     # holding Python's lock) happens on another core while the pages are rendered here.
     # Ended once the pages are written, warm or not: a render that draws nothing does not wait for it.
-    helper = WorkerPool(1)
-    try:
-        helper.submit(warm_svg_renderer)
-        return _render_site(data_dir, docs_dir, helper)
-    finally:
-        helper.stop()
+    # The compiled charts' assets take two runs of node in a cold build (seconds): made on a thread while the
+    # pages are rendered, node works on a core of its own and this thread only waits for it.
+    with ThreadPoolExecutor(1) as compiling:
+        compiled_assets = compiling.submit(write_compiled_assets, docs_dir)
+        helper = WorkerPool(1)
+        try:
+            helper.submit(warm_svg_renderer)
+            written = _render_site(data_dir, docs_dir, helper)
+        finally:
+            helper.stop()
+        compiled_assets.result()
+    return written
 
 
 def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Path]:
@@ -447,7 +454,6 @@ def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Pat
         if asset.is_file():
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
-    write_compiled_assets(docs_dir)
     # A machine page whose machine is gone must not linger in the site, nor its charts.
     for stale in set((docs_dir / MACHINE_PAGES_DIR).glob("*.md")) - set(pages) - machine_pages.kept:
         stale.unlink()
