@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from pathlib import Path
 
 import orjson
@@ -74,8 +75,10 @@ def loads_fast(data: bytes) -> object:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    # A build interrupted mid-write must not leave half a file that a later build takes for a result.
+    # A build interrupted mid-write must not leave half a file that a later build takes for a result. The
+    # partial file is the writer's own, process and thread: two threads of a render (the pages, and the
+    # compiled charts beside them) may keep the same result at once.
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     partial.write_text(text, encoding="utf-8")
     partial.replace(path)
