@@ -86,8 +86,10 @@ def test_the_many_machines_benchmark_reports_every_figure() -> None:
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
-    header, row = result.stdout.splitlines()[-2:]
-    assert header.startswith("machines") and "heaviest page" in header
+    lines = result.stdout.splitlines()
+    first = next(index for index, line in enumerate(lines) if "heaviest page" in line)
+    header, row = lines[first : first + 2]
+    assert header.startswith("machines")
     fields = row.split()
     assert int(fields[0]) >= 2
     # Cold, no-op, one added, per machine, the heaviest page's charts drawn in headless Chromium, and the
@@ -96,6 +98,25 @@ def test_the_many_machines_benchmark_reports_every_figure() -> None:
     assert any(field.endswith("index.html,") for field in fields)
     before, arrow, after = fields[-4:-1]
     assert arrow == "→" and float(before) > 0 and float(after) > 0
+    # Then each build by stage: a cold build runs all three stages, and each reported its time.
+    stages_header, stages_row = lines[-2:]
+    assert stages_header.split()[:3] == ["machines", "cold", "aggregate"], result.stdout
+    cold = stages_row.split()[1:7]
+    assert cold[1::2] == ["s", "s", "s"] and all(float(seconds) > 0 for seconds in cold[::2]), result.stdout
+
+
+def test_each_stage_of_a_build_reports_its_time() -> None:
+    """The lines the benchmark reads a build's stages from (connlab/cli.py), and a stage that did not run."""
+    bench = many_machines_module()
+    printed = (
+        ".venv/bin/connlab build aggregate render site\nresults/ is valid\n"
+        "aggregated into /repo/build/data in 58.4 s\nrendered 1008 changed page(s) in 23.3 s\n"
+        "site built (clean) in 51.9 s\n"
+    )
+    assert bench.stage_seconds(printed) == {"aggregate": 58.4, "render": 23.3, "site": 51.9}
+    row = bench.stages_row({"machines": 17, "cold_aggregate_s": 5.0, "added_site_s": 0.3})
+    assert row.split() == ["17", "5.0", "s", "–", "–", "–", "–", "0.3", "s"]
+    assert len(row) == len(bench.STAGES_HEADER)
 
 
 def many_machines_module() -> ModuleType:

@@ -11,7 +11,8 @@ the time headless Chromium takes to draw every chart on that page (the median of
 host check: a fixed piece of CPU work timed before and after the size's builds. It never changes, so it
 tells how fast the host itself was while a row was measured: a shared virtual machine can run a third
 slower in one hour than in another, and a row is comparable with another only where their host checks
-agree.
+agree. A second table then splits each size's cold and one-added builds by stage (aggregate, render, site),
+as each stage reported its own time: where a build's time went.
 
     .venv/bin/python scripts/bench/many_machines.py --machines 10 100 1000
     .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines: checks the script runs
@@ -110,7 +111,19 @@ def add_machine(results: Path, index: int, source: str = SOURCE_MACHINE) -> str:
     return machine_id
 
 
-def make_site(copy: Path) -> float:
+# The last line of each stage `make site` ran (connlab/cli.py), which ends with the stage's own time.
+STAGE_LINE = re.compile(r"^(aggregated into|rendered|site built)\b.* in (\d+(?:\.\d+)?) s$", re.M)
+STAGE_NAMES = {"aggregated into": "aggregate", "rendered": "render", "site built": "site"}
+
+
+def stage_seconds(output: str) -> dict[str, float]:
+    """The seconds each stage of a build took, by stage name, from what the build printed; a stage that was
+    not due is absent."""
+    return {STAGE_NAMES[what]: float(seconds) for what, seconds in STAGE_LINE.findall(output)}
+
+
+def make_site(copy: Path) -> tuple[float, dict[str, float]]:
+    """The build's wall time, and each stage's as the build reported it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONNLAB_")}
     # The copy's own code, not this checkout's (the virtualenv installs this checkout in editable mode).
     env["PYTHONPATH"] = str(copy / "scripts")
@@ -120,7 +133,7 @@ def make_site(copy: Path) -> float:
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
         sys.exit(f"make site failed in {copy}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return elapsed
+    return elapsed, stage_seconds(result.stderr)
 
 
 def lazy_libraries(site: Path, html: str) -> list[Path]:
@@ -249,16 +262,18 @@ def measure(synthetic: int, keep: bool) -> Figures:
         for index in range(1, synthetic):
             add_machine(results, index)
         machines = sum(1 for path in results.glob("*/machine.yaml"))
-        cold = make_site(copy)
-        noop = make_site(copy)
+        cold, cold_stages = make_site(copy)
+        noop, _ = make_site(copy)
         add_machine(results, synthetic)
-        added = make_site(copy)
+        added, added_stages = make_site(copy)
         page, weight = heaviest_page(copy / "build" / "site")
         drawn = chart_draw_seconds(copy / "build" / "site", page)
         return {
             "machines": machines + 1, "cold_s": cold, "noop_s": noop, "added_s": added,
             "heaviest_page": page, "heaviest_mb": weight / 1e6, "cold_s_per_machine": cold / machines,
             "drawn_s": drawn, "host_before_s": host_before, "host_after_s": host_check_seconds(),
+            **{f"cold_{stage}_s": seconds for stage, seconds in cold_stages.items()},
+            **{f"added_{stage}_s": seconds for stage, seconds in added_stages.items()},
         }  # fmt: skip
     finally:
         if keep:
@@ -279,8 +294,10 @@ def main() -> None:
         "  heaviest page (gzipped), drawn in; host check before → after"
     )
     previous: Figures | None = None
+    rows = []
     for size in sizes:
         r = measure(size, args.keep)
+        rows.append(r)
         drawn = "no Chromium here" if r["drawn_s"] is None else f"{r['drawn_s']:.2f} s"
         print(
             f"{r['machines']:>8}  {r['cold_s']:>12.1f} s  {r['noop_s']:>4.2f} s  {r['added_s']:>7.1f} s"
@@ -290,6 +307,29 @@ def main() -> None:
             flush=True,
         )
         previous = r
+    print()
+    print(STAGES_HEADER)
+    for r in rows:
+        print(stages_row(r))
+
+
+# The stage table's columns, by title: each build's stages, as stage_seconds names them.
+STAGE_COLUMNS = {
+    f"{title} {stage}": f"{build}_{stage}_s"
+    for build, title in (("cold", "cold"), ("added", "one added"))
+    for stage in ("aggregate", "render", "site")
+}
+STAGES_HEADER = "machines  " + "  ".join(STAGE_COLUMNS)
+
+
+def stages_row(r: Figures) -> str:
+    """Where a size's cold and one-added builds spent their time, stage by stage, each figure under its
+    title ("–": the stage did not run or did not say)."""
+    cells = []
+    for title, key in STAGE_COLUMNS.items():
+        seconds = r.get(key)
+        cells.append(("–" if seconds is None else f"{float(seconds):.1f} s").rjust(len(title)))
+    return f"{r['machines']:>8}  " + "  ".join(cells)
 
 
 def marginal_cost(previous: Figures | None, current: Figures) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import wraps
@@ -151,14 +152,21 @@ def aggregate(
     _aggregate(validate)
 
 
+def _timed(what: str, started: float) -> str:
+    """A stage's last line says how long it took: where a rebuild's time goes, for whoever runs it (and
+    scripts/bench/many_machines.py, which reads it)."""
+    return f"{what} in {time.perf_counter() - started:.1f} s"
+
+
 def _aggregate(validate: bool, later: Callable[[Callable[[], None]], object] | None = None) -> None:
     """later: what runs the aggregation's last task (it writes the experiments' CSV files and closes the
     database); aggregate_all runs it at once where None."""
     from connlab.data.aggregate import aggregate_all
 
+    started = time.perf_counter()
     closing = {} if later is None else {"later": later}
     if not validate:
-        err.print(f"aggregated into {aggregate_all(**closing).parent}")
+        err.print(_timed(f"aggregated into {aggregate_all(**closing).parent}", started))
         return
     from connlab.data.validate_alongside import validation_alongside
 
@@ -177,7 +185,7 @@ def _aggregate(validate: bool, later: Callable[[Callable[[], None]], object] | N
         sys.exit(outcome.returncode)
     if failure is not None:
         raise failure
-    err.print(f"aggregated into {database.parent}")
+    err.print(_timed(f"aggregated into {database.parent}", started))
 
 
 @app.command()
@@ -190,8 +198,9 @@ def render() -> None:
 def _render() -> None:
     from connlab.site.render import render_site
 
+    started = time.perf_counter()
     written = render_site()
-    err.print(f"rendered {len(written)} changed page(s)")
+    err.print(_timed(f"rendered {len(written)} changed page(s)", started))
 
 
 @app.command()
@@ -204,7 +213,8 @@ def site() -> None:
 def _site() -> None:
     from connlab.site.publish import publish
 
-    err.print(f"site built ({publish()})")
+    started = time.perf_counter()
+    err.print(_timed(f"site built ({publish()})", started))
 
 
 # The site's stages, in the order they run: each reads what the one before wrote.
