@@ -100,6 +100,22 @@ def test_what_wraps_every_page_changing_makes_a_clean_build(project: Path) -> No
     assert "Renamed" in built(project, "machines/a-box").read_text()
 
 
+def test_the_projects_code_mkdocs_runs_changing_makes_a_clean_build(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's HTML depends on the project's code MkDocs runs on it too (the Markdown extensions, the
+    chart preloads): a page whose Markdown did not change must still be built again when that code did."""
+    assert Path(publish_module.preloads.__file__) in publish_module.PAGE_CODE
+    hook = tmp_path / "hook.py"
+    hook.write_text("# one way\n")
+    monkeypatch.setattr(publish_module, "PAGE_CODE", (*publish_module.PAGE_CODE, hook))
+    config = project / "mkdocs.yml"
+    publish(config)
+    assert publish(config) == "incremental"
+    hook.write_text("# another way\n")
+    assert publish(config) == "clean"
+
+
 def test_a_removed_machine_and_chart_leave_the_site(project: Path) -> None:
     config = project / "mkdocs.yml"
     publish(config)

@@ -321,6 +321,51 @@ def test_chart_libraries_load_only_where_a_page_has_a_chart(watched: Watched, si
     watched.assert_clean()
 
 
+# The chart requests a page names in its head (connlab/site/preloads.py), and the compiled charts' variants.
+PRELOADS_JS = "() => [...document.querySelectorAll('link[rel=preload]')].map(l => [l.as, l.href])"
+VARIANT_FILE = re.compile(r"\.((?:wide|narrow)-(?:light|dark)(?:-fixed)?)\.json$")
+
+
+@pytest.mark.parametrize(
+    ("width", "palette", "variant"),
+    [(1400, 0, "wide-light"), (1400, 1, "wide-dark"), (390, 0, "narrow-light")],
+    ids=["wide-light", "wide-dark", "narrow-light"],
+)
+def test_a_chart_page_preloads_what_charts_js_then_uses(
+    watched: Watched, site_url: str, chart_pages: list[ChartPage], width: int, palette: int, variant: str
+) -> None:
+    """A chart page's head asks for the chart libraries, the compiled set's expressions and the compiled
+    variant its charts will be drawn in (the reader's palette, the window's width) as the page starts. Each
+    is the request charts.js then makes: every one is fetched once, and one variant only besides the fixed
+    width's (a preload that charts.js did not use would be a second request, or a second variant)."""
+    page = watched.page
+    page.set_viewport_size({"width": width, "height": 900})
+    machine = next(chart_page for chart_page in chart_pages if chart_page.browser_only)
+    if palette:  # the reader's palette, as Material keeps it, is the one the next page is drawn in
+        page.goto(site_url + machine.url, wait_until="load")
+        wait_for_charts(watched)
+        page.locator(PALETTE_TOGGLE.format(index=palette)).click()
+        # Drawn again in it, so that no request of this page's is still to come.
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('figure.connlab-chart')]"
+            ".every(f => f.dataset.renderedScheme === document.body.dataset.mdColorScheme)"
+        )
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
+    page.goto(site_url + machine.url, wait_until="load")
+    wait_for_charts(watched)
+    preloaded = page.evaluate(PRELOADS_JS)
+    kinds = sorted({kind for kind, _ in preloaded})
+    assert kinds == ["fetch", "script"], preloaded
+    charts = [url for url in fetched if "/assets/vendor/" in url or "/assets/vega/" in url]
+    assert len(charts) == len(set(charts)), f"a chart file was fetched twice: {charts}"
+    assert {href for _, href in preloaded} <= set(charts), "a preloaded file charts.js never asked for"
+    variants = {match.group(1) for url in charts if (match := VARIANT_FILE.search(urlsplit(url).path))}
+    # A chart whose plot the column leaves too narrow is drawn again at a fixed width, from that variant.
+    assert {name for name in variants if not name.endswith("-fixed")} == {variant}, charts
+    watched.assert_clean()
+
+
 @pytest.mark.parametrize("watched", [False], ids=["no-js"], indirect=True)
 def test_noscript_fallback_images_load(watched: Watched, site_url: str, chart_pages: list[ChartPage]) -> None:
     """Without JavaScript the <noscript> SVGs are shown; their relative src must resolve."""

@@ -44,11 +44,13 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import clean_directory
 
-from connlab.contract.cache import digest, read_json, read_text, write_atomically
+from connlab.contract.cache import digest, read_json, read_text, source_digest, write_atomically
 from connlab.errors import LabError
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, REPO_ROOT
+from connlab.site import fast_tables, preloads, wrapped_tables
 from connlab.site.pages import CHARTS_SUBDIR, COMPILED_CHARTS_SUBDIR, MACHINE_PAGES_DIR
+from connlab.site.preloads import with_chart_preloads
 from connlab.site.workers import page_workers
 
 CONFIG_FILE = REPO_ROOT / "mkdocs.yml"
@@ -56,6 +58,9 @@ CONFIG_FILE = REPO_ROOT / "mkdocs.yml"
 CHROME_FILE = ".connlab-chrome"
 # Everything a page's wrapping depends on besides its own text and the configuration file.
 THEME_PACKAGES = ("mkdocs", "mkdocs-material", "pymdown-extensions", "markdown")
+# The project's code that MkDocs runs on every page (this module's hooks, the Markdown extensions mkdocs.yml
+# names): a change to it changes pages whose Markdown did not change.
+PAGE_CODE = (Path(__file__), *(Path(str(code.__file__)) for code in (fast_tables, preloads, wrapped_tables)))
 DIRTY_WARNING = "A 'dirty' build is being performed"
 
 
@@ -74,11 +79,13 @@ def _title_line(page: Path) -> str:
 
 
 def chrome_digest(config_file: Path, docs_dir: Path, nav_pages: list[Path]) -> str:
-    """What wraps every page: the configuration, the theme's packages and the navigation's titles."""
+    """What wraps every page: the configuration, the theme's packages, the project's code MkDocs runs and
+    the navigation's titles."""
     return digest(
         config_file.read_text(encoding="utf-8"),
         os.environ.get("CONNLAB_SITE_URL", ""),
         *(f"{name} {version(name)}" for name in THEME_PACKAGES),
+        source_digest(*PAGE_CODE),
         *(f"{page.relative_to(docs_dir)}\0{_title_line(page)}" for page in nav_pages),
     )
 
@@ -241,6 +248,11 @@ def _theme_files_listed() -> None:
     Files.add_files_from_theme = listed  # type: ignore[method-assign]
 
 
+def _chart_requests_preloaded(config: MkDocsConfig) -> None:
+    """Every page MkDocs writes starts its charts' requests from its head (connlab.site.preloads)."""
+    config.plugins.events["post_page"].append(with_chart_preloads)
+
+
 SEARCH_PLUGIN = "material/search"
 
 
@@ -332,6 +344,7 @@ def build_shard(config_file: str, shard: list[str], nav_pages: list[str]) -> Non
     _theme_templates_kept(config)
     _highlighting_kept()
     _theme_files_listed()
+    _chart_requests_preloaded(config)
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     quiet = _DirtyWarningFilter()
     logging.getLogger("mkdocs.commands.build").addFilter(quiet)
@@ -360,6 +373,7 @@ def publish(config_file: Path = CONFIG_FILE) -> str:
     _theme_templates_kept(config)
     _highlighting_kept()
     _theme_files_listed()
+    _chart_requests_preloaded(config)
     docs_dir, site_dir = Path(config.docs_dir), Path(config.site_dir)
     machine_pages = docs_dir / MACHINE_PAGES_DIR
     nav_pages = sorted(page for page in docs_dir.rglob("*.md") if page.parent != machine_pages)

@@ -23,6 +23,13 @@ REQUIRED_BUILDS: tuple[tuple[str, str], ...] = (
 )
 # No separate vega-interpreter: vega-embed's browser build bundles it and evaluates expressions with it
 # when charts.js passes `ast: true`, which keeps the charts working under a CSP without 'unsafe-eval'.
+# Where in the site's assets the builds go (charts.js: VEGA, VEGA_LITE, VEGA_EMBED).
+VENDOR_SUBDIR = "vendor"
+
+
+def vendored_path(package: str) -> str:
+    """A package's build as the site's assets folder holds it, e.g. vendor/vega.min.js."""
+    return next(f"{VENDOR_SUBDIR}/{Path(rel).name}" for name, rel in REQUIRED_BUILDS if name == package)
 
 
 def _sources(node_modules: Path) -> list[Path]:
@@ -40,7 +47,7 @@ def _sources(node_modules: Path) -> list[Path]:
 
 def copy_vendored_js(assets_dir: Path, node_modules: Path = NODE_MODULES) -> list[Path]:
     """Copy the Vega browser builds into assets_dir/vendor and return the destination paths."""
-    vendor_dir = Path(assets_dir) / "vendor"
+    vendor_dir = Path(assets_dir) / VENDOR_SUBDIR
     copied: list[Path] = []
     for src in _sources(node_modules):
         dest = vendor_dir / src.name
