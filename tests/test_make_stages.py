@@ -40,12 +40,12 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def make(tree: Path, goal: str, status: int = 0) -> list[str]:
+def make(tree: Path, goal: str, status: int = 0, *settings: str) -> list[str]:
     """The connlab command lines `make <goal>` ran, in order."""
     log = tree / "calls.log"
     log.unlink(missing_ok=True)
     result = subprocess.run(
-        ["make", "--no-print-directory", *SKIP_SETUP, goal, f"CONNLAB={tree / 'connlab'}"],
+        ["make", "--no-print-directory", *SKIP_SETUP, goal, f"CONNLAB={tree / 'connlab'}", *settings],
         cwd=tree, capture_output=True, text=True, env={**os.environ, "STAND_IN_STATUS": str(status)},
     )  # fmt: skip
     assert (result.returncode == 0) == (status == 0), result.stdout + result.stderr
@@ -127,3 +127,20 @@ def test_results_added_removed_or_moved_in_with_old_times_make_the_aggregation_d
     with (tree / "results/m2/clients-sweep/runs.csv").open("a") as edited:
         edited.write("b\n")
     assert make(tree, "site") == ["build aggregate render site"]
+
+
+def test_a_change_in_any_share_of_the_results_folders_makes_the_aggregation_due(tree: Path) -> None:
+    """The results folders are walked in shares, several at once: a file edited in any folder of any share
+    is found (the shares here are two folders each, so some folder is second in its share)."""
+    machines = ["m1", "m2", "m3", "m4", "m5"]
+    for machine in machines[1:]:
+        (tree / "results" / machine / "clients-sweep").mkdir(parents=True)
+        (tree / "results" / machine / "clients-sweep" / "runs.csv").write_text("a\n")
+    in_twos = "RESULTS_SHARE=2"
+    make(tree, "site", 0, in_twos)
+    for machine in machines:
+        aged(tree)
+        assert make(tree, "site", 0, in_twos) == []
+        with (tree / "results" / machine / "clients-sweep" / "runs.csv").open("a") as handle:
+            handle.write("b\n")
+        assert make(tree, "site", 0, in_twos) == ["build aggregate render site"], machine
