@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 
+from connlab.site.chart_html import COMPILED_SET_ATTRIBUTE, FIGURE_START
 from connlab.site.compiled_expressions import expressions_asset_name
 from connlab.site.pages import COMPILED_CHARTS_SUBDIR
 from connlab.site.vendor import vendored_path
@@ -27,8 +28,8 @@ from connlab.site.vendor import vendored_path
 CHARTS_SCRIPT = "assets/charts.js"
 _CHARTS_SCRIPT_TAG = re.compile(r'<script src="([^"]*)' + re.escape(CHARTS_SCRIPT) + '"')
 ASSETS_DIR = CHARTS_SCRIPT.rsplit("/", 1)[0]
-_FIGURE = re.compile(r'<figure class="connlab-chart\b[^>]*>')
-_COMPILED_SET = re.compile(r'\bdata-vega-set="([^"]+)"')
+_FIGURE = re.compile(re.escape(FIGURE_START) + r"\b[^>]*>")
+_COMPILED_SET = re.compile(rf'\b{COMPILED_SET_ATTRIBUTE}="([^"]+)"')
 # The palette a page is served with (Material writes the first palette's scheme on the body).
 _SERVED_SCHEME = re.compile(r'<body\b[^>]*\bdata-md-color-scheme="([^"]*)"')
 HEAD_END = "</head>"
@@ -44,9 +45,10 @@ def with_chart_preloads(html: str, **_: object) -> str:
     if not figures or script is None or HEAD_END not in html:
         return html
     root = script.group(1)  # the site's root, relative to the page
-    sets = sorted({found.group(1) for figure in figures if (found := _COMPILED_SET.search(figure))})
+    named = [found.group(1) if (found := _COMPILED_SET.search(figure)) else None for figure in figures]
+    sets = sorted({name for name in named if name is not None})
     # vega-lite only where a figure is drawn from its Vega-Lite spec (charts.js: needVegaLite).
-    from_vega_lite = any(not _COMPILED_SET.search(figure) for figure in figures)
+    from_vega_lite = None in named
     packages = ["vega", *(["vega-lite"] if from_vega_lite else []), "vega-embed"]
     scripts = [f"{root}{ASSETS_DIR}/{vendored_path(package)}" for package in packages]
     scripts += [f"{root}{COMPILED_CHARTS_SUBDIR}/{expressions_asset_name(name)}" for name in sets]
