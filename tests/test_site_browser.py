@@ -31,6 +31,7 @@ import yaml
 
 from connlab.site.chart_html import chart_block
 from connlab.site.charts import usl_simulator
+from connlab.site.charts_first import AFTER_CHARTS_TYPE, FALLBACK_MS, PENDING, SCRIPTS_STATE
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Page, Route
@@ -199,9 +200,15 @@ def watched(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Watche
         context.close()
 
 
+# On a chart page Material's script runs once the charts are drawn (connlab.site.charts_first).
+PAGE_SCRIPTS_RAN_JS = f"() => document.documentElement.getAttribute({SCRIPTS_STATE!r}) !== {PENDING!r}"
+
+
 def wait_for_charts(w: Watched) -> None:
+    """Every chart drawn, and the page's scripts that wait for them run."""
     try:
         w.page.wait_for_function(CHARTS_RENDERED_JS)
+        w.page.wait_for_function(PAGE_SCRIPTS_RAN_JS)
     except sync_api.TimeoutError as exc:  # a bare timeout says nothing; show what the page reported
         raise AssertionError(
             f"charts did not render on {w.page.url}: page errors {w.page_errors}, "
@@ -322,7 +329,15 @@ def test_chart_libraries_load_only_where_a_page_has_a_chart(watched: Watched, si
 
 
 # The chart requests a page names in its head (connlab/site/preloads.py), and the compiled charts' variants.
-PRELOADS_JS = "() => [...document.querySelectorAll('link[rel=preload]')].map(l => [l.as, l.href])"
+# Every preload the page had: they are removed once the charts are drawn (connlab.site.charts_first).
+PRELOADS_SEEN_INIT = """window.__preloads = [];
+new MutationObserver(records => records.forEach(record => record.addedNodes.forEach(node => {
+  if (node.nodeName === "LINK" && node.rel === "preload") window.__preloads.push([node.as, node.href]);
+}))).observe(document, {childList: true, subtree: true});"""
+PRELOADS_JS = "() => window.__preloads"
+# The scripts of the page besides charts.js, run once its charts were drawn (none is left inert).
+LIVE_SCRIPTS_JS = f"""() => [...document.scripts].filter(s => s.src && !s.src.endsWith("/assets/charts.js"))
+  .map(s => s.type === {AFTER_CHARTS_TYPE!r} ? "inert " + s.src : s.src)"""
 VARIANT_FILE = re.compile(r"\.((?:wide|narrow)-(?:light|dark)(?:-fixed)?)\.json$")
 
 
@@ -352,18 +367,67 @@ def test_a_chart_page_preloads_what_charts_js_then_uses(
         )
     fetched: list[str] = []
     page.on("request", lambda request: fetched.append(request.url))
+    page.add_init_script(PRELOADS_SEEN_INIT)
     page.goto(site_url + machine.url, wait_until="load")
     wait_for_charts(watched)
     preloaded = page.evaluate(PRELOADS_JS)
+    assert page.locator("link[rel=preload]").count() == 0, "preloads left for Material to ask for again"
     kinds = sorted({kind for kind, _ in preloaded})
     assert kinds == ["fetch", "script"], preloaded
     charts = [url for url in fetched if "/assets/vendor/" in url or "/assets/vega/" in url]
     assert len(charts) == len(set(charts)), f"a chart file was fetched twice: {charts}"
-    assert {href for _, href in preloaded} <= set(charts), "a preloaded file charts.js never asked for"
+    # The page's other scripts, run once the charts are drawn, are preloaded too (connlab.site.charts_first).
+    waited = page.evaluate(LIVE_SCRIPTS_JS)
+    assert any("/javascripts/bundle." in src for src in waited), waited
+    assert {href for _, href in preloaded} <= set(charts) | set(waited), "a preloaded file nothing asked for"
+    assert set(waited) <= set(fetched)
     variants = {match.group(1) for url in charts if (match := VARIANT_FILE.search(urlsplit(url).path))}
     # A chart whose plot the column leaves too narrow is drawn again at a fixed width, from that variant.
     assert {name for name in variants if not name.endswith("-fixed")} == {variant}, charts
     watched.assert_clean()
+
+
+# When Material's script announces itself (it sets window.document$): whether every chart was drawn by then.
+MATERIAL_STARTED_INIT = """Object.defineProperty(window, "document$", {configurable: true, set(value) {
+  window.__chartsDrawnAtMaterial = [...document.querySelectorAll("figure.connlab-chart")].every(
+    f => f.querySelector(".connlab-chart__view svg") && f.hasAttribute("data-rendered-scheme"));
+  Object.defineProperty(window, "document$", {configurable: true, writable: true, value});
+}});"""
+
+
+def test_materials_script_runs_once_a_chart_pages_charts_are_drawn(
+    watched: Watched, site_url: str, chart_pages: list[ChartPage]
+) -> None:
+    """On a chart page the charts are drawn first (connlab.site.charts_first); Material's script runs after,
+    sees the page it would have seen (its palette toggle redraws the charts) and its search answers."""
+    page = watched.page
+    page.add_init_script(MATERIAL_STARTED_INIT)
+    machine = next(chart_page for chart_page in chart_pages if chart_page.browser_only)
+    page.goto(site_url + machine.url, wait_until="load")
+    wait_for_charts(watched)
+    assert page.evaluate("window.__chartsDrawnAtMaterial") is True
+    assert page.locator(f'script[type="{AFTER_CHARTS_TYPE}"]').count() == 0, "a script left waiting"
+    page.locator(PALETTE_TOGGLE.format(index=1)).click()
+    wait_for_charts(watched)
+    assert set(page.locator(FIGURE).evaluate_all("fs => fs.map(f => f.dataset.renderedScheme)")) == {"slate"}
+    page.keyboard.press("/")
+    page.keyboard.type("pgbouncer")
+    page.locator(".md-search-result__item").first.wait_for()
+    watched.assert_clean()
+
+
+def test_materials_script_runs_on_a_chart_page_whose_charts_js_did_not_load(
+    watched: Watched, site_url: str, chart_pages: list[ChartPage]
+) -> None:
+    """Without charts.js nothing says the charts are drawn: Material's script still runs, FALLBACK_MS after
+    the page was parsed, and its palette toggle works."""
+    page = watched.page
+    page.route("**/assets/charts.js", lambda route: route.abort())
+    page.goto(site_url + chart_pages[0].url, wait_until="load")
+    page.wait_for_function(PAGE_SCRIPTS_RAN_JS, timeout=FALLBACK_MS + TIMEOUT_MS)
+    assert page.evaluate("typeof window.document$") == "object"
+    page.locator(PALETTE_TOGGLE.format(index=1)).click()
+    page.wait_for_function("() => document.body.dataset.mdColorScheme === 'slate'")
 
 
 @pytest.mark.parametrize("watched", [False], ids=["no-js"], indirect=True)

@@ -49,6 +49,9 @@
   // expressions_asset_name); it files them under the set's name here.
   var EXPRESSIONS_SCRIPT = ".expressions.js";
   var EXPRESSIONS_GLOBAL = "connlabExpressions";
+  // Fired on the document once a page's charts are drawn (or failed to be): the page's other scripts,
+  // Material's among them, wait for it there (connlab/site/charts_first.py: CHARTS_DRAWN_EVENT).
+  var CHARTS_DRAWN = "connlab:charts-drawn";
   // How many of a compiled figure's expressions were interpreted for want of a function: the browser tests
   // require none.
   var INTERPRETED = "data-interpreted-expressions";
@@ -605,35 +608,46 @@
         observed.delete(view);
       }
     });
-    var figures = document.querySelectorAll(FIGURE);
+    // Figures drawn already are left alone: the page is announced twice where Material's script ran after
+    // the charts (see the end of this file), and a palette switch or a resize redraws on its own.
+    var figures = Array.prototype.filter.call(document.querySelectorAll(FIGURE), function (figure) {
+      return !requested.has(figure);
+    });
     if (figures.length === 0) return;
     // Offered whether or not the chart libraries load: the spec and its rows are in the page either way.
     figures.forEach(showDownloads);
-    loadLibraries(needVegaLite(figures)).then(
-      function () {
-        // Instant navigation may have replaced the page while the libraries loaded.
-        if (figures[0].isConnected) drawAll(figures);
-      },
-      function (err) {
-        if (!missingLibraryReported) {
-          missingLibraryReported = true;
-          console.error("connlab: the chart libraries did not load; charts cannot render:", err);
+    loadLibraries(needVegaLite(figures))
+      .then(
+        function () {
+          // Instant navigation may have replaced the page while the libraries loaded.
+          if (figures[0].isConnected) return drawAll(figures);
+        },
+        function (err) {
+          if (!missingLibraryReported) {
+            missingLibraryReported = true;
+            console.error("connlab: the chart libraries did not load; charts cannot render:", err);
+          }
         }
-      }
-    );
+      )
+      .then(function () {
+        document.dispatchEvent(new Event(CHARTS_DRAWN));
+      });
   }
 
+  // Settles once every figure's first drawing is over (a failed one is marked by fail()).
   function drawAll(figures) {
     var scheme = currentScheme();
-    var sizes = Array.prototype.map.call(figures, measure);
-    figures.forEach(function (figure, index) {
-      var view = figure.querySelector(VIEW);
-      if (resizeObserver && view && !observed.has(view)) {
-        resizeObserver.observe(view);
-        observed.add(view);
-      }
-      renderFigure(figure, scheme, undefined, sizes[index]);
-    });
+    var sizes = figures.map(measure);
+    return Promise.all(
+      figures.map(function (figure, index) {
+        var view = figure.querySelector(VIEW);
+        if (resizeObserver && view && !observed.has(view)) {
+          resizeObserver.observe(view);
+          observed.add(view);
+        }
+        return renderFigure(figure, scheme, undefined, sizes[index]);
+      })
+    );
   }
 
   // Re-render only charts drawn (or being drawn) for another scheme: Material re-sets
@@ -657,11 +671,26 @@
   });
 
   // Material emits document$ once on load and after every instant navigation.
-  if (typeof window.document$ !== "undefined" && typeof window.document$.subscribe === "function") {
+  function materialLoaded() {
+    return typeof window.document$ !== "undefined" && typeof window.document$.subscribe === "function";
+  }
+  var following = false;
+  function follow() {
+    if (following || !materialLoaded()) return false;
+    following = true;
     window.document$.subscribe(renderAll);
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", renderAll);
-  } else {
-    renderAll();
+    return true;
+  }
+  // On a page with a chart, Material's script runs only once its charts are drawn (CHARTS_DRAWN,
+  // connlab/site/charts_first.py): they are drawn once the document is parsed, and Material is followed
+  // from the DOMContentLoaded that is fired again once its script has run.
+  if (!follow()) {
+    if (document.readyState === "loading") {
+      document.addEventListener("DOMContentLoaded", function () {
+        if (!follow()) renderAll();
+      });
+    } else {
+      renderAll();
+    }
   }
 })();

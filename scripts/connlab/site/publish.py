@@ -48,7 +48,8 @@ from connlab.contract.cache import digest, read_json, read_text, source_digest, 
 from connlab.errors import LabError
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, REPO_ROOT
-from connlab.site import fast_tables, preloads, wrapped_tables
+from connlab.site import charts_first, fast_tables, preloads, wrapped_tables
+from connlab.site.charts_first import with_scripts_after_charts
 from connlab.site.pages import CHARTS_SUBDIR, COMPILED_CHARTS_SUBDIR, MACHINE_PAGES_DIR
 from connlab.site.preloads import with_chart_preloads
 from connlab.site.workers import page_workers
@@ -60,7 +61,10 @@ CHROME_FILE = ".connlab-chrome"
 THEME_PACKAGES = ("mkdocs", "mkdocs-material", "pymdown-extensions", "markdown")
 # The project's code that MkDocs runs on every page (this module's hooks, the Markdown extensions mkdocs.yml
 # names): a change to it changes pages whose Markdown did not change.
-PAGE_CODE = (Path(__file__), *(Path(str(code.__file__)) for code in (fast_tables, preloads, wrapped_tables)))
+PAGE_CODE = (
+    Path(__file__),
+    *(Path(str(code.__file__)) for code in (charts_first, fast_tables, preloads, wrapped_tables)),
+)
 DIRTY_WARNING = "A 'dirty' build is being performed"
 
 
@@ -249,8 +253,9 @@ def _theme_files_listed() -> None:
 
 
 def _chart_requests_preloaded(config: MkDocsConfig) -> None:
-    """Every page MkDocs writes starts its charts' requests from its head (connlab.site.preloads)."""
-    config.plugins.events["post_page"].append(with_chart_preloads)
+    """Every page MkDocs writes starts its charts' requests from its head (connlab.site.preloads), and runs
+    its other scripts once its charts are drawn (connlab.site.charts_first)."""
+    config.plugins.events["post_page"] += [with_chart_preloads, with_scripts_after_charts]
 
 
 SEARCH_PLUGIN = "material/search"
