@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from connlab.paths import REPO_ROOT
+from connlab.paths import ASSETS_SRC_DIR, REPO_ROOT
 from connlab.site.charts_first import (
     AFTER_CHARTS_TYPE,
     CHARTS_DRAWN_EVENT,
@@ -79,3 +79,10 @@ def test_every_built_chart_page_runs_materials_script_after_its_charts() -> None
         assert len(live) == 1 and live[0].endswith("assets/charts.js"), (page, live)
         for src in waiting:
             assert (page.parent / src).resolve().is_file(), f"{page} waits for {src}: not in the site"
+
+
+def test_charts_js_fires_the_event_the_page_waits_for() -> None:
+    """Under another name the page's scripts would wait for the fallback instead of the charts."""
+    charts_js = (ASSETS_SRC_DIR / "charts.js").read_text(encoding="utf-8")
+    assert f'var CHARTS_DRAWN = "{CHARTS_DRAWN_EVENT}";' in charts_js
+    assert "document.dispatchEvent(new Event(CHARTS_DRAWN))" in charts_js
