@@ -51,8 +51,10 @@ def with_scripts_after_charts(html: str, **_: object) -> str:
     if FIGURE_START not in html or config < 0 or end < config or HEAD_END not in html:
         return html
     tail = html[config:end]
-    later = [src for src in _SCRIPT_TAG.findall(tail) if not src.endswith(CHARTS_SCRIPT)]
-    if len(later) == len(_SCRIPT_TAG.findall(tail)) or not later:
+    sources = _SCRIPT_TAG.findall(tail)
+    later = [src for src in sources if not src.endswith(CHARTS_SCRIPT)]
+    first = _SCRIPT_TAG.search(tail)
+    if first is None or not later or len(later) == len(sources):
         return html  # no charts.js to wait for, or nothing to wait for it
 
     def inert(found: re.Match[str]) -> str:
@@ -61,8 +63,6 @@ def with_scripts_after_charts(html: str, **_: object) -> str:
             return found.group(0)
         return f'<script type="{AFTER_CHARTS_TYPE}" src="{src}"></script>'
 
-    first = _SCRIPT_TAG.search(tail)
-    assert first is not None
     tail = tail[: first.start()] + _RUNNER + _SCRIPT_TAG.sub(inert, tail[first.start() :])
     preloads = "".join(f'<link rel="preload" as="script" href="{src}">' for src in later)
     head, rest = html[:config].split(HEAD_END, 1)
