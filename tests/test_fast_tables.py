@@ -93,6 +93,25 @@ def test_a_table_of_plain_cells_is_written_whole_and_kept_aside() -> None:
 
 
 TABLE = "| a | b |\n|---|--:|\n| 1 | x\\-y |\n| 2 | z |"
+
+
+def test_a_verdict_tables_div_is_written_whole_before_md_in_html_reads_the_page() -> None:
+    """md_in_html never sees a div that holds one table of plain cells; one holding more is left to it."""
+    fast, _ = _converters()
+    table = "| a | b |\n|---|---|\n| **holds**<br><small>x</small> | 2 |"
+    verdicts = f'<div class="verdict-table" markdown>\n\n{table}\n\n</div>'
+    read: list[str] = []
+    html_block = fast.preprocessors["html_block"]
+    run = html_block.run
+    html_block.run = lambda lines: (read.extend(lines), run(lines))[1]  # type: ignore[method-assign]
+    html = fast.reset().convert(verdicts)
+    assert '<div class="verdict-table">' in html and "<strong>holds</strong><br><small>x</small>" in html
+    assert not any("verdict-table" in line for line in read) and fast.htmlStash.html_counter == 1
+    read.clear()
+    fast.reset().convert(verdicts.replace("\n\n</div>", "\n\nMore.\n\n</div>"))
+    assert any("verdict-table" in line for line in read)
+
+
 # Wherever a table stands, it converts as Python-Markdown's tables convert it.
 TABLE_PLACES = [
     TABLE,
@@ -101,6 +120,18 @@ TABLE_PLACES = [
     f"{TABLE}\nA line that continues the block",
     f"```\n{TABLE}\n```",
     f'<div class="verdict-table" markdown>\n\n{TABLE}\n\n</div>',
+    f'Before.\n\n<div class="verdict-table" markdown>\n\n{TABLE}\n\n</div>\n\nAfter.',
+    f'<div class="verdict-table" markdown>\n\n{TABLE}\n\n</div>\n<div class="b" markdown>\n\n{TABLE}\n</div>',
+    f'<div class="verdict-table" markdown>\n\n{TABLE}\n\nA paragraph too.\n\n</div>',
+    f'<div class="verdict-table" markdown>\n\n{TABLE}\n\n{TABLE}\n\n</div>',
+    f'<div class="verdict-table" markdown>\n{TABLE}\n</div>',
+    f'<div class="verdict-table" markdown>\n\n{TABLE}\n\n',
+    '<div class="verdict-table" markdown>\n\n| a | b |\n|---|---|\n| [x](y) | 2 |\n\n</div>',
+    f'<div markdown>\n\n<div class="verdict-table" markdown>\n\n{TABLE}\n\n</div>\n\n</div>',
+    f'<div>\n<div class="verdict-table" markdown>\n\n{TABLE}\n\n</div>\n</div>',
+    f'<!--\n<div class="verdict-table" markdown>\n\n{TABLE}\n\n</div>\n-->',
+    f'```\n<div class="verdict-table" markdown>\n\n{TABLE}\n\n</div>\n```',
+    f'- an item\n\n    <div class="verdict-table" markdown>\n\n    {TABLE}\n\n    </div>',
     f"<div>\n\n{TABLE}\n\n</div>",
     f"<!--\n\n{TABLE}\n\n-->",
     f"<div markdown>\n\n<div>\n\n{TABLE}\n\n</div>\n\n</div>",
