@@ -49,8 +49,13 @@ def read_text(path: Path) -> str | None:
 
 
 def read_json(path: Path) -> object | None:
-    text = read_text(path)
-    return None if text is None else json.loads(text)
+    """A JSON file's value; None where the file is missing. By orjson (loads_fast): rendering reads a few
+    facts files per machine page, a tenth of its time with json."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return loads_fast(data)
 
 
 def read_kept_json(path: Path) -> object | None:
