@@ -212,7 +212,11 @@ def fit_all(con: duckdb.DuckDBPyConnection, machine_keys: dict[str, str] | None 
     fitted = fit_machines(dict(sorted(by_machine.items())))
     if machine_keys is not None:
         # Every machine that was read again, those without a curve to fit too (no rows).
-        made = {machine: [row for row in fitted if row[0] == machine] for machine in redone or []}
+        # Grouped in one pass: a scan of every row per machine took over a second at a thousand machines.
+        by_fitted_machine: dict[str, list[tuple]] = defaultdict(list)
+        for row in fitted:
+            by_fitted_machine[row[0]].append(row)
+        made = {machine: by_fitted_machine.get(machine, []) for machine in redone or []}
         con.execute(f"DELETE FROM {FIT_ROWS_TABLE} WHERE NOT list_contains(?, machine)", [sorted(kept)])
         insert_rows(
             con,
