@@ -137,10 +137,13 @@ def register_raw_windows(
         return
     # Files with one header are joined into one file and read with their columns given, so DuckDB opens few
     # files and sniffs none: opening and sniffing each small file cost more than reading its rows, and grew
-    # with every machine.
-    by_header: dict[tuple[str, ...], list[Path]] = {}
+    # with every machine. Each file is read once, for its header and its rows (a second opening for the
+    # header alone was a second of a cold build at a thousand machines).
+    by_header: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     for path in files:
-        by_header.setdefault(_header(path), []).append(path)
+        header_line, _, rows = path.read_text(encoding="utf-8").partition("\n")
+        header = tuple(next(csv.reader([header_line]), []))
+        by_header.setdefault(header, []).append((header_line, rows))
     present = {name for header in by_header for name in header}
     # Columns are matched by name, not position, and listed in the documented order; a column added
     # after older files were written reads as NULL there.
@@ -162,12 +165,11 @@ def register_raw_windows(
         con.execute(f"CREATE OR REPLACE TABLE raw_windows AS SELECT {selected} FROM ({groups})")
 
 
-def _joined(files: list[Path], target: Path) -> Path:
-    """One CSV of files that share a header: the header once, then every file's rows as written."""
+def _joined(files: list[tuple[str, str]], target: Path) -> Path:
+    """One CSV of files that share a header, each given as its header line and its rows: the header once,
+    then every file's rows as written."""
     with target.open("w", encoding="utf-8", newline="") as out:
-        for number, path in enumerate(files):
-            text = path.read_text(encoding="utf-8")
-            header, _, rows = text.partition("\n")
+        for number, (header, rows) in enumerate(files):
             out.write(header + "\n" if number == 0 else "")
             out.write(rows if not rows or rows.endswith("\n") else rows + "\n")
     return target
@@ -181,11 +183,6 @@ def _read_group(header: tuple[str, ...], path: Path) -> str:
         f"SELECT * FROM read_csv({sql_string(str(path))}, header = true, auto_detect = false, "
         f"columns = {{{columns}}}, nullstr = '', delim = ',', quote = '\"', escape = '\"')"
     )
-
-
-def _header(path: Path) -> tuple[str, ...]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        return tuple(next(csv.reader(handle), []))
 
 
 def run_sql_file(con: duckdb.DuckDBPyConnection, path: Path) -> None:
