@@ -877,6 +877,8 @@ ODD_CELLS = (
         "101",
     ),
     *("-0", "007", "600001", "2147483648", "1234567890", "9" * 400, "0.5"),
+    # Around the largest plausible latency in ms, which the column-wise check tells from the digits.
+    *("600000", "599999.99", "0600001", "99999.5", "-0.0"),
 )
 
 
