@@ -155,6 +155,8 @@ def _column_is_clean(column: Column, distinct: set[str]) -> bool:
     (one match over them all, then their least and greatest value against the bounds): a column of
     measurements has as many distinct texts as rows."""
     texts = distinct - {""}
+    if column.type == "VARCHAR" and _any_text_is_valid(column):
+        return True
     plain = PLAIN_NUMBERS.get(column.type)
     joined = "\n".join(texts) + "\n"
     if plain is None or column.pattern is not None or not plain.fullmatch(joined):
@@ -175,6 +177,17 @@ def _column_is_clean(column: Column, distinct: set[str]) -> bool:
         (column.minimum is None or low >= column.minimum)
         and (upper is None or (low >= 1 and high <= upper))
         and not (column.name.endswith("_ms") and high > MAX_PLAUSIBLE_MS)
+    )
+
+
+def _any_text_is_valid(column: Column) -> bool:
+    """Whether _cell_problem passes every non-empty text of this text column: one without a pattern, bounds
+    or a unit to check (a run's id, its start time, a workload's name...)."""
+    return (
+        column.pattern is None
+        and column.minimum is None
+        and column.name not in UPPER_BOUNDS
+        and not column.name.endswith("_ms")
     )
 
 
