@@ -856,7 +856,7 @@ def test_an_empty_target_is_refused(csv_path: Path) -> None:
     assert only_problem(list(validate_csv(csv_path, "box")))["field"] == "target"
 
 
-# -- the column-wise check of a valid file gives the row-by-row answer ------------------------------------
+# -- the quick checks of a valid file give the row-by-row answer ---------------------------------------------
 ODD_CELLS = (
     *(
         "",
@@ -879,54 +879,72 @@ ODD_CELLS = (
     *("-0", "007", "600001", "2147483648", "1234567890", "9" * 400, "0.5"),
     # Around the largest plausible latency in ms, which the column-wise check tells from the digits.
     *("600000", "599999.99", "0600001", "99999.5", "-0.0"),
+    # Where the row shapes draw their lines: digits a bigint holds and an integer does not, the passes'
+    # bound, numbers cut short, and texts the CSV writer quotes or str.splitlines breaks a line at.
+    *("99999999999", "9" * 18, "9" * 19, "100", "99", "1.", ".5", "0.0", "00"),
+    *('"', 'a"b', "a,b", "a\rb", "a\x85b", "a\u2028b", "a\x0cb", "é", "x" * 5000),
 )
 
 
-def _both_checks(path: Path, machine_id: str) -> tuple[list[str] | None, list[str]]:
-    """The column-wise answer (None: it declined) and the row-by-row one, for a file that is text."""
+# The quicker checks, each answering a file or declining it (None) for the next: validate_csv tries them in
+# this order before the row-by-row check.
+QUICK_CHECKS = {
+    "row shapes": validate._shaped_file_problems,
+    "column-wise": validate._clean_file_problems,
+}
+
+
+def _checks(path: Path, machine_id: str) -> tuple[dict[str, list[str] | None], list[str]]:
+    """Each quick check's answer (None: it declined) and the row-by-row one, for a file that is text."""
     text, reason = validate._read_text(path, validate.MAX_FILE_BYTES)
-    if text is None:  # refused before either check runs
-        return None, [reason or ""]
-    fast = validate._clean_file_problems(path, text, machine_id)
-    return fast, list(validate._window_problems(path, text, machine_id))
+    if text is None:  # refused before any check runs
+        return dict.fromkeys(QUICK_CHECKS), [reason or ""]
+    quick = {name: check(path, text, machine_id) for name, check in QUICK_CHECKS.items()}
+    return quick, list(validate._window_problems(path, text, machine_id))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
-def test_the_column_wise_check_agrees_on_every_malformed_contribution(
+def test_the_quick_checks_agree_on_every_malformed_contribution(
     contribution: Contribution, case: Case
 ) -> None:
     case.mutate(contribution)
     for path in contribution.box.glob("*/*.csv"):
-        fast, slow = _both_checks(path, contribution.box.name)
-        assert fast is None or fast == slow, (path, fast, slow)
+        quick, slow = _checks(path, contribution.box.name)
+        for name, answer in quick.items():
+            assert answer is None or answer == slow, (name, path, answer, slow)
 
 
-def test_the_column_wise_check_agrees_on_any_single_odd_cell(csv_path: Path) -> None:
-    """Every column of every row set to texts that are valid in some columns and not in others: where the
-    column-wise check answers, its answer is the row-by-row one; it answers a valid file."""
+def test_the_quick_checks_agree_on_any_single_odd_cell(csv_path: Path) -> None:
+    """Every column of every row set to texts that are valid in some columns and not in others: where a
+    quick check answers, its answer is the row-by-row one; each answers a valid file."""
     original = csv_path.read_text(encoding="utf-8")
-    fast, slow = _both_checks(csv_path, "box")
-    assert fast == slow == []
+    quick, slow = _checks(csv_path, "box")
+    assert slow == [] and all(answer == [] for answer in quick.values()), quick
     header = original.splitlines()[0].split(",")
-    answered = 0
+    answered = dict.fromkeys(QUICK_CHECKS, 0)
     for row_no in (1, 2, 3):
         for column in header:
             for text in ODD_CELLS:
                 csv_path.write_text(original, encoding="utf-8")
                 edit_csv(csv_path, set_cell(row_no, column, text))
-                fast, slow = _both_checks(csv_path, "box")
-                assert fast is None or fast == slow, (row_no, column, text, fast, slow)
-                answered += fast is not None
-    assert answered > len(header), "the column-wise check never answered: it would save nothing"
+                quick, slow = _checks(csv_path, "box")
+                for name, answer in quick.items():
+                    assert answer is None or answer == slow, (name, row_no, column, text, answer, slow)
+                    answered[name] += answer is not None
+    # A check that never answers would save nothing.
+    assert all(count > len(header) for count in answered.values()), answered
 
 
-def test_the_column_wise_check_answers_the_committed_results() -> None:
-    """Every committed run file is checked column-wise (that is what keeps a thousand machines' check
-    fast), with the row-by-row answer."""
-    checked = 0
+def test_the_quick_checks_answer_the_committed_results() -> None:
+    """Every committed run file is answered by a quick check (that is what keeps a thousand machines' check
+    fast), with the row-by-row answer: the column-wise check answers them all, the row shapes most."""
+    checked = shaped = 0
     for folder in (Path(__file__).resolve().parents[1] / "results").iterdir():
         for path in folder.glob("*/*.csv"):
-            fast, slow = _both_checks(path, folder.name)
-            assert fast is not None and fast == slow, path
+            quick, slow = _checks(path, folder.name)
+            assert quick["column-wise"] == slow, path
+            assert quick["row shapes"] is None or quick["row shapes"] == slow, path
             checked += 1
+            shaped += quick["row shapes"] is not None
     assert checked >= 20
+    assert shaped >= checked * 0.6, (shaped, checked)

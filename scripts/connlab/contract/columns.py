@@ -29,6 +29,26 @@ class Column:
     pattern_hint: str = ""
 
 
+# Bounds that validation holds a column to besides its type and minimum. A latency above ten minutes is not a
+# latency in milliseconds (most likely seconds or microseconds); a run has at most so many passes and windows.
+MAX_PLAUSIBLE_MS = 600_000
+MAX_WINDOWS = 100_000
+MAX_PASSES = 100
+UPPER_BOUNDS = {"pass_no": MAX_PASSES, "window_no": MAX_WINDOWS}
+
+
+def any_text_is_valid(column: Column) -> bool:
+    """Whether every non-empty text is a valid value of this column: a text column without a pattern, bounds
+    or a unit to check (a run's id, its start time, a workload's name...)."""
+    return (
+        column.type == "VARCHAR"
+        and column.pattern is None
+        and column.minimum is None
+        and column.name not in UPPER_BOUNDS
+        and not column.name.endswith("_ms")
+    )
+
+
 WINDOW_COLUMNS: tuple[Column, ...] = (
     Column("run_id", "VARCHAR", "one sweep run; a resumed run keeps its id"),
     Column("machine", "VARCHAR", "results/<machine>/ folder name"),

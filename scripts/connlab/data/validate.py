@@ -17,27 +17,26 @@ import yaml
 from pydantic import ValidationError
 
 from connlab.contract.columns import (
+    MAX_PLAUSIBLE_MS,
     NOT_RUN_COLUMNS,
     PUBLISHED_COLUMNS,
     PUBLISHED_FILE_NAME,
+    UPPER_BOUNDS,
     WINDOW_COLUMNS,
     Column,
+    any_text_is_valid,
     is_not_run,
 )
 from connlab.contract.machine_schema import SAFE_ID_PATTERN, MachineFile
 from connlab.contract.names import PUBLISHED_PREFIX
 from connlab.contract.yaml_models import duplicate_key_problems, format_validation_error, parse_yaml
+from connlab.data import row_shapes
 from connlab.paths import MACHINE_FILE_NAME, RESULTS_DIR
 
 MAX_FILE_BYTES = 20 * 2**20
 MAX_YAML_BYTES = 64 * 2**10
 SAFE_ID = re.compile(SAFE_ID_PATTERN)
 RUN_ID = re.compile(r"^(tiny|quick|full)-[0-9]{8}T[0-9]{6}Z$")
-# A latency above ten minutes is not a latency in milliseconds: most likely seconds or microseconds.
-MAX_PLAUSIBLE_MS = 600_000
-MAX_WINDOWS = 100_000
-MAX_PASSES = 100
-UPPER_BOUNDS = {"pass_no": MAX_PASSES, "window_no": MAX_WINDOWS}
 # Numbers whose text alone proves them valid for the type (ASCII, in range, finite): at most 9 digits for
 # an integer; no exponent and at most 300 digits before the point for a double.
 PLAIN_NUMBERS = {
@@ -155,7 +154,7 @@ def _column_is_clean(column: Column, distinct: set[str]) -> bool:
     (one match over them all, then their least and greatest value against the bounds): a column of
     measurements has as many distinct texts as rows."""
     texts = distinct - {""}
-    if column.type == "VARCHAR" and _any_text_is_valid(column):
+    if any_text_is_valid(column):
         return True
     plain = PLAIN_NUMBERS.get(column.type)
     joined = "\n".join(texts) + "\n"
@@ -177,17 +176,6 @@ def _column_is_clean(column: Column, distinct: set[str]) -> bool:
         (column.minimum is None or low >= column.minimum)
         and (upper is None or (low >= 1 and high <= upper))
         and not (column.name.endswith("_ms") and high > MAX_PLAUSIBLE_MS)
-    )
-
-
-def _any_text_is_valid(column: Column) -> bool:
-    """Whether _cell_problem passes every non-empty text of this text column: one without a pattern, bounds
-    or a unit to check (a run's id, its start time, a workload's name...)."""
-    return (
-        column.pattern is None
-        and column.minimum is None
-        and column.name not in UPPER_BOUNDS
-        and not column.name.endswith("_ms")
     )
 
 
@@ -215,12 +203,13 @@ def validate_csv(path: Path, machine_id: str | None = None) -> Iterator[str]:
     if text is None:
         yield f"{path}:1: (file): {reason}"
         return
-    found = _clean_file_problems(path, text, machine_id)
+    found = _shaped_file_problems(path, text, machine_id)
+    if found is None:
+        found = _clean_file_problems(path, text, machine_id)
     yield from (found if found is not None else _window_problems(path, text, machine_id))
 
 
 _WINDOW_COLUMN_NAMES = frozenset(column.name for column in WINDOW_COLUMNS)
-_POINT_COLUMNS = ("pass_no", "workload", "clients", "server_cpu_budget")
 
 
 def _clean_file_problems(path: Path, text: str, machine_id: str | None) -> list[str] | None:
@@ -279,17 +268,40 @@ def _clean_file_problems(path: Path, text: str, machine_id: str | None) -> list[
         for ok, failed in zip(ok_rows, cells[at["failed_transactions"]], strict=True)
     ):
         return None
+    named = {name: set(cells[at[name]]) for name in row_shapes.NAMED_COLUMNS}
+    places = list(zip(*(cells[at[name]] for name in row_shapes.PLACE_COLUMNS), strict=True))
+    return _places_problems(path, machine_id, named, places)
+
+
+def _shaped_file_problems(path: Path, text: str, machine_id: str | None) -> list[str] | None:
+    """The problems of a file each of whose lines has the shape of a valid window's row
+    (connlab.data.row_shapes): only incomplete passes remain possible. None where a line has neither
+    shape, and the column-wise check answers instead."""
+    if not RUN_ID.match(path.stem):
+        return None
+    header_line, _, body = text.partition("\n")
+    windows = row_shapes.read_windows(header_line, body)
+    if windows is None:
+        return None
+    return _places_problems(path, machine_id, windows.named, windows.places)
+
+
+def _places_problems(
+    path: Path, machine_id: str | None, named: dict[str, set[str]], places: list[tuple[str, ...]]
+) -> list[str] | None:
+    """The problems of a file whose every cell is valid, from the run, experiment and machine its rows name
+    and each window's place (row_shapes.PLACE_COLUMNS): the passes it lacks. None where a row names another
+    run, experiment or machine, or a window repeats; the row-by-row check names those with their lines."""
     expected = {"run_id": path.stem, "experiment": path.parent.name}
     if machine_id is not None:
         expected["machine"] = machine_id
-    if any(set(cells[at[name]]) != {value} for name, value in expected.items()):
+    if any(named.get(name) != {value} for name, value in expected.items()):
         return None
-    keys = list(zip(*(cells[at[name]] for name in _POINT_COLUMNS), strict=True))
-    if len(set(keys)) != len(keys):
+    if len(set(places)) != len(places):
         return None
     passes: dict[tuple[str, str, str], set[int]] = defaultdict(set)
-    for pass_no, *point in keys:
-        passes[tuple(point)].add(int(pass_no))  # type: ignore[index]
+    for pass_no, workload, clients, budget in places:
+        passes[(workload, clients, budget)].add(int(pass_no))
     return list(_incomplete_passes(path, passes))
 
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from connlab.contract import columns, machine_schema, yaml_models
 from connlab.contract.cache import digest, read_json, source_digest, write_atomically
-from connlab.data import validate
+from connlab.data import row_shapes, validate
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, RESULTS_DIR
 
 VALIDATE_CACHE_DIR = CACHE_DIR / "validate"
-VALIDATING_CODE = (validate, columns, machine_schema, yaml_models)
+VALIDATING_CODE = (validate, row_shapes, columns, machine_schema, yaml_models)
 
 
 def folder_key(folder: Path, code: str) -> str:
