@@ -235,6 +235,22 @@ def test_machines_list_marks_published_folders(results_dir: Path) -> None:
     assert machines["alpha"]["cpu_model"] == "Test CPU 3000"
 
 
+def test_machine_files_are_read_again_only_when_changed(results_dir: Path, tmp_path: Path) -> None:
+    """The cache gives what parsing gives; a machine.yaml edited, added or removed is read as it now is."""
+    cache = tmp_path / "machine-files.json"
+    parsed = load_machines(results_dir)
+    assert load_machines(results_dir, cache) == parsed
+    assert cache.exists() and load_machines(results_dir, cache) == parsed
+    alpha = results_dir / "alpha" / MACHINE_FILE_NAME
+    alpha.write_text(alpha.read_text().replace("Test CPU 3000", "Test CPU 4000, edited"))
+    shutil.rmtree(results_dir / "beta")
+    shutil.copytree(results_dir / "alpha", results_dir / "gamma")
+    machines = {machine["id"]: machine for machine in load_machines(results_dir, cache)}
+    assert set(machines) == {"alpha", "gamma", "published-ref"}
+    assert machines["alpha"]["cpu_model"] == machines["gamma"]["cpu_model"] == "Test CPU 4000, edited"
+    assert list(machines.values()) == load_machines(results_dir)
+
+
 def test_tables_are_exported_as_csv(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     folder = tmp_path / "data" / "clients-sweep"
     with (folder / "peaks.csv").open(newline="") as handle:

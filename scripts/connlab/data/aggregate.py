@@ -24,7 +24,7 @@ import yaml
 
 from connlab.analysis.bulk import insert_rows
 from connlab.analysis.fits import fit_all, fits_code, fitted_schemas
-from connlab.contract.cache import canonical_json, digest, source_digest
+from connlab.contract.cache import canonical_json, digest, read_json, source_digest, write_atomically
 from connlab.contract.columns import COLUMN_TYPES, PUBLISHED_FILE_NAME, PUBLISHED_TYPES
 from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.contract.facts_files import (
@@ -58,6 +58,8 @@ from connlab.paths import (
 )
 
 DATABASE_FILE = "connlab.duckdb"
+# Each machine.yaml as read, by the file's status (load_machines).
+MACHINE_FILES_CACHE = "machine-files.json"
 
 
 def result_files(experiment: str, results_dir: Path = RESULTS_DIR) -> list[Path]:
@@ -544,15 +546,32 @@ def export_facts(
     return path
 
 
-def load_machines(results_dir: Path = RESULTS_DIR) -> list[dict[str, object]]:
-    machines = []
+def load_machines(results_dir: Path = RESULTS_DIR, cache_file: Path | None = None) -> list[dict[str, object]]:
+    """Every machine.yaml, as the tables and pages read it. With cache_file, a file whose status (time, size,
+    inode) is unchanged since it was read is taken from there: parsing a thousand machines' files again was
+    a twentieth of adding one machine to them."""
+    cached = read_json(cache_file) if cache_file is not None else None
+    known: dict[str, list[object]] = cached if isinstance(cached, dict) else {}
+    entries: dict[str, list[object]] = {}
     for path in sorted(results_dir.glob(f"*/{MACHINE_FILE_NAME}")):
-        # libyaml where present: validation has read these files already, and one is read per machine.
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=FAST_LOADER) or {}
-        data["id"] = path.parent.name
-        data["published"] = path.parent.name.startswith(PUBLISHED_PREFIX)
-        machines.append({key: _clean(value) for key, value in data.items()})
-    return machines
+        status = path.stat()
+        signature = f"{status.st_mtime_ns} {status.st_size} {status.st_ino}"
+        entry = known.get(str(path))
+        if not (isinstance(entry, list) and len(entry) == 2 and entry[0] == signature):
+            entry = [signature, _machine_of(path)]
+        entries[str(path)] = entry
+    if cache_file is not None and entries != known:
+        write_atomically(cache_file, json.dumps(entries))
+    return [entry[1] for entry in entries.values()]  # type: ignore[misc]
+
+
+def _machine_of(path: Path) -> dict[str, object]:
+    # libyaml where present: validation has read these files already, and one is read per machine.
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=FAST_LOADER) or {}
+    data["id"] = path.parent.name
+    data["published"] = path.parent.name.startswith(PUBLISHED_PREFIX)
+    # As the cache gives it back: JSON's values, so that a machine read anew and one cached are equal.
+    return json.loads(json.dumps({key: _clean(value) for key, value in data.items()}))
 
 
 def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, object]]) -> None:
@@ -886,7 +905,7 @@ def aggregate_all(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     database = out_dir / DATABASE_FILE
-    machines = load_machines(results_dir)
+    machines = load_machines(results_dir, out_dir / MACHINE_FILES_CACHE)
     # Each machine.yaml's canonical text, once: every experiment's key and the facts' key include it.
     texts = {str(machine["id"]): canonical_json(machine) for machine in machines}
     common = common_basis(results_dir)
