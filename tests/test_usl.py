@@ -271,3 +271,18 @@ def test_fits_solved_together_are_the_fits_solved_one_by_one() -> None:
     curves = _random_curves(40)
     together = usl.fit_usl_many(curves)
     assert together == [fit_usl(*curve) for curve in curves]
+
+
+def test_fits_solved_together_raise_for_the_first_problem_that_cannot_be_fitted() -> None:
+    """Problems are solved in batches of one length, yet the error is the first invalid problem's, as fitting
+    them one by one would raise it."""
+    good = ([1.0, 2.0, 4.0, 8.0], [10.0, 19.0, 35.0, 60.0], None)
+    uneven = ([1.0, 2.0, 4.0], [1.0, 2.0], None)
+    negative = ([1.0, 2.0, 4.0, 8.0], [1.0, -2.0, 3.0, 4.0], None)
+    with pytest.raises(ValueError, match="differ in length"):
+        usl.fit_usl_many([good, uneven, negative])
+    with pytest.raises(ValueError, match="non-negative"):
+        usl.fit_usl_many([good, negative, uneven])
+    with pytest.raises(ValueError, match="anchor_lambda"):
+        usl.fit_usl_many([good, (good[0], good[1], -1.0), negative])
+    assert usl.fit_usl_many([good, good]) == [fit_usl(*good)] * 2

@@ -104,56 +104,130 @@ Problem = tuple[Sequence[float], Sequence[float], "float | None"]  # clients, tp
 def fit_usl_many(problems: Sequence[Problem]) -> list[UslFit]:
     """fit_usl for each problem, solved together: a thousand machines' sweeps are tens of thousands of fits,
     and one vectorised solver step for all of them costs what a step of one costs (connlab.analysis.fits
-    hands every machine's fits over at once)."""
-    prepared = []
-    for clients, tps, anchor_lambda in problems:
-        n, x = _validated(clients, tps)
-        if anchor_lambda is not None and not (math.isfinite(anchor_lambda) and anchor_lambda > 0):
-            raise ValueError(f"anchor_lambda must be a finite positive throughput, got {anchor_lambda!r}")
-        lam0 = anchor_lambda if anchor_lambda is not None else _lambda_start(n, x)
-        prepared.append((n, x, lam0, anchor_lambda is not None))
-    solved: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * (2 * len(prepared))
-    # Fits are solved in groups of one length: a fit then has no padding, and its every sum is made the same
-    # way whichever fits it is solved with, so a machine's fits do not depend on the other machines'.
+    hands every machine's fits over at once). Everything around the solver (the checks, the starts, the
+    costs, R², the warnings) is made for all fits of one length at once too: done fit by fit, it cost twice
+    the solver at a thousand machines.
+
+    Fits are solved in batches of one length: a fit then has no padding, and its every sum runs along its own
+    row, made the same way whichever fits it is solved with, so a machine's fits do not depend on the other
+    machines'. Where problems are invalid, the first of them raises the error fit_usl would."""
+    batches, refused = _batches(problems)
+    for index in sorted(refused):
+        batches.append(_Batch.of_one(index, _prepared(*problems[index])))  # raises where it is invalid
+    fits: list[UslFit | None] = [None] * len(problems)
+    for batch in batches:
+        for index, fit in zip(batch.indexes, _fit_batch(batch), strict=True):
+            fits[index] = fit
+    return fits  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """Fits of one length, a row each: the problems' indexes, client counts, throughputs, λ starts, and
+    whether λ is anchored (fixed at its start)."""
+
+    indexes: list[int]
+    n: Array
+    x: Array
+    lam0: Array
+    anchored: NDArray[np.bool_]
+
+    @staticmethod
+    def of_one(index: int, prepared: tuple[Array, Array, float, bool]) -> _Batch:
+        n, x, lam0, anchored = prepared
+        return _Batch([index], n[None, :], x[None, :], np.array([lam0]), np.array([anchored]))
+
+
+def _prepared(
+    clients: Sequence[float], tps: Sequence[float], anchor_lambda: float | None
+) -> tuple[Array, Array, float, bool]:
+    """One problem checked, as arrays with its λ start; ValueError where it cannot be fitted."""
+    n, x = _validated(clients, tps)
+    if anchor_lambda is not None and not (math.isfinite(anchor_lambda) and anchor_lambda > 0):
+        raise ValueError(f"anchor_lambda must be a finite positive throughput, got {anchor_lambda!r}")
+    lam0 = anchor_lambda if anchor_lambda is not None else _lambda_start(n, x)
+    return n, x, lam0, anchor_lambda is not None
+
+
+def _batches(problems: Sequence[Problem]) -> tuple[list[_Batch], list[int]]:
+    """The problems in batches of one length, each checked as _validated checks one; and the problems any
+    check refused (or that could not be stacked), for _prepared to say why."""
     by_length: dict[int, list[int]] = {}
-    for index, (n, *_) in enumerate(prepared):
-        by_length.setdefault(n.size, []).append(index)
-    grids: dict[tuple[bytes, float | None], tuple[Array, Array, Array, Array]] = {}
-    for indexes in by_length.values():
-        starts: list[_Start] = []
-        for index in indexes:
-            n, x, lam0, anchored = prepared[index]
-            # One start per shape of model (κ free, κ = 0): the grid has already crossed the long flat
-            # valleys of the USL surface (σ and κ trade off against each other) that once took many blind
-            # starts.
-            for fixed_kappa in (None, 0.0):
-                grid = grids.get((n.tobytes(), fixed_kappa))
-                if grid is None:
-                    grid = grids[(n.tobytes(), fixed_kappa)] = _grid(n, fixed_kappa)
-                sigma0, kappa0 = _grid_start(grid, x, lam0, anchored)
-                starts.append(_Start(n, x, lam0, sigma0, kappa0, anchored, fixed_kappa))
-        for first in range(0, len(starts), CHUNK):
-            answers = _solve(starts[first : first + CHUNK])
-            for offset, params in enumerate(answers, start=first):
-                solved[2 * indexes[offset // 2] + offset % 2] = params
-    fits = []
-    for index, (n, x, _, anchored) in enumerate(prepared):
-        free_kappa, no_kappa = solved[2 * index], solved[2 * index + 1]
-        _, (lam, sigma, kappa) = _better(
-            (_cost(n, x, free_kappa), free_kappa), (_cost(n, x, no_kappa), no_kappa)
-        )
-        fits.append(
-            UslFit(
-                lambda_=lam,
-                sigma=sigma,
-                kappa=kappa,
-                r_squared=_r_squared(x, usl_throughput(n, lam, sigma, kappa)),
-                points=int(n.size),
-                anchored=anchored,
-                warning=_warning(n),
+    for index, (clients, _, _) in enumerate(problems):
+        by_length.setdefault(len(clients), []).append(index)
+    batches: list[_Batch] = []
+    refused: list[int] = []
+    for width, indexes in by_length.items():
+        try:
+            n = np.array([problems[i][0] for i in indexes], dtype=float).reshape(len(indexes), width)
+            x = np.array([problems[i][1] for i in indexes], dtype=float).reshape(len(indexes), width)
+            anchors = np.array([problems[i][2] for i in indexes], dtype=float)  # None is NaN
+        except (TypeError, ValueError):
+            refused += indexes
+            continue
+        anchored = np.array([problems[i][2] is not None for i in indexes])
+        with np.errstate(invalid="ignore"):
+            valid = (
+                (width >= MIN_POINTS)
+                & np.all(np.isfinite(n) & (n > 0), axis=1)
+                & np.all(np.isfinite(x) & (x >= 0), axis=1)
+                & np.any(x > 0, axis=1)
+                & (_distinct(n) >= MIN_POINTS)
+                & (~anchored | (np.isfinite(anchors) & (anchors > 0)))
             )
+        refused += [index for index, ok in zip(indexes, valid, strict=True) if not ok]
+        if not valid.any():
+            continue
+        n, x, anchors, anchored = n[valid], x[valid], anchors[valid], anchored[valid]
+        kept = [index for index, ok in zip(indexes, valid, strict=True) if ok]
+        batches.append(_Batch(kept, n, x, np.where(anchored, anchors, _lambda_starts(n, x)), anchored))
+    return batches, refused
+
+
+def _fit_batch(batch: _Batch) -> list[UslFit]:
+    """Each row's fit: the better of a start with κ free and one with κ = 0, both from the grid."""
+    count = len(batch.indexes)
+    sigma0, kappa0 = np.empty((2, count)), np.empty((2, count))
+    # Rows that share their client counts share their grids (most sweeps share theirs).
+    rows_of: dict[bytes, list[int]] = {}
+    for row, counts in enumerate(batch.n):
+        rows_of.setdefault(counts.tobytes(), []).append(row)
+    for rows in rows_of.values():
+        for kind, fixed_kappa in enumerate((None, 0.0)):
+            grid = _grid(batch.n[rows[0]], fixed_kappa)
+            sigma0[kind, rows], kappa0[kind, rows] = _grid_starts(
+                grid, batch.x[rows], batch.lam0[rows], batch.anchored[rows]
+            )
+    # The starts with κ free, then those with κ fixed at 0; solved in chunks of CHUNK rows.
+    n, x = np.concatenate([batch.n, batch.n]), np.concatenate([batch.x, batch.x])
+    lam0, anchored = (
+        np.concatenate([batch.lam0, batch.lam0]),
+        np.concatenate([batch.anchored, batch.anchored]),
+    )
+    fixed = np.repeat([False, True], count)
+    solved = np.concatenate([
+        _solve(n[rows], x[rows], lam0[rows], sigma0.ravel()[rows], kappa0.ravel()[rows], anchored[rows],
+               fixed[rows])
+        for rows in (slice(first, first + CHUNK) for first in range(0, 2 * count, CHUNK))
+    ])  # fmt: skip
+    free_kappa, no_kappa = solved[:count], solved[count:]
+    free_cost, no_cost = _costs(batch.n, batch.x, free_kappa), _costs(batch.n, batch.x, no_kappa)
+    params = np.array([
+        _better((float(a), tuple(p)), (float(b), tuple(q)))[1]
+        for a, p, b, q in zip(free_cost, free_kappa.tolist(), no_cost, no_kappa.tolist(), strict=True)
+    ])  # fmt: skip
+    r_squared = _r_squared_rows(batch.x, _throughputs(batch.n, params))
+    distinct = _distinct(batch.n)
+    width = batch.n.shape[1]
+    return [
+        UslFit(
+            lambda_=lam, sigma=sigma, kappa=kappa, r_squared=r2, points=width, anchored=anchored_row,
+            warning=_warning(distinct_row, width),
         )
-    return fits
+        for (lam, sigma, kappa), r2, anchored_row, distinct_row in zip(
+            params.tolist(), r_squared.tolist(), batch.anchored.tolist(), distinct.tolist(), strict=True
+        )
+    ]  # fmt: skip
 
 
 def folk_formula_connections(cores: float, effective_spindles: float = 0) -> float:
@@ -187,11 +261,23 @@ def _validated(clients: Sequence[float], tps: Sequence[float]) -> tuple[Array, A
 
 
 def _lambda_start(n: Array, x: Array) -> float:
-    # At the smallest N contention has had least effect, so X/N there is the best guess at one client's
-    # throughput; the mean covers repeated passes at that N.
-    smallest = n == n.min()
-    guess = float(np.mean(x[smallest] / n[smallest]))
-    return guess if guess > 0 else float(np.max(x / n))
+    return float(_lambda_starts(n[None, :], x[None, :])[0])
+
+
+def _lambda_starts(n: Array, x: Array) -> Array:
+    """Each row's λ start. At the smallest N contention has had least effect, so X/N there is the best guess
+    at one client's throughput; the mean covers repeated passes at that N."""
+    smallest = n == n.min(axis=1, keepdims=True)
+    ratio = x / n
+    guess = np.sum(np.where(smallest, ratio, 0.0), axis=1) / np.count_nonzero(smallest, axis=1)
+    return np.where(guess > 0, guess, ratio.max(axis=1))
+
+
+def _distinct(n: Array) -> NDArray[np.int_]:
+    """How many distinct client counts each row has."""
+    if n.shape[1] == 0:
+        return np.zeros(n.shape[0], dtype=int)
+    return 1 + np.count_nonzero(np.diff(np.sort(n, axis=1), axis=1), axis=1)
 
 
 def _grid(n: Array, fixed_kappa: float | None) -> tuple[Array, Array, Array, Array]:
@@ -207,13 +293,24 @@ def _grid(n: Array, fixed_kappa: float | None) -> tuple[Array, Array, Array, Arr
 def _grid_start(
     grid: tuple[Array, Array, Array, Array], x: Array, lam0: float, anchored: bool
 ) -> tuple[float, float]:
-    """The (σ, κ) of the grid with the lowest cost, λ at its best value for each (or the anchor). The cost
-    Σ(λ·shape − x)² is expanded (λ²·Σshape² − 2λ·Σshape·x + Σx²), so that a fit costs one product."""
+    sigma, kappa = _grid_starts(grid, x[None, :], np.array([lam0]), np.array([anchored]))
+    return float(sigma[0]), float(kappa[0])
+
+
+def _grid_starts(
+    grid: tuple[Array, Array, Array, Array], x: Array, lam0: Array, anchored: NDArray[np.bool_]
+) -> tuple[Array, Array]:
+    """For each row of throughputs (all with the grid's client counts), the (σ, κ) of the grid with the
+    lowest cost, λ at its best value for each (or the anchor). The cost Σ(λ·shape − x)² is expanded
+    (λ²·Σshape² − 2λ·Σshape·x + Σx²), so that a fit costs one product. Row by row: the grid's arrays fit
+    the processor's cache, where all the rows' at once took longer."""
     sigma, kappa, shape, squares = grid
-    products = shape @ x
-    lam = np.full(squares.shape, lam0) if anchored else np.maximum(products / squares, lam0 * 1e-9)
-    best = int(np.argmin(lam * lam * squares - 2.0 * lam * products + float(x @ x)))
-    return float(sigma[best]), float(kappa[best])
+    best = np.empty(len(x), dtype=int)
+    for row, (tps, start, fixed) in enumerate(zip(x, lam0.tolist(), anchored.tolist(), strict=True)):
+        products = shape @ tps
+        lam = np.full(squares.shape, start) if fixed else np.maximum(products / squares, start * 1e-9)
+        best[row] = np.argmin(lam * lam * squares - 2.0 * lam * products + float(tps @ tps))
+    return sigma[best], kappa[best]
 
 
 def _better(
@@ -229,42 +326,32 @@ def _better(
     return a if cost_a < cost_b else b
 
 
-@dataclass(frozen=True)
-class _Start:
-    n: Array
-    x: Array
-    lam0: float
-    sigma0: float
-    kappa0: float
-    anchored: bool  # λ fixed at lam0
-    fixed_kappa: float | None  # κ fixed at this value, else free
-
-
-def _solve(starts: Sequence[_Start]) -> list[tuple[float, float, float]]:
+def _solve(
+    n: Array,
+    x: Array,
+    lam0: Array,
+    sigma0: Array,
+    kappa0: Array,
+    anchored: NDArray[np.bool_],
+    fixed_kappa: NDArray[np.bool_],
+) -> Array:
     """Levenberg-Marquardt with bounds (λ > 0, 0 ≤ σ ≤ 1, κ ≥ 0) on every start at once (all of one length),
-    each fit a row of the arrays, its fixed parameters never stepped. Every sum runs along a row, so a row's
-    answer depends on its own numbers alone.
+    each fit a row of the arrays, its fixed parameters (λ where anchored, κ where fixed at 0) never stepped.
+    Every sum runs along a row, so a row's answer depends on its own numbers alone. Returns (λ, σ, κ) rows.
 
     A parameter at a bound that the gradient pushes outward is held there for that step (the step is taken
     in the others), and a step is clipped into the bounds. Residuals are divided by the fit's largest
     throughput and each parameter by its typical size, so that one damping suits 20 tps and 20,000 tps, and
     λ ~ 10^4 beside κ ~ 10^-3. tests/test_usl.py checks the answers against scipy's least_squares.
     """
-    count, width = len(starts), starts[0].n.size
-    if any(start.n.size != width for start in starts):
-        raise ValueError("fits solved together have one length (fit_usl_many groups them so)")
-    n, x = np.stack([start.n for start in starts]), np.stack([start.x for start in starts])
-    params, free = np.zeros((count, 3)), np.ones((count, 3), dtype=bool)
-    lower, upper = np.zeros((count, 3)), np.full((count, 3), np.inf)
-    typical, scale = np.ones((count, 3)), np.ones(count)
-    for row, start in enumerate(starts):
-        scale[row] = float(np.max(start.x))
-        kappa = start.kappa0 if start.fixed_kappa is None else start.fixed_kappa
-        params[row] = (start.lam0, start.sigma0, kappa)
-        free[row] = (not start.anchored, True, start.fixed_kappa is None)
-        # λ must stay positive; a tiny fraction of the start stands in for the open bound λ > 0.
-        lower[row, 0], upper[row, 1] = start.lam0 * 1e-9, SIGMA_MAX
-        typical[row] = (start.lam0, 0.05, 1e-3)
+    count, width = n.shape
+    params = np.column_stack([lam0, sigma0, np.where(fixed_kappa, 0.0, kappa0)])
+    free = np.column_stack([~anchored, np.ones(count, dtype=bool), ~fixed_kappa])
+    # λ must stay positive; a tiny fraction of the start stands in for the open bound λ > 0.
+    lower = np.column_stack([lam0 * 1e-9, np.zeros(count), np.zeros(count)])
+    upper = np.column_stack([np.full(count, np.inf), np.full(count, SIGMA_MAX), np.full(count, np.inf)])
+    typical = np.column_stack([lam0, np.full(count, 0.05), np.full(count, 1e-3)])
+    scale = np.max(x, axis=1)
     contention, crosstalk = n - 1.0, n * (n - 1.0)
 
     def residuals(p: Array, rows: Array) -> tuple[Array, Array]:
@@ -319,30 +406,39 @@ def _solve(starts: Sequence[_Start]) -> list[tuple[float, float, float]]:
             | ~moving.any(axis=1)
         )
         running[rows[finished]] = False
-    return [(float(lam), float(sigma), float(kappa)) for lam, sigma, kappa in params]
+    return params
+
+
+def _throughputs(n: Array, params: Array) -> Array:
+    """X(N) of each row's (λ, σ, κ), written as usl_throughput writes it."""
+    lam, sigma, kappa = params[:, 0:1], params[:, 1:2], params[:, 2:3]
+    return lam * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+
+
+def _costs(n: Array, x: Array, params: Array) -> Array:
+    return np.sum((_throughputs(n, params) - x) ** 2, axis=1)
 
 
 def _cost(n: Array, x: Array, params: tuple[float, float, float]) -> float:
-    return float(np.sum((usl_throughput(n, *params) - x) ** 2))
+    return float(_costs(n[None, :], x[None, :], np.array([params]))[0])
 
 
-def _r_squared(observed: Array, fitted: Array) -> float:
-    ss_res = float(np.sum((observed - fitted) ** 2))
-    ss_tot = float(np.sum((observed - observed.mean()) ** 2))
+def _r_squared_rows(observed: Array, fitted: Array) -> Array:
+    ss_res = np.sum((observed - fitted) ** 2, axis=1)
+    ss_tot = np.sum((observed - observed.mean(axis=1, keepdims=True)) ** 2, axis=1)
     # Flat data leave nothing to explain: a curve through them is perfect, any other explains nothing.
-    if ss_tot == 0.0:
-        return 1.0 if ss_res == 0.0 else 0.0
-    return 1.0 - ss_res / ss_tot
+    with np.errstate(divide="ignore", invalid="ignore"):
+        explained = 1.0 - ss_res / ss_tot
+    return np.where(ss_tot == 0.0, np.where(ss_res == 0.0, 1.0, 0.0), explained)
 
 
-def _warning(n: Array) -> str | None:
-    distinct = int(np.unique(n).size)
+def _warning(distinct: int, size: int) -> str | None:
     if distinct >= MIN_POINTS_FOR_CONFIDENCE:
         return None
     # Repeated passes at one N narrow the noise there but say nothing about the curve between client
     # counts, so confidence is judged on distinct client counts.
-    if distinct == n.size:
+    if distinct == size:
         counted = f"{distinct} points"
     else:
-        counted = f"{distinct} distinct client counts ({n.size} points)"
+        counted = f"{distinct} distinct client counts ({size} points)"
     return f"only {counted}: fewer than {MIN_POINTS_FOR_CONFIDENCE}, the fit is indicative"
