@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
+from mkdocs.config import load_config
+from mkdocs.config.defaults import MkDocsConfig
 
 from connlab.contract.columns import COLUMN_NAMES
 from connlab.lab.results_file import ResultsFile
@@ -40,6 +42,13 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+def site_config() -> MkDocsConfig:
+    """mkdocs.yml as MkDocs reads it, for its Markdown extensions: the docs folder is the templates' own,
+    so that the tests need no built build/docs (MkDocs refuses a docs_dir that does not exist)."""
+    return load_config(str(REPO_ROOT / "mkdocs.yml"), docs_dir=str(REPO_ROOT / "site_src"))
+
 
 RowFactory = Callable[..., dict[str, Any]]
 RunWriter = Callable[..., Path]

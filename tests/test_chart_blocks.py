@@ -8,10 +8,9 @@ from pathlib import Path
 
 import markdown
 import pytest
-from mkdocs.config import load_config
 from mkdocs.structure.pages import _RawHTMLPreprocessor
 
-from connlab.paths import REPO_ROOT
+from conftest import site_config
 from connlab.site.chart_html import FIGURE_START, chart_block
 
 CHART_BLOCKS = "connlab.site.chart_blocks"
@@ -19,7 +18,7 @@ CHART_BLOCKS = "connlab.site.chart_blocks"
 
 def _converters() -> tuple[markdown.Markdown, markdown.Markdown]:
     """Python-Markdown as MkDocs runs it for the site (its anchor collector included), with and without."""
-    config = load_config(str(REPO_ROOT / "mkdocs.yml"))
+    config = site_config()
     extensions = list(config.markdown_extensions)
     assert CHART_BLOCKS in extensions, "mkdocs.yml must name the chart blocks extension"
     made = []

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import markdown
 import pytest
-from mkdocs.config import load_config
 
-from connlab.paths import REPO_ROOT
+from conftest import site_config
 from connlab.site.fast_tables import plain_cell
 
 FAST = "connlab.site.fast_tables"
@@ -17,7 +16,7 @@ FAST = "connlab.site.fast_tables"
 
 def _converters() -> tuple[markdown.Markdown, markdown.Markdown]:
     """Python-Markdown with the site's extensions: as mkdocs.yml names them, and with `tables` instead."""
-    config = load_config(str(REPO_ROOT / "mkdocs.yml"))
+    config = site_config()
     extensions = list(config.markdown_extensions)
     assert FAST in extensions, "mkdocs.yml must name the fast tables in place of tables"
     slow = [("tables" if name == FAST else name) for name in extensions]

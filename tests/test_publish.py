@@ -22,8 +22,8 @@ from material.plugins.search.plugin import SearchPlugin
 from mkdocs.config import load_config
 from mkdocs.structure.pages import Page
 
+from conftest import site_config
 from connlab.interrupts import WorkerPool
-from connlab.paths import REPO_ROOT
 from connlab.site import publish as publish_module
 from connlab.site import workers as site_workers
 from connlab.site.publish import CHROME_FILE, publish
@@ -310,7 +310,7 @@ def _search_sections(html: str) -> list[tuple[object, ...]]:
 def test_pages_lighter_for_search_index_as_the_pages_themselves(docs_from_fixtures: Path) -> None:
     """Every indexed page the site's templates make: the search parser's sections are the same with the
     spans taken out of the code blocks, which must be most of the tags there are."""
-    config = load_config(str(REPO_ROOT / "mkdocs.yml"))
+    config = site_config()
     converter = markdown.Markdown(extensions=config.markdown_extensions, extension_configs=config.mdx_configs)
     pages = [page for page in sorted(docs_from_fixtures.rglob("*.md")) if "machines" not in page.parts[-2:-1]]
     spans_before = spans_after = 0

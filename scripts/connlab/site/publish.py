@@ -48,7 +48,7 @@ from connlab.contract.cache import digest, read_json, read_text, source_digest, 
 from connlab.errors import LabError
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, REPO_ROOT
-from connlab.site import charts_first, fast_tables, preloads, wrapped_tables
+from connlab.site import charts_first, fast_tables, paragraph_memo, preloads, wrapped_tables
 from connlab.site.charts_first import with_scripts_after_charts
 from connlab.site.pages import CHARTS_SUBDIR, COMPILED_CHARTS_SUBDIR, MACHINE_PAGES_DIR
 from connlab.site.preloads import with_chart_preloads
@@ -63,7 +63,10 @@ THEME_PACKAGES = ("mkdocs", "mkdocs-material", "pymdown-extensions", "markdown")
 # names): a change to it changes pages whose Markdown did not change.
 PAGE_CODE = (
     Path(__file__),
-    *(Path(str(code.__file__)) for code in (charts_first, fast_tables, preloads, wrapped_tables)),
+    *(
+        Path(str(code.__file__))
+        for code in (charts_first, fast_tables, paragraph_memo, preloads, wrapped_tables)
+    ),
 )
 DIRTY_WARNING = "A 'dirty' build is being performed"
 
