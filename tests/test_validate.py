@@ -948,3 +948,34 @@ def test_the_quick_checks_answer_the_committed_results() -> None:
             shaped += quick["row shapes"] is not None
     assert checked >= 20
     assert shaped >= checked * 0.6, (shaped, checked)
+
+
+def test_a_file_over_the_size_limit_is_named_without_being_read_whole(
+    csv_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    size = csv_path.stat().st_size
+    monkeypatch.setattr(validate, "MAX_FILE_BYTES", size)  # exactly at the limit: read as usual
+    assert list(validate_csv(csv_path, "box")) == []
+    monkeypatch.setattr(validate, "MAX_FILE_BYTES", size - 1)
+    match = only_problem(list(validate_csv(csv_path, "box")))
+    assert (match["path"], match["line"], match["field"]) == (str(csv_path), "1", "(file)")
+    assert match["message"].startswith("larger than")
+
+
+def test_a_folder_is_walked_in_the_order_and_with_the_kinds_of_rglob(machine: Path, tmp_path: Path) -> None:
+    """folder_entries in place of sorted(rglob) and a stat of each path: the same paths in the same order
+    (which orders the problems), links neither followed nor taken for folders or files."""
+    (machine / "clients-sweep-x").mkdir()
+    (machine / "clients-sweep-x" / "a.csv").write_text("x\n")
+    (machine / "clients-sweep.txt").write_text("x\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "inner.csv").write_text("x\n")
+    (machine / "linked-folder").symlink_to(outside, target_is_directory=True)
+    (machine / "clients-sweep" / "linked.csv").symlink_to(outside / "inner.csv")
+    entries = validate.folder_entries(machine)
+    paths = sorted(machine.rglob("*"))
+    assert [entry.path for entry in entries] == paths
+    kinds = ["link" if p.is_symlink() else "dir" if p.is_dir() else "file" for p in paths]
+    assert [entry.kind for entry in entries] == kinds
+    assert "link" in kinds and "dir" in kinds

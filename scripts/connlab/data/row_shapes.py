@@ -37,8 +37,11 @@ _TEXT_CHAR = r"[^,\"\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]"
 _QUOTED_CHAR = r"[^\"\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]"
 # Well under the CSV module's largest field (131,072 characters), which the row-by-row check reports.
 MAX_TEXT = 4096
-UNQUOTED_TEXT = rf"{_TEXT_CHAR}{{1,{MAX_TEXT}}}"
-TEXT = rf'(?:{UNQUOTED_TEXT}|"(?:{_QUOTED_CHAR}|""){{1,{MAX_TEXT}}}")'
+# Every repetition written here is possessive (+): none of these cells holds a comma, so each ends where its
+# characters end, at a comma or the line's end; giving characters back could never make a line match, and
+# not keeping the points to give them back at makes the check a third faster.
+UNQUOTED_TEXT = rf"{_TEXT_CHAR}{{1,{MAX_TEXT}}}+"
+TEXT = rf'(?>{UNQUOTED_TEXT}|"(?:{_QUOTED_CHAR}|""){{1,{MAX_TEXT}}}+")'
 # Digits that keep a number in range: an integer's and a bigint's, and a double's before its point (finite
 # without an exponent); a latency in ms below ten minutes' worth (MAX_PLAUSIBLE_MS) has at most five.
 INTEGER_DIGITS = {"INTEGER": 9, "BIGINT": 18}
@@ -82,12 +85,12 @@ def _value(column: Column, ok: bool) -> str | None:
     if column.type in INTEGER_DIGITS:
         upper = UPPER_BOUNDS.get(column.name)
         if upper is not None:
-            return f"[1-9][0-9]{{0,{len(str(upper)) - 2}}}"  # 1 up to the bound's digits less one
+            return f"[1-9][0-9]{{0,{len(str(upper)) - 2}}}+"  # 1 up to the bound's digits less one
         digits = MS_DIGITS if column.name.endswith("_ms") else INTEGER_DIGITS[column.type]
-        return f"{sign}[0-9]{{1,{digits}}}"
+        return f"{sign}[0-9]{{1,{digits}}}+"
     if column.type == "DOUBLE" and column.name not in UPPER_BOUNDS:
         digits = MS_DIGITS if column.name.endswith("_ms") else DOUBLE_DIGITS
-        return rf"{sign}[0-9]{{1,{digits}}}(?:\.[0-9]+)?"
+        return rf"{sign}[0-9]{{1,{digits}}}+(?:\.[0-9]++)?+"
     return None
 
 
@@ -100,7 +103,10 @@ def _cell(column: Column, ok: bool) -> str | None:
     # Empty where the column may be: never where it is required, nor a figure pgbench reports in an ok window.
     # (A required cell left empty in a window that ran nothing is for the other checks.)
     may_be_empty = not column.required and not (ok and column.required_when_ok)
-    return f"(?:{value})?" if may_be_empty else value
+    if not may_be_empty:
+        return value
+    # A column's own pattern is the contract's, which may match a comma: it keeps its backtracking.
+    return f"(?:{value})?" if column.pattern is not None else f"(?:{value})?+"
 
 
 @functools.lru_cache(maxsize=64)

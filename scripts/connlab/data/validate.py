@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -69,12 +71,14 @@ def _check_value(kind: str, text: str) -> str | None:
 
 def _read_text(path: Path, limit: int) -> tuple[str | None, str | None]:
     """The file's text, or the reason it cannot be read as a small UTF-8 text file."""
-    if path.stat().st_size > limit:
+    # One byte past the limit tells a file too large, without a stat of every file first.
+    with path.open("rb") as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:
         return (
             None,
             f"larger than {limit // 1024} KiB" if limit < 2**20 else f"larger than {limit // 2**20} MiB",
         )
-    data = path.read_bytes()
     if b"\x00" in data:
         return None, "binary content (NUL bytes); expected UTF-8 text"
     try:
@@ -383,7 +387,33 @@ def load_machine_file(path: Path) -> tuple[MachineFile | None, list[str]]:
         return None, format_validation_error(path, error, root, data)
 
 
-def validate_machine_folder(folder: Path) -> Iterator[str]:
+@dataclass(frozen=True)
+class FolderEntry:
+    path: Path
+    kind: str  # "link" (a symbolic link, never followed), "dir" or "file"
+
+
+def folder_entries(folder: Path) -> list[FolderEntry]:
+    """Everything under folder, not through symbolic links, in the order of sorted(folder.rglob("*")), each
+    with its kind as the folder's listing gives it: one os.scandir walk, where rglob and a stat of every path
+    for its kind cost a thousand machines' validation a second and a half of system time."""
+    found: list[tuple[tuple[str, ...], FolderEntry]] = []
+
+    def walk(directory: str, names: tuple[str, ...]) -> None:
+        with os.scandir(directory) as listing:
+            for entry in listing:
+                below = (*names, entry.name)
+                kind = "link" if entry.is_symlink() else "dir" if entry.is_dir() else "file"
+                found.append((below, FolderEntry(folder.joinpath(*below), kind)))
+                if kind == "dir":
+                    walk(entry.path, below)
+
+    walk(str(folder), ())
+    return [entry for _, entry in sorted(found, key=lambda item: item[0])]
+
+
+def validate_machine_folder(folder: Path, entries: list[FolderEntry] | None = None) -> Iterator[str]:
+    """Every problem in one machine's folder; entries: folder_entries(folder), where the caller has them."""
     if not SAFE_ID.fullmatch(folder.name):
         shown = folder.parent / folder.name.encode("unicode_escape").decode("ascii")
         yield f"{shown}:1: (folder): machine id must be lower-case letters, digits, '.', '_' or '-'"
@@ -400,13 +430,14 @@ def validate_machine_folder(folder: Path) -> Iterator[str]:
                 f"{folder / MACHINE_FILE_NAME}:1: published: published reference data lives in folders named "
                 f"published-<name> with `published: true`, and only there"
             )
-    for path in sorted(folder.rglob("*")):
+    for entry in folder_entries(folder) if entries is None else entries:
+        path = entry.path
         relative = path.relative_to(folder)
         if relative == Path(MACHINE_FILE_NAME):
             continue  # checked (symlink included) by load_machine_file
-        if path.is_symlink():
+        if entry.kind == "link":
             yield f"{path}:1: (file): symbolic links are not accepted in results"
-        elif path.is_dir():
+        elif entry.kind == "dir":
             continue
         elif published and relative == Path(PUBLISHED_FILE_NAME):
             yield from validate_published_csv(path)

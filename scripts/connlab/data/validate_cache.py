@@ -26,13 +26,13 @@ VALIDATE_CACHE_DIR = CACHE_DIR / "validate"
 VALIDATING_CODE = (validate, row_shapes, columns, machine_schema, yaml_models)
 
 
-def folder_key(folder: Path, code: str) -> str:
-    """The folder's name, and each file's path, kind (link or not) and content."""
+def folder_key(folder: Path, code: str, entries: list[validate.FolderEntry] | None = None) -> str:
+    """The folder's name, and each file's path, kind (link or not) and content; entries:
+    validate.folder_entries(folder), where the caller has them."""
     parts = [code, folder.name]
-    for path in sorted(folder.rglob("*")):
-        kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
-        content = hashlib.sha256(path.read_bytes()).hexdigest() if kind == "file" else ""
-        parts.append(f"{path.relative_to(folder)}\0{kind}\0{content}")
+    for entry in validate.folder_entries(folder) if entries is None else entries:
+        content = hashlib.sha256(entry.path.read_bytes()).hexdigest() if entry.kind == "file" else ""
+        parts.append(f"{entry.path.relative_to(folder)}\0{entry.kind}\0{content}")
     return digest(*parts)
 
 
@@ -86,7 +86,8 @@ MIN_FOLDERS_FOR_WORKERS = 16
 def _keyed_and_checked(job: tuple[Path, str]) -> tuple[str, list[str]]:
     """A folder's key (its files read and hashed) and its problems, in a worker."""
     folder, code = job
-    return folder_key(folder, code), list(validate.validate_machine_folder(folder))
+    entries = validate.folder_entries(folder)  # one walk for both
+    return folder_key(folder, code, entries), list(validate.validate_machine_folder(folder, entries))
 
 
 def cached_folder_problems(
