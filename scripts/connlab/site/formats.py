@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 import re
@@ -33,9 +34,18 @@ def percent(value: object, digits: int = 0) -> str:
     return "–" if is_missing(value) else f"{100 * float(value):.{digits}f}%"  # type: ignore[arg-type]
 
 
+MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]()#+!|-])")
+
+
 def plain_text(value: object) -> str:
     """Contributed text shown literally: HTML escaped, Markdown and Jinja syntax neutralised."""
-    one_line = " ".join(str(value).split())  # a blank line or indent would start a Markdown block
-    markdown_safe = re.sub(r"([\\`*_{}\[\]()#+!|-])", r"\\\1", one_line)
+    return _plain(value if isinstance(value, str) else str(value))
+
+
+# A thousand machine pages show the same few texts (workloads, poolers, reasons) some forty thousand times.
+@functools.lru_cache(maxsize=4096)
+def _plain(text: str) -> str:
+    one_line = " ".join(text.split())  # a blank line or indent would start a Markdown block
+    markdown_safe = MARKDOWN_SYNTAX.sub(r"\\\1", one_line)
     # Jinja never sees this text as a template; HTML escaping last keeps every tag and entity literal.
     return html.escape(markdown_safe, quote=False)

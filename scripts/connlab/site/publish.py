@@ -176,6 +176,12 @@ def _theme_templates_kept(config: MkDocsConfig) -> None:
 HIGHLIGHT_CACHE_DIR = CACHE_DIR / "highlight"
 
 
+@functools.cache
+def _pygments_version() -> str:
+    # Read from the package's metadata once: asked for each code block, it was 2% of a machine page's build.
+    return version("pygments")
+
+
 def _highlighting_kept() -> None:
     """Pygments highlights every code block of the pages MkDocs converts, and the articles' check-it-yourself
     scripts, the same from one build to the next, were a sixth of an incremental build. The highlighting is
@@ -188,7 +194,7 @@ def _highlighting_kept() -> None:
         if outfile is not None:
             return original(code, lexer, formatter, outfile)
         key = digest(
-            version("pygments"),
+            _pygments_version(),
             code,
             f"{type(lexer).__module__}.{type(lexer).__qualname__}",
             repr(sorted(lexer.options.items())),
