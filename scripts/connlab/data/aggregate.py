@@ -1,6 +1,7 @@
 """Raw CSVs -> DuckDB tables -> build/data: one folder of CSVs per experiment, one facts file per article.
 
-Each experiment's experiments/<exp>/aggregate.sql runs over a view `raw_windows` of its raw rows; each
+Each experiment's experiments/<exp>/aggregate.sql runs over a table `raw_windows` of its raw rows (gone once
+it has run) and the views made from them (connlab.data.views); each
 article's site_src/articles/<slug>.facts.sql names the queries whose rows the article quotes.
 """
 
@@ -111,8 +112,10 @@ def _name(entry: os.DirEntry[str]) -> str:
     return entry.name
 
 
-# The raw and best-profile windows every experiment starts from: inputs, not results to download.
-INPUT_TABLES = ("raw_windows", "windows")
+# What register_measured lists for every experiment, per machine: kept where the windows are not.
+MEASURED_WINDOWS = "measured_windows"
+# The best-profile windows (kept for the fits) and their counts: inputs, not results to download.
+INPUT_TABLES = ("windows", MEASURED_WINDOWS)
 
 
 def _types_struct(types: dict[str, str]) -> str:
@@ -226,7 +229,22 @@ def _compute(
     con.execute(POINT_STATS_VIEW)
     con.execute(PEAK_STATS_VIEW)
     run_sql_file(con, EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME)
+    con.execute(MEASURED_WINDOWS_TABLE)
+    # The windows themselves are read after the experiment's SQL only by the USL fits; kept in the database
+    # they were nearly all of a thousand machines' file, written at the next checkpoint (about 4 s of a cold
+    # aggregation here for the raw rows alone). The views over them go with them.
+    con.execute("DROP VIEW point_stats; DROP VIEW peak_stats; DROP TABLE raw_windows")
+    if load_experiment(experiment).fit is None:
+        con.execute("DROP TABLE windows")
     con.execute("SET schema = 'main'")
+
+
+MEASURED_WINDOWS_TABLE = f"""
+CREATE TABLE {MEASURED_WINDOWS} AS
+SELECT machine, any_value(profile) AS profile, count(*) AS windows, max(server_cpu_budget) AS server_cores,
+       min(started_at) AS first_window, max(started_at) AS last_window
+FROM windows GROUP BY machine
+"""
 
 
 def _catalog(con: duckdb.DuckDBPyConnection, *schemas: str) -> dict[str, dict[str, bool]]:
@@ -615,10 +633,8 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
     """main.measured: which experiments each machine measured, in which profile, and when (first and last
     window): what the site says once where a machine lacks an experiment."""
     selects = [
-        f"SELECT machine, experiment, any_value(profile) AS profile, count(*) AS windows, "
-        f"max(server_cpu_budget) AS server_cores, "
-        f"min(started_at) AS first_window, max(started_at) AS last_window "
-        f"FROM {name.replace('-', '_')}.windows GROUP BY machine, experiment"
+        f"SELECT machine, {sql_string(name)} AS experiment, profile, windows, server_cores, first_window, "
+        f"last_window FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
         for name in experiment_names()
         if (EXPERIMENTS_DIR / name / AGGREGATE_SQL_NAME).exists()
     ]
