@@ -19,7 +19,12 @@ PYTHON   ?= python3
 VENV     := .venv
 BIN      := $(VENV)/bin
 CONNLAB  := $(BIN)/connlab
-BUILD    := build
+# CONNLAB_RESULTS_DIR and CONNLAB_BUILD_DIR move the results read and everything built (connlab reads the
+# same two variables), e.g. for a benchmark's build beside the real one.
+RESULTS  := $(or $(CONNLAB_RESULTS_DIR),results)
+BUILD    := $(or $(CONNLAB_BUILD_DIR),build)
+export CONNLAB_RESULTS_DIR := $(abspath $(RESULTS))
+export CONNLAB_BUILD_DIR := $(abspath $(BUILD))
 DATA     := $(BUILD)/data
 DOCS     := $(BUILD)/docs
 SITE     := $(BUILD)/site
@@ -50,7 +55,7 @@ SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py 
 DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py)
 SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*.mjs)
 
-.PHONY: stage-code help all setup system-packages postgres run run-all contribute validate aggregate articles site serve test lint clean
+.PHONY: stage-code help all setup system-packages postgres run run-all contribute validate aggregate articles site serve check test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
 
 ## help: list the targets (the default goal)
@@ -110,8 +115,8 @@ contribute: $(VENV_STAMP)
 # stage whose stamp is missing, in one connlab process (`connlab build`): one interpreter and one set of
 # imports, where a process per stage cost half a second of adding a machine to a thousand. A build that
 # fails or is interrupted leaves those stamps missing, and the next make runs the stages again.
-AFTER_DATA_GOALS := articles site serve test $(DOCS_STAMP) $(SITE_STAMP)
-AFTER_DOCS_GOALS := site serve test $(SITE_STAMP)
+AFTER_DATA_GOALS := articles site serve $(DOCS_STAMP) $(SITE_STAMP)
+AFTER_DOCS_GOALS := site serve $(SITE_STAMP)
 DATA_DUE  = $$(test -e $(DATA_STAMP) || echo aggregate)
 DOCS_DUE  = $$(test -e $(DOCS_STAMP) || echo render)
 # $(call stages,STAGES...): print the connlab command line and run it, the stages as the shell found them due.
@@ -130,8 +135,8 @@ aggregate: $(DATA_STAMP)
 # share per core at a time, each stopping at its first newer file (0.29 s instead of 0.48 s at a thousand).
 RESULTS_SHARE := 128
 $(RESULTS_CHANGED): FORCE
-	@mkdir -p $(@D); if [ ! -e $(DATA_STAMP) ] || [ -n "$$( { find results -maxdepth 0 -newer $(DATA_STAMP) -print; \
-		find results -mindepth 1 -maxdepth 1 -print0 | xargs -0 -r -n $(RESULTS_SHARE) -P "$$(nproc)" \
+	@mkdir -p $(@D); if [ ! -e $(DATA_STAMP) ] || [ -n "$$( { find $(RESULTS) -maxdepth 0 -newer $(DATA_STAMP) -print; \
+		find $(RESULTS) -mindepth 1 -maxdepth 1 -print0 | xargs -0 -r -n $(RESULTS_SHARE) -P "$$(nproc)" \
 		sh -c 'find "$$@" -newer "$$0" -print -quit' $(DATA_STAMP); } 2>/dev/null | head -c 1)" ]; then touch $@; fi
 
 # No recipe and no file of that name: always out of date, so the recipe above runs on every make.
@@ -170,10 +175,31 @@ serve: site
 # ---------------------------------------------------------------------------------------------------------
 # Quality
 # ---------------------------------------------------------------------------------------------------------
-## test: the whole test suite (unit, end-to-end on a throwaway cluster, browser)
-test: setup site
+# The tiers select tests by the markers tests/process_markers.py keeps honest. The site the tests read is
+# built from tests/fixtures/results by the tests themselves, never from results/.
+UNIT_TESTS := not (e2e or browser or mkdocs or process)
+# Workers for pytest-xdist. The end-to-end tests' clusters, ports, cgroups and locks are their own, so they
+# run side by side; they spend most of their time waiting on windows of a fixed length, so `make test` runs
+# two workers per core (eight at most). `make check` is CPU-bound: one per core.
+CHECK_WORKERS ?= auto
+PYTEST_WORKERS ?= $(shell n=$$(( 2 * $$(nproc) )); echo $$(( n < 8 ? n : 8 )))
+
+## check: lint and the tests that start no process (no PostgreSQL, pooler, browser or MkDocs): between edits
+check: $(VENV_STAMP)
 	$(BIN)/ruff check scripts tests
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(CHECK_WORKERS) -m "$(UNIT_TESTS)"
+
+# The site the browser tests read, built from the pinned results before the tests start. Built while
+# nothing else runs it takes seconds; built by the first test that asked (tests/conftest.py's built_site,
+# for a pytest run without make), it took minutes with every worker waiting for it.
+TEST_SITE_BUILD := $(abspath $(BUILD)/test/site)
+
+## test: every test (unit, end-to-end on throwaway clusters, browser), the 15 slowest named at the end
+test: setup
+	$(BIN)/ruff check scripts tests
+	$(MAKE) --no-print-directory site CONNLAB_RESULTS_DIR=$(CURDIR)/tests/fixtures/results \
+		CONNLAB_BUILD_DIR=$(TEST_SITE_BUILD)
+	CONNLAB_SITE_DIR=$(TEST_SITE_BUILD)/site $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=15
 
 ## stage-code: the code each stamp depends on, one stage a line (tests/test_contract.py reads it)
 stage-code:

@@ -1,19 +1,42 @@
-"""Shared fixtures: complete results rows, results folders on disk, and guards for tests that need root,
-cgroup v1 or a folder the postgres user can enter.
+"""Shared fixtures: complete results rows, results folders on disk, the site built from pinned results,
+and guards for tests that need root, cgroup v1 or a folder the postgres user can enter.
 
-No fixture here writes into the repository's results/ or build/: every path comes from tmp_path or from a
-temporary folder under /tmp.
+Tests read a pinned copy of the results (tests/fixtures/results), never the working tree's: a user's own
+`make all` adds a machine to results/ and rewrites the facts aggregated from it, and a test pinned to those
+would turn the README's second command red. Every test process therefore points connlab at a fresh copy of
+the pinned results and at a build folder of its own (build/test/<worker>), before connlab is imported.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import fcntl
+import math
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
+PINNED_RESULTS = TESTS_DIR / "fixtures" / "results"
+TEST_BUILD_DIR = REPO_ROOT / "build" / "test"
+# A folder per test process (each pytest-xdist worker, or a pytest run without xdist), removed when it ends:
+# workers and runs side by side never share one.
+TEST_BUILD_DIR.mkdir(parents=True, exist_ok=True)
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+WORKER_DIR = Path(tempfile.mkdtemp(prefix=f"{WORKER}-", dir=TEST_BUILD_DIR))
+WORKER_DIR.chmod(0o755)  # the postgres user enters it when a test starts a server from this process
+atexit.register(shutil.rmtree, WORKER_DIR, ignore_errors=True)
+# A copy, so that a test that writes results by mistake cannot change the pinned ones.
+shutil.copytree(PINNED_RESULTS, WORKER_DIR / "results")
+os.environ["CONNLAB_RESULTS_DIR"] = str(WORKER_DIR / "results")
+os.environ["CONNLAB_BUILD_DIR"] = str(WORKER_DIR / "build")
 
 import pytest
 import yaml
@@ -26,8 +49,11 @@ from connlab.lab.results_file import ResultsFile
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-GOLDEN_DIR = Path(__file__).resolve().parent / "golden" / "pgbench"
+# The process markers and their check; the browser tests' server and watched page; pytester for the
+# markers' own test.
+pytest_plugins = ["process_markers", "browser_support", "pytester"]
+
+GOLDEN_DIR = TESTS_DIR / "golden" / "pgbench"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 # Chromium as the browser tests start it: headless, and with nothing that would call another host.
@@ -110,16 +136,31 @@ def _base_row() -> dict[str, Any]:
     }
 
 
-@pytest.fixture
+# Session-scoped: pure factories, so that a module's fixture can write its results once for all its tests.
+@pytest.fixture(scope="session")
 def make_row() -> RowFactory:
     """A factory for complete rows: make_row(clients=4, tps=123.0)."""
 
     def factory(**overrides: Any) -> dict[str, Any]:
         unknown = set(overrides) - set(COLUMN_NAMES)
         assert not unknown, f"not a results column: {unknown}"
-        return {**_base_row(), **overrides}
+        return _with_derived_figures({**_base_row(), **overrides}, overrides)
 
     return factory
+
+
+def _with_derived_figures(row: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """The figures validation holds to others (connlab.data.window_rules), following the overrides unless
+    the test gives them too: the transactions of the tps over the window, the pass's order, and the client
+    CPU of a window marked client-bound."""
+    derived: dict[str, Any] = {}
+    if "transactions" not in given and row["tps"]:
+        derived["transactions"] = max(1, math.ceil(row["tps"] * row["duration_s"]))
+    if "pass_order" not in given:
+        derived["pass_order"] = "asc" if row["pass_no"] % 2 else "desc"
+    if row["client_saturated"] and "client_cpu_cores" not in given:
+        derived["client_cpu_cores"] = row.get("client_cpu_budget") or row["client_cores"]
+    return {**row, **derived}
 
 
 def machine_facts(machine_id: str, profile: str = "full", **overrides: Any) -> dict[str, Any]:
@@ -142,7 +183,7 @@ def machine_facts(machine_id: str, profile: str = "full", **overrides: Any) -> d
     return {**facts, **overrides}
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def write_run(make_row: RowFactory) -> RunWriter:
     """Write results/<machine>/<experiment>/<run_id>.csv with ResultsFile, and machine.yaml.
 
@@ -226,28 +267,38 @@ def shared_tmp() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def connlab_cgroups() -> set[Path]:
-    """Every cgroup folder named connlab-* (v1 controllers and the v2 root)."""
-    found = set(CGROUP_ROOT.glob("*/connlab-*")) | set(CGROUP_ROOT.glob("connlab-*"))
+def connlab_cgroups(prefix: str = "connlab") -> set[Path]:
+    """Every cgroup folder named <prefix>-* (v1 controllers and the v2 root); every connlab-* by default."""
+    found = set(CGROUP_ROOT.glob(f"*/{prefix}-*")) | set(CGROUP_ROOT.glob(f"{prefix}-*"))
     return {path for path in found if path.is_dir()}
 
 
 class CgroupGuard:
-    """The connlab-* cgroups that existed when the test started, to tell which ones it added."""
+    """The cgroups of this test's prefix that existed when it started, to tell which ones it added. Only its
+    own prefix: a measurement or another test running beside it adds cgroups of its own meanwhile, and the
+    clean-up below must never remove those (an empty client cgroup between two windows is still in use)."""
 
-    def __init__(self) -> None:
-        self.before = connlab_cgroups()
+    def __init__(self, prefix: str = "connlab") -> None:
+        self.prefix = prefix
+        self.before = connlab_cgroups(prefix)
 
     def added(self) -> set[Path]:
-        return connlab_cgroups() - self.before
+        return connlab_cgroups(self.prefix) - self.before
 
 
 @pytest.fixture
-def cgroup_guard() -> Iterator[CgroupGuard]:
+def cgroup_prefix(shared_tmp: Path) -> str:
+    """The cgroup name prefix of this test's runs (CONNLAB_CGROUP_PREFIX in connlab_env): unique to the
+    test, as its temporary folder's name is, and still connlab-*."""
+    return f"connlab-{shared_tmp.name}"
+
+
+@pytest.fixture
+def cgroup_guard(cgroup_prefix: str) -> Iterator[CgroupGuard]:
     """Tests assert `cgroup_guard.added() == set()`. Afterwards, empty folders the test left behind are
     removed so one failure cannot spill into the next test (the assertion has already recorded the leak).
     """
-    guard = CgroupGuard()
+    guard = CgroupGuard(cgroup_prefix)
     yield guard
     for folder in sorted(guard.added(), key=lambda p: len(p.parts), reverse=True):
         with contextlib.suppress(OSError):
@@ -255,14 +306,22 @@ def cgroup_guard() -> Iterator[CgroupGuard]:
 
 
 @pytest.fixture
-def connlab_env(shared_tmp: Path) -> dict[str, str]:
-    """Environment for a `connlab` subprocess whose results and build folders are temporary."""
+def connlab_env(shared_tmp: Path, cgroup_prefix: str) -> dict[str, str]:
+    """Environment for a `connlab` subprocess whose results and build folders are temporary.
+
+    Its runs touch only clusters and cgroups of their own (a build folder and a cgroup prefix of the test's),
+    so tests may run them beside each other (pytest-xdist) and beside a real measurement. That is why each
+    test has a lock file of its own instead of the machine-wide one (connlab.paths.MEASURE_LOCK_FILE): with
+    that one, a second worker's run, or any run while someone measures, would be refused. The lock's own
+    tests (tests/test_run_lock.py) hold this file to see a run refused."""
     env = dict(os.environ)
     for name in ("CONNLAB_PORT", "MACHINE", "PG_BINDIR", "PG_VERSION", "CPU_METHOD"):
         env.pop(name, None)
     env.update(
         CONNLAB_RESULTS_DIR=str(shared_tmp / "results"),
         CONNLAB_BUILD_DIR=str(shared_tmp / "build"),
+        CONNLAB_LOCK_FILE=str(shared_tmp / "measure.lock"),
+        CONNLAB_CGROUP_PREFIX=cgroup_prefix,
         COLUMNS="200",
         NO_MKDOCS_2_WARNING="1",
         PYTHONUNBUFFERED="1",
@@ -296,3 +355,62 @@ def docs_from_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
     docs = tmp_path_factory.mktemp("docs")
     render_site(data, docs)
     return docs
+
+
+def build_site(results: Path, build: Path) -> Path:
+    """The site's three stages (`connlab build aggregate render site`, validation included) from a results
+    folder into a build folder, in a process of their own; the built site's folder."""
+    env = {
+        **os.environ,
+        "CONNLAB_RESULTS_DIR": str(results),
+        "CONNLAB_BUILD_DIR": str(build),
+        "NO_MKDOCS_2_WARNING": "1",
+        "COLUMNS": "200",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "connlab.cli", "build", "aggregate", "render", "site"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, f"connlab build: {result.stdout}{result.stderr}"
+    return build / "site"
+
+
+# The site built from the pinned results, shared by every worker and kept between test runs: `make site`
+# rebuilds only what changed since (make's stamps follow the code each stage runs), and a worker that comes
+# second finds it built. make, not the stages alone, so that a change to the code is never missed.
+SHARED_SITE_BUILD = TEST_BUILD_DIR / "site"
+# make, taking the set-up as done: the tests run inside the virtualenv it would rebuild.
+SETUP_STAMPS = [".venv/.installed", "node_modules/.installed"]
+MAKE_WITHOUT_SETUP = ["make", "--no-print-directory", *(f"-o{stamp}" for stamp in SETUP_STAMPS)]
+
+
+@pytest.fixture(scope="session")
+def built_site() -> Path:
+    """The static site built from tests/fixtures/results, or the one CONNLAB_SITE_DIR names."""
+    if "CONNLAB_SITE_DIR" in os.environ:
+        return Path(os.environ["CONNLAB_SITE_DIR"])
+    SHARED_SITE_BUILD.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "CONNLAB_RESULTS_DIR": str(PINNED_RESULTS),
+        "CONNLAB_BUILD_DIR": str(SHARED_SITE_BUILD),
+        "COLUMNS": "200",
+    }
+    with (TEST_BUILD_DIR / "site.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        result = subprocess.run(
+            [*MAKE_WITHOUT_SETUP, "site"],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    assert result.returncode == 0, f"make site from the pinned results: {result.stdout}{result.stderr}"
+    return SHARED_SITE_BUILD / "site"

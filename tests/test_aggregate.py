@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import threading
 from collections.abc import Callable
@@ -15,7 +16,7 @@ import duckdb
 import pytest
 import yaml
 
-from conftest import REPO_ROOT, machine_facts
+from conftest import PINNED_RESULTS, machine_facts
 from connlab.contract.columns import COLUMN_NAMES, PUBLISHED_FILE_NAME
 from connlab.contract.facts_files import read_facts
 from connlab.data import aggregate
@@ -32,30 +33,10 @@ from connlab.data.aggregate import (
 from connlab.data.validate import validate_results
 from connlab.errors import LabError
 from connlab.paths import MACHINE_FILE_NAME
+from helpers import Rows, db_records, passes, records
 
 if TYPE_CHECKING:
     from conftest import RunWriter
-
-Rows = list[dict[str, Any]]
-
-
-def passes(workload: str, clients: int, tps: list[float], **per_pass: dict[int, Any]) -> Rows:
-    """Three passes of one point; per_pass={column: {pass_no: value}} overrides single windows."""
-    rows = []
-    for pass_no, value in enumerate(tps, start=1):
-        row: dict[str, Any] = {
-            "workload": workload,
-            "clients": clients,
-            "tps": value,
-            "pass_no": pass_no,
-            "pass_order": "desc" if pass_no == 2 else "asc",
-            "latency_avg_ms": clients * 1000 / value,
-        }
-        for column, by_pass in per_pass.items():
-            if pass_no in by_pass:
-                row[column] = by_pass[pass_no]
-        rows.append(row)
-    return rows
 
 
 ABORTED = "run was aborted; the results are incomplete"
@@ -128,12 +109,6 @@ def con(results_dir: Path, tmp_path: Path) -> duckdb.DuckDBPyConnection:
     tables = aggregate_experiment(connection, "clients-sweep", tmp_path / "data", results_dir)
     assert set(tables) >= {"points", "peaks", "relative_to_peak", "near_peak"}
     return connection
-
-
-def records(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
-    cursor = con.execute(sql)
-    names = [column[0] for column in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def point(con: duckdb.DuckDBPyConnection, machine: str, workload: str, clients: int) -> dict[str, Any]:
@@ -294,6 +269,21 @@ def test_no_results_give_empty_tables(tmp_path: Path) -> None:
     assert (tmp_path / "data" / "clients-sweep" / "peaks.csv").is_file()
 
 
+@pytest.mark.timeout(60)  # a FIFO opened would wait for a writer forever: the timeout fails the test
+def test_aggregation_opens_no_fifo_nor_link_named_like_a_results_file(
+    results_dir: Path, tmp_path: Path
+) -> None:
+    """Validation names such paths; aggregation, which may run beside it, leaves them out unopened."""
+    os.mkfifo(results_dir / "alpha" / "clients-sweep" / "full-20260102T000000Z.csv")
+    (results_dir / "gamma").mkdir()
+    os.mkfifo(results_dir / "gamma" / MACHINE_FILE_NAME)
+    (results_dir / "delta").symlink_to(results_dir / "alpha", target_is_directory=True)
+    out = tmp_path / "data"
+    aggregate_all(results_dir=results_dir, out_dir=out)
+    machines = json.loads((out / "machines.json").read_text())
+    assert [machine["id"] for machine in machines] == ["alpha", "beta", "published-ref"]
+
+
 def test_aggregate_all_writes_facts_for_the_articles(results_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "data"
     database = aggregate_all(results_dir=results_dir, out_dir=out)
@@ -332,9 +322,6 @@ def test_the_caller_can_finish_the_aggregation_later(results_dir: Path, tmp_path
 
 
 # -- published reference data -----------------------------------------------------------------------------
-def db_records(database: Path, sql: str) -> list[dict[str, Any]]:
-    with duckdb.connect(str(database), read_only=True) as connection:
-        return records(connection, sql)
 
 
 def test_published_rows_keep_their_folder_as_machine(results_dir: Path, tmp_path: Path) -> None:
@@ -471,7 +458,7 @@ def test_the_articles_claims_on_a_measured_machine(tmp_path: Path, write_run: Ru
 
 def test_the_articles_claims_on_the_committed_published_folders(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    folders = sorted((REPO_ROOT / "results").glob("published-*"))
+    folders = sorted(PINNED_RESULTS.glob("published-*"))
     assert "published-too-many-connections" in [folder.name for folder in folders]
     for folder in folders:
         shutil.copytree(folder, results / folder.name)

@@ -246,6 +246,7 @@ def test_each_experiment_reads_its_own_schema_and_the_main_tables_only() -> None
         assert named <= {sql.parent.name.replace("-", "_")}, f"{sql} reads {sorted(named)}"
 
 
+@pytest.mark.process
 def test_ctrl_c_while_experiments_are_updated_leaves_what_the_next_run_completes(
     results: Path, tmp_path: Path
 ) -> None:

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 import yaml
 
-from conftest import REPO_ROOT
+from conftest import PINNED_RESULTS
 from connlab.data.aggregate import (
     aggregate_all,
     aggregate_experiment,
@@ -158,6 +158,7 @@ def test_a_machine_with_one_major_has_no_pairs(tmp_path: Path, write_run: RunWri
     assert records(connection, "SELECT * FROM pg_versions.connect_pairs") == []
 
 
+@pytest.mark.process
 def test_the_article_and_machine_page_answer_the_three_questions(
     tmp_path: Path, write_run: RunWriter
 ) -> None:
@@ -190,6 +191,7 @@ def test_the_article_and_machine_page_answer_the_three_questions(
     assert "peak-same-across-versions" in verdicts
 
 
+@pytest.mark.process  # the charts are compiled by node
 def test_each_article_names_its_seeds_version_beside_the_one_measured_here(
     tmp_path: Path, write_run: RunWriter
 ) -> None:
@@ -197,7 +199,7 @@ def test_each_article_names_its_seeds_version_beside_the_one_measured_here(
     machine's figure stands beside the seed's published one."""
     results = tmp_path / "results"
     for folder in ("published-too-many-connections", "published-pool-sizing"):
-        shutil.copytree(REPO_ROOT / "results" / folder, results / folder)
+        shutil.copytree(PINNED_RESULTS / folder, results / folder)
     seed = yaml.safe_load((results / "published-too-many-connections" / "machine.yaml").read_text())
     seed_major = int(seed["postgres_version"].split(".")[0])
     rows = [{**row, "workload": row["workload"].replace("-pg18", f"-pg{seed_major}")} for row in ROWS]

@@ -12,7 +12,7 @@ import pytest
 
 from connlab.contract.names import CLAIMS_SUBDIR
 from connlab.data.aggregate import aggregate_all
-from test_aggregate import db_records, passes
+from helpers import db_records, passes
 
 if TYPE_CHECKING:
     from conftest import RunWriter

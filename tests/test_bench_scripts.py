@@ -17,11 +17,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.e2e
 @pytest.mark.usefixtures("require_root", "require_postgres")
-def test_the_interrupt_campaign_reports_clean_rounds_and_a_resume() -> None:
+def test_the_interrupt_campaign_reports_clean_rounds_and_a_resume(connlab_env: dict[str, str]) -> None:
     result = subprocess.run(
         [sys.executable, "scripts/bench/interrupt_campaign.py", "--rounds", "2", "--profile", "tiny",
          "--min-delay", "1", "--max-delay", "4", "--seed", "3"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False,
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False, env=connlab_env,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
@@ -31,11 +31,11 @@ def test_the_interrupt_campaign_reports_clean_rounds_and_a_resume() -> None:
 
 @pytest.mark.e2e
 @pytest.mark.usefixtures("require_root", "require_postgres")
-def test_the_observer_effect_compares_a_pair() -> None:
+def test_the_observer_effect_compares_a_pair(connlab_env: dict[str, str]) -> None:
     result = subprocess.run(
         [sys.executable, "scripts/bench/observer_effect.py", "--pairs", "1", "--clients", "1",
          "--seconds", "1", "--profile", "tiny"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False,
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False, env=connlab_env,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert "pair 1: harness " in result.stdout and "median ratio " in result.stdout, result.stdout
@@ -43,27 +43,27 @@ def test_the_observer_effect_compares_a_pair() -> None:
 
 @pytest.mark.e2e
 @pytest.mark.usefixtures("require_root", "require_postgres")
-def test_the_quick_profile_timer_times_a_tiny_run() -> None:
+def test_the_quick_profile_timer_times_a_tiny_run(connlab_env: dict[str, str]) -> None:
     if shutil.which("hyperfine") is None:
         pytest.skip("hyperfine is not installed (make setup installs it)")
     result = subprocess.run(
         ["bash", "scripts/bench/quick_profile_time.sh", "connect-cost"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False,
-        env={**os.environ, "PROFILE": "tiny"},
+        env={**connlab_env, "PROFILE": "tiny"},
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Time (abs" in result.stdout, result.stdout
 
 
-@pytest.mark.e2e
+@pytest.mark.mkdocs
 def test_the_site_build_timer_times_one_cold_and_one_warm_build() -> None:
-    """Rebuilds build/ from the committed results (make clean, then make site), leaving the site built."""
+    """A cold and a warm `make site` from the pinned results, in a build folder of the script's own."""
     if shutil.which("hyperfine") is None:
         pytest.skip("hyperfine is not installed (make setup installs it)")
     result = subprocess.run(
         ["bash", "scripts/bench/site_build_time.sh"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, check=False,
-        env={**os.environ, "RUNS": "1"},
+        env={**{k: v for k, v in os.environ.items() if k != "CONNLAB_BUILD_DIR"}, "RUNS": "1"},
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("Benchmark 1: make site") == 2, result.stdout  # cold, then warm
@@ -76,6 +76,8 @@ def test_every_bench_script_has_a_test() -> None:
         assert f"scripts/bench/{script.name}" in source, script.name
 
 
+@pytest.mark.mkdocs
+@pytest.mark.browser
 def test_the_many_machines_benchmark_reports_every_figure() -> None:
     """Two synthetic machines in a temporary copy: the script runs end to end and prints one row with the
     cold, no-op and one-machine-added builds, the cost per machine, the heaviest page, the time its charts
@@ -144,14 +146,11 @@ def test_the_many_machines_benchmark_prints_what_each_machine_added() -> None:
     assert bench.marginal_cost(medium, medium) == "–"
 
 
-def test_a_machine_pages_weight_counts_every_file_charts_js_fetches_for_it() -> None:
+def test_a_machine_pages_weight_counts_every_file_charts_js_fetches_for_it(built_site: Path) -> None:
     """The page weight the benchmark prints holds what charts.js fetches for a machine's page: vega and
     vega-embed (not vega-lite: every chart is compiled), the compiled set's variant and its expressions."""
-    site = REPO_ROOT / "build" / "site"
-    page = site / "machines" / "amd-epyc-2c-24g" / "index.html"
-    if not page.is_file():
-        pytest.skip(f"no built site at {site}: build the site first (make site)")
-    fetched = many_machines_module().lazy_libraries(site, page.read_text(encoding="utf-8"))
+    page = built_site / "machines" / "amd-epyc-2c-24g" / "index.html"
+    fetched = many_machines_module().lazy_libraries(built_site, page.read_text(encoding="utf-8"))
     names = sorted(path.name.split(".", 1)[1] if len(path.name) > 64 else path.name for path in fetched)
     assert names == ["expressions.js", "vega-embed.min.js", "vega.min.js", "wide-light.json"]
     assert all(path.is_file() for path in fetched)

@@ -5,10 +5,11 @@ tests/test_site_browser.py checks the order in the browser, and that Material st
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from connlab.paths import ASSETS_SRC_DIR, REPO_ROOT
+from connlab.paths import ASSETS_SRC_DIR
 from connlab.site.charts_first import (
     AFTER_CHARTS_TYPE,
     CHARTS_DRAWN_EVENT,
@@ -66,11 +67,9 @@ def test_a_page_without_a_chart_charts_js_or_material_scripts_is_left_as_it_is(p
     assert with_scripts_after_charts(page) == page
 
 
-def test_every_built_chart_page_runs_materials_script_after_its_charts() -> None:
-    site = REPO_ROOT / "build" / "site"
-    pages = [page for page in sorted(site.rglob("*.html")) if "connlab-chart__spec" in page.read_text()]
-    if not pages:
-        pytest.skip(f"no built site with charts at {site}: make site first")
+def test_every_built_chart_page_runs_materials_script_after_its_charts(built_site: Path) -> None:
+    pages = [page for page in sorted(built_site.rglob("*.html")) if "connlab-chart__spec" in page.read_text()]
+    assert pages, f"no page with a chart in {built_site}"
     for page in pages:
         scripts = SCRIPT_TAG.findall(page.read_text(encoding="utf-8"))
         waiting = [src for kind, src in scripts if kind == AFTER_CHARTS_TYPE]

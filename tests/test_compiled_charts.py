@@ -19,7 +19,7 @@ from connlab.site.compiled_charts import KINDS, VARIANTS
 from connlab.site.pages import COMPILED_CHARTS_SUBDIR
 from connlab.site.publish import remove_stale
 from connlab.site.usl_chart import usl_template
-from test_page_cache import render, sweep
+from helpers import render, sweep
 
 if TYPE_CHECKING:
     from conftest import RunWriter
@@ -50,6 +50,7 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     compiled_charts.compiler_digest.cache_clear()
 
 
+@pytest.mark.process
 def test_every_kind_is_compiled_once_per_variant_and_kept_by_its_digest(
     tmp_path: Path, compiles: list[int]
 ) -> None:
@@ -64,6 +65,7 @@ def test_every_kind_is_compiled_once_per_variant_and_kept_by_its_digest(
     ]
 
 
+@pytest.mark.process
 def test_a_damaged_set_is_compiled_again(tmp_path: Path, compiles: list[int]) -> None:
     first = compiled_charts.compiled_set(tmp_path)
     kept = tmp_path / compiled_charts.CACHE_SUBDIR / f"{compiled_charts.set_name()}.json"
@@ -72,6 +74,7 @@ def test_a_damaged_set_is_compiled_again(tmp_path: Path, compiles: list[int]) ->
     assert len(compiles) == 2
 
 
+@pytest.mark.process
 def test_a_new_compiler_makes_a_new_set(
     tmp_path: Path, compiles: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -86,6 +89,7 @@ def test_a_new_compiler_makes_a_new_set(
     assert len(compiles) == 2
 
 
+@pytest.mark.process
 def test_a_compiled_kind_has_the_rows_data_and_the_params_signals(
     tmp_path: Path, compiles: list[int]
 ) -> None:
@@ -107,6 +111,7 @@ def test_a_compiled_kind_has_the_rows_data_and_the_params_signals(
     assert fixed["width"] == compiled_charts.MIN_PLOT_WIDTH
 
 
+@pytest.mark.process
 def test_the_assets_are_written_once_and_earlier_sets_removed(tmp_path: Path, compiles: list[int]) -> None:
     docs = tmp_path / "docs"
     folder = docs / COMPILED_CHARTS_SUBDIR

@@ -80,6 +80,7 @@ def fresh_set() -> None:
     compiled_charts.set_name.cache_clear()
 
 
+@pytest.mark.process
 def test_the_script_files_vegas_own_functions_under_the_sets_name(tmp_path: Path) -> None:
     script = compiled_expressions.compile_expressions([SPEC], "a-set")
     assert script.endswith(SCRIPT_END)
@@ -90,17 +91,20 @@ def test_the_script_files_vegas_own_functions_under_the_sets_name(tmp_path: Path
     assert called["changed"] == 1
 
 
+@pytest.mark.process
 def test_a_failing_compile_names_the_script(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match=r"^compile_expressions\.mjs failed"):
         compiled_expressions.compile_expressions([{"signals": [{"name": "x", "update": "1 +"}]}], "a-set")
 
 
+@pytest.mark.process
 def test_without_node_the_error_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(RuntimeError, match=r"node is needed .*make setup"):
         compiled_expressions.compile_expressions([SPEC], "a-set")
 
 
+@pytest.mark.process
 def test_the_sets_script_is_kept_and_made_again_only_when_damaged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_set: None
 ) -> None:
@@ -123,6 +127,7 @@ def test_the_sets_script_is_kept_and_made_again_only_when_damaged(
     assert len(runs) == 2
 
 
+@pytest.mark.process
 def test_a_set_compiled_in_this_build_gives_the_script_a_kept_set_gives(
     tmp_path: Path, fresh_set: None
 ) -> None:
@@ -137,6 +142,7 @@ def test_a_set_compiled_in_this_build_gives_the_script_a_kept_set_gives(
     assert json.dumps(specs) == json.dumps(specs, sort_keys=True)
 
 
+@pytest.mark.process
 def test_expressions_inside_a_groups_marks_and_event_handlers_are_made(tmp_path: Path) -> None:
     """Vega parses a group's marks (a subflow) only once the group is drawn, and a signal's event handlers
     apart from its operators: their expressions are in the script too."""

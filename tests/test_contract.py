@@ -96,6 +96,7 @@ def test_a_stage_imports_only_the_contract_and_itself(module: str) -> None:
     assert not crossing, f"{module} imports {crossing}"
 
 
+@pytest.mark.process
 def test_importing_the_site_loads_no_harness_nor_its_drivers() -> None:
     """Rendering pages needs no database driver, no process library, and nothing of the harness."""
     code = (
@@ -122,6 +123,7 @@ def source_files(modules: set[str]) -> set[str]:
     return {str(module_file(m).relative_to(REPO)) for m in modules}  # type: ignore[union-attr]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("stage", "entries"),
     [

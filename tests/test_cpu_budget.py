@@ -99,8 +99,8 @@ def test_affinity_smaller_than_the_core_count_still_leaves_pgbench_a_core(
 
 def test_fractional_budget_needs_a_cgroup(cgroup_guard: CgroupGuard) -> None:
     with pytest.raises(LabError, match="fractional server budget"):
-        create_budget(0.5, f"connlab-test-taskset-{os.getpid()}", method="taskset")
-    assert cgroup_guard.added() == set()
+        create_budget(0.5, f"{cgroup_guard.prefix}-taskset", method="taskset")
+    assert cgroup_guard.added() == set()  # the guard sees only its own prefix's cgroups
 
 
 def test_taskset_budget_with_whole_cores_creates_no_cgroup() -> None:
@@ -192,6 +192,7 @@ def test_a_client_quota_without_cgroups_is_refused() -> None:
         budget.set_client_cores(0.5)
 
 
+@pytest.mark.process
 def test_processes_enter_their_budget(budget_name: str, two_cores: list[int]) -> None:
     budget = create_budget(0.5, budget_name)
     script = "import os; print(sorted(os.sched_getaffinity(0))); print(open('/proc/self/cgroup').read())"
@@ -224,6 +225,7 @@ def test_processes_enter_their_budget(budget_name: str, two_cores: list[int]) ->
     assert not list(CGROUP_ROOT.glob(f"*/{budget_name}*"))
 
 
+@pytest.mark.process
 @pytest.mark.usefixtures("require_cgroup_v1")
 def test_releasing_a_budget_kills_what_is_left_in_it(cgroup_guard: CgroupGuard) -> None:
     """An initdb cut short or a backend orphaned by a killed postmaster must not keep the cgroup (and

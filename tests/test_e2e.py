@@ -125,6 +125,7 @@ class FallbackImages(HTMLParser):
 
 
 # -- (a) a full run, then the whole site from its results -------------------------------------------------
+@pytest.mark.mkdocs
 def test_run_then_build_the_site(
     connlab_env: dict[str, str], shared_tmp: Path, cgroup_guard: CgroupGuard
 ) -> None:

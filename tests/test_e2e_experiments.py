@@ -33,9 +33,13 @@ def run(experiment: str, env: dict[str, str]) -> list[dict[str, str]]:
     return rows
 
 
-def no_pooler_left() -> list[str]:
+def no_pooler_left(env: dict[str, str]) -> list[str]:
+    """PgBouncer processes of this test's runs still alive: those whose config lies in its build folder.
+    Only its own: another test's run (pytest-xdist) or a measurement may run a PgBouncer meanwhile."""
+    build = env["CONNLAB_BUILD_DIR"]
     return [" ".join(p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"])
-            if p.info["cmdline"] and p.info["cmdline"][0].endswith("pgbouncer")]  # fmt: skip
+            if p.info["cmdline"] and p.info["cmdline"][0].endswith("pgbouncer")
+            and any(arg.startswith(build) for arg in p.info["cmdline"])]  # fmt: skip
 
 
 def test_connect_cost_prices_a_new_connection(connlab_env: dict[str, str]) -> None:
@@ -85,7 +89,7 @@ def test_pgbouncer_pools_and_is_stopped(connlab_env: dict[str, str]) -> None:
     # Direct clients each get a backend. The sampler polls once a second, so in a 1 s window it sees
     # however many had connected at that moment: more than one somewhere, not necessarily all 50.
     assert max(direct_50) > 1, direct_50
-    assert no_pooler_left() == []
+    assert no_pooler_left(connlab_env) == []
 
 
 def test_a_missing_pooler_leaves_its_windows_out_and_says_so(connlab_env: dict[str, str]) -> None:
@@ -165,7 +169,7 @@ def test_too_many_clients_records_the_refusal_as_its_result(connlab_env: dict[st
     for row in pooled:
         assert row["ok"] == "true" and int(row["clients_connected"]) == 150, row
         assert int(row["server_backends_max"]) <= int(row["pool_size"]), row
-    assert no_pooler_left() == []
+    assert no_pooler_left(connlab_env) == []
 
 
 def test_two_pgbouncer_processes_share_the_port_and_both_are_stopped(connlab_env: dict[str, str]) -> None:
@@ -174,7 +178,7 @@ def test_two_pgbouncer_processes_share_the_port_and_both_are_stopped(connlab_env
     assert pair and all(r["pooler_cpu_cores"] != "" for r in pair)
     # Each process keeps pools of its own: together they hold no more than twice the pair's pool size.
     assert all(int(r["server_backends_max"]) <= 2 * int(r["pool_size"]) for r in pair), pair
-    assert no_pooler_left() == []
+    assert no_pooler_left(connlab_env) == []
 
 
 def test_tls_windows_encrypt_and_plain_ones_do_not(connlab_env: dict[str, str]) -> None:
@@ -187,7 +191,7 @@ def test_tls_windows_encrypt_and_plain_ones_do_not(connlab_env: dict[str, str]) 
     median = {workload: sorted(times)[len(times) // 2] for workload, times in churn.items()}
     # A TLS handshake on top of SCRAM does not make a new direct connection cheaper than a plain one.
     assert median["churn-direct-tls"] > median["churn-direct-plain"] * 0.9, churn
-    assert no_pooler_left() == []
+    assert no_pooler_left(connlab_env) == []
 
 
 def test_core_budget_alternates_quotas(connlab_env: dict[str, str]) -> None:
@@ -289,7 +293,7 @@ def test_queue_depth_sees_clients_wait_for_a_small_pool(connlab_env: dict[str, s
             assert waiting > 0, row  # more clients than server connections: some always wait
         if int(row["pool_size"]) >= clients:
             assert waiting == 0, row  # a connection for every client: nobody waits
-    assert no_pooler_left() == []
+    assert no_pooler_left(connlab_env) == []
 
 
 def test_each_pooler_counts_only_its_own_server_backends(connlab_env: dict[str, str]) -> None:
@@ -311,7 +315,7 @@ def test_each_pooler_counts_only_its_own_server_backends(connlab_env: dict[str, 
         most = min(int(row["clients"]), pool_size)
         assert int(row["server_backends_max"]) <= most, row
         assert row["ok"] == "false" or int(row["server_backends_max"]) > 0, row
-    assert no_pooler_left() == []
+    assert no_pooler_left(connlab_env) == []
 
 
 def test_a_feature_the_pooler_version_lacks_is_a_row_that_says_so(connlab_env: dict[str, str]) -> None:
@@ -338,4 +342,4 @@ def test_a_feature_the_pooler_version_lacks_is_a_row_that_says_so(connlab_env: d
         cwd=REPO_ROOT, env=connlab_env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert check.returncode == 0, check.stdout + check.stderr
-    assert no_pooler_left() == []
+    assert no_pooler_left(connlab_env) == []

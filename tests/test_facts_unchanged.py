@@ -105,6 +105,7 @@ def test_same_as_before(aggregated: Path, relative: Path) -> None:
         assert differences(json.loads((aggregated / relative).read_text()), before) == []
 
 
+@pytest.mark.process  # the charts are compiled by node
 def test_every_article_and_page_renders_from_the_committed_results(aggregated: Path, tmp_path: Path) -> None:
     """Every template of site_src renders from what the committed results aggregate to, and every page it
     writes is listed in mkdocs.yml's nav (an article left out would be unreachable from the menu)."""

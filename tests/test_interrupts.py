@@ -43,6 +43,7 @@ def test_the_first_signal_interrupts_and_later_ones_cannot(signum: signal.Signal
     time.sleep(0.05)
 
 
+@pytest.mark.process
 def test_a_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     """A wrapper (like runuser) and the child it started both go, not the wrapper alone."""
     pid_file = tmp_path / "child.pid"
@@ -63,6 +64,7 @@ def test_a_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     assert gone()
 
 
+@pytest.mark.process
 def test_an_interrupt_kills_the_group_before_it_propagates() -> None:
     process = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
     with pytest.raises(KeyboardInterrupt), interrupts.group_guard(process):
@@ -86,6 +88,7 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
+@pytest.mark.process
 def test_a_finished_command_is_returned_like_subprocess_run() -> None:
     result = interrupts.run_in_group(["sh", "-c", "echo out; echo err >&2; exit 3"], timeout_s=10)
     assert (result.returncode, result.stdout, result.stderr) == (3, "out\n", "err\n")
@@ -114,6 +117,7 @@ one_line_errors(main)()
 """
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("phase", ["starting", "busy", "idle"])
 def test_ctrl_c_stops_a_worker_pool_with_one_line(phase: str) -> None:
     """SIGINT to the whole process group, as a terminal sends it, wherever the workers are: one line, the
@@ -165,6 +169,7 @@ one_line_errors(aggregate)()
 """
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("raised", ["as is", "wrapped"])
 def test_ctrl_c_during_a_duckdb_statement_is_an_interrupt(raised: str) -> None:
     """SIGINT to the process group while the main thread runs DuckDB statements: one line and the
@@ -199,6 +204,7 @@ one_line_errors(stage)()
 """
 
 
+@pytest.mark.process
 def test_a_held_interrupt_is_raised_where_it_is_released() -> None:
     """A Ctrl-C that comes while interrupts are held (a child started and not yet under guard) does not
     cut that step short: it is raised when they are released, as the interrupt it was."""
@@ -227,6 +233,7 @@ print("not stopped", flush=True)
 """
 
 
+@pytest.mark.process
 def test_an_interrupt_dropped_where_python_ignores_exceptions_is_raised_again() -> None:
     done = subprocess.run(
         [sys.executable, "-c", DROPPED_COMMAND], capture_output=True, text=True, timeout=60, check=False

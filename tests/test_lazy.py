@@ -12,6 +12,7 @@ import pytest
 from connlab.site.lazy import LazyModule, lazy_import
 
 
+@pytest.mark.process
 def test_many_threads_asking_at_once_all_get_the_whole_module() -> None:
     """Altair imported for the first time by eight threads together (a fresh interpreter, so that nothing
     imported it before): each finds Chart, which Altair defines late in its import."""

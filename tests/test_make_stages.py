@@ -18,6 +18,8 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SKIP_SETUP = ["-o", ".venv/.installed", "-o", "node_modules/.installed"]
+# The tree's own results/ and build/: the tests' folders (conftest) would move both elsewhere.
+TREE_ENV = {k: v for k, v in os.environ.items() if k not in ("CONNLAB_RESULTS_DIR", "CONNLAB_BUILD_DIR")}
 STAND_IN = """#!/bin/bash
 echo "$*" >> calls.log
 mkdir -p build/data build/docs build/site
@@ -46,7 +48,7 @@ def make(tree: Path, goal: str, status: int = 0, *settings: str) -> list[str]:
     log.unlink(missing_ok=True)
     result = subprocess.run(
         ["make", "--no-print-directory", *SKIP_SETUP, goal, f"CONNLAB={tree / 'connlab'}", *settings],
-        cwd=tree, capture_output=True, text=True, env={**os.environ, "STAND_IN_STATUS": str(status)},
+        cwd=tree, capture_output=True, text=True, env={**TREE_ENV, "STAND_IN_STATUS": str(status)},
     )  # fmt: skip
     assert (result.returncode == 0) == (status == 0), result.stdout + result.stderr
     return log.read_text().splitlines() if log.exists() else []
@@ -67,11 +69,13 @@ def touch(tree: Path, name: str) -> None:
     (tree / name).touch()
 
 
+@pytest.mark.mkdocs
 def test_a_first_site_build_runs_every_stage_in_one_process(tree: Path) -> None:
     assert make(tree, "site") == ["build aggregate render site"]
     assert make(tree, "site") == []
 
 
+@pytest.mark.mkdocs
 def test_only_the_stages_after_a_change_run(tree: Path) -> None:
     make(tree, "site")
     touch(tree, "site_src/pages/index.md.j2")
@@ -82,6 +86,7 @@ def test_only_the_stages_after_a_change_run(tree: Path) -> None:
     assert make(tree, "site") == ["build aggregate render site"]
 
 
+@pytest.mark.mkdocs
 def test_a_goal_short_of_the_site_runs_its_own_stages(tree: Path) -> None:
     assert make(tree, "aggregate") == ["aggregate --validate"]
     touch(tree, "results/m1/clients-sweep/runs.csv")
@@ -89,6 +94,7 @@ def test_a_goal_short_of_the_site_runs_its_own_stages(tree: Path) -> None:
     assert make(tree, "site") == ["build site"]
 
 
+@pytest.mark.mkdocs
 def test_a_failed_build_leaves_its_stages_to_run_again(tree: Path) -> None:
     make(tree, "site")
     touch(tree, "results/m1/clients-sweep/runs.csv")
@@ -98,6 +104,7 @@ def test_a_failed_build_leaves_its_stages_to_run_again(tree: Path) -> None:
     assert make(tree, "site") == []
 
 
+@pytest.mark.mkdocs
 def test_an_unknown_stage_is_named_in_one_line() -> None:
     result = subprocess.run(
         [str(REPO_ROOT / ".venv/bin/connlab"), "build", "render", "publish"],
@@ -107,6 +114,7 @@ def test_an_unknown_stage_is_named_in_one_line() -> None:
     assert result.stderr.strip() == "error: no stage named publish: the stages are aggregate, render, site"
 
 
+@pytest.mark.mkdocs
 def test_results_added_removed_or_moved_in_with_old_times_make_the_aggregation_due(tree: Path) -> None:
     """make no longer lists every results file: whatever changes under results/ (a file removed, a folder
     moved in whose files keep their old times, a file edited in place) shows in a time newer than the
@@ -129,6 +137,7 @@ def test_results_added_removed_or_moved_in_with_old_times_make_the_aggregation_d
     assert make(tree, "site") == ["build aggregate render site"]
 
 
+@pytest.mark.mkdocs
 def test_a_change_in_any_share_of_the_results_folders_makes_the_aggregation_due(tree: Path) -> None:
     """The results folders are walked in shares, several at once: a file edited in any folder of any share
     is found (the shares here are two folders each, so some folder is second in its share)."""

@@ -73,6 +73,7 @@ def test_not_root() -> None:
     assert run.commands == []
 
 
+@pytest.mark.process
 @pytest.mark.usefixtures("require_root")
 def test_real_probe_answers_and_leaves_no_namespace() -> None:
     status = netem.probe_netem()

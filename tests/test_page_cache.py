@@ -25,31 +25,10 @@ from connlab.site.page_cache import (
     store_machine_pages,
 )
 from connlab.site.render import PageRenderer
+from helpers import SLUGS, render, sweep
 
 if TYPE_CHECKING:
     from conftest import RunWriter
-
-SLUGS = ["pool-sizing", "too-many-connections"]
-
-
-def sweep(scale: float) -> list[dict[str, Any]]:
-    return [
-        {"workload": workload, "clients": clients, "tps": tps * scale, "pass_no": pass_no}
-        for workload in ("mixed", "select-only", "tpcb-like")
-        for clients, tps in ((1, 1000.0), (2, 1800.0), (4, 1700.0))
-        for pass_no in (1, 2, 3)
-    ]
-
-
-def render(data: Path, docs: Path, cache: Path) -> tuple[dict[Path, str], set[Path]]:
-    """One render of the machine pages with their charts; returns the pages and those actually rendered."""
-    renderer = PageRenderer(data, docs)
-    machine_pages = render_machine_pages(renderer, SLUGS, cache)
-    pages = renderer.chart_book.resolve(machine_pages.pages)
-    for path, text in pages.items():  # as render_site writes them, before they are kept
-        write_if_changed(path, text)
-    store_machine_pages(pages, machine_pages.rendered, cache)
-    return pages, set(machine_pages.rendered)
 
 
 def test_only_a_new_machine_is_rendered(tmp_path: Path, write_run: RunWriter) -> None:

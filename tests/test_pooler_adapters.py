@@ -132,6 +132,7 @@ def test_absent_pooler_is_not_available_on_this_machine(
         adapter(golden_setup(adapter.name, [BENCH])).__enter__()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(("adapter", "env_var"), [(Odyssey, "ODYSSEY_BIN"), (PgCat, "PGCAT_BIN")])
 def test_env_var_names_the_binary(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, adapter: type[PoolerProcess], env_var: str

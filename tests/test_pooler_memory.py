@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from connlab.lab.pooler_memory import (
     POOLER_MEMORY_COLUMNS,
@@ -38,6 +39,7 @@ def test_snapshot_sums_the_tree_and_skips_processes_gone(golden_dir: Path) -> No
     assert reading == TreeMemory(1744 * KIB, 364 * KIB, 1)
 
 
+@pytest.mark.process
 def test_sampler_peaks_over_a_growing_tree() -> None:
     """A child that fills 64 MiB after a moment: the peak must see it, and count two processes."""
     grow = "import time; time.sleep(0.6); block = bytes(range(256)) * (1 << 18); time.sleep(1.5)"

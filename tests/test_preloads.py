@@ -4,10 +4,10 @@ changes; tests/test_site_browser.py checks in the browser that charts.js uses ea
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from connlab.paths import REPO_ROOT
 from connlab.site.preloads import with_chart_preloads
 
 SET = "0123abcd"
@@ -69,11 +69,9 @@ def test_a_page_without_a_chart_or_without_charts_js_is_left_as_it_is(page: str)
     assert with_chart_preloads(page) == page
 
 
-def test_every_file_a_built_page_preloads_is_in_the_site() -> None:
-    site = REPO_ROOT / "build" / "site"
-    pages = [page for page in sorted(site.rglob("*.html")) if "connlab-chart__spec" in page.read_text()]
-    if not pages:
-        pytest.skip(f"no built site with charts at {site}: make site first")
+def test_every_file_a_built_page_preloads_is_in_the_site(built_site: Path) -> None:
+    pages = [page for page in sorted(built_site.rglob("*.html")) if "connlab-chart__spec" in page.read_text()]
+    assert pages, f"no page with a chart in {built_site}"
     for page in pages:
         html = page.read_text(encoding="utf-8")
         sources = PRELOAD.findall(head(html))

@@ -70,6 +70,7 @@ def age(path: Path, seconds: float) -> None:
     os.utime(path, (past, past))
 
 
+@pytest.mark.mkdocs
 def test_a_second_build_rebuilds_only_what_changed(project: Path) -> None:
     config = project / "mkdocs.yml"
     assert publish(config) == "clean"
@@ -90,6 +91,7 @@ def test_a_second_build_rebuilds_only_what_changed(project: Path) -> None:
     assert built(project, "machines").stat().st_mtime > before[a_box]
 
 
+@pytest.mark.mkdocs
 def test_what_wraps_every_page_changing_makes_a_clean_build(project: Path) -> None:
     config = project / "mkdocs.yml"
     publish(config)
@@ -100,6 +102,7 @@ def test_what_wraps_every_page_changing_makes_a_clean_build(project: Path) -> No
     assert "Renamed" in built(project, "machines/a-box").read_text()
 
 
+@pytest.mark.mkdocs
 def test_the_projects_code_mkdocs_runs_changing_makes_a_clean_build(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -116,6 +119,7 @@ def test_the_projects_code_mkdocs_runs_changing_makes_a_clean_build(
     assert publish(config) == "clean"
 
 
+@pytest.mark.mkdocs
 def test_a_removed_machine_and_chart_leave_the_site(project: Path) -> None:
     config = project / "mkdocs.yml"
     publish(config)
@@ -130,6 +134,7 @@ def test_a_removed_machine_and_chart_leave_the_site(project: Path) -> None:
     ).is_file()
 
 
+@pytest.mark.mkdocs
 def test_machine_pages_stay_out_of_the_search_index(project: Path) -> None:
     publish(project / "mkdocs.yml")
     index = json.loads((project / "site" / "search" / "search_index.json").read_text())
@@ -138,6 +143,7 @@ def test_machine_pages_stay_out_of_the_search_index(project: Path) -> None:
     assert not [location for location in locations if location.startswith("machines/a-box")]
 
 
+@pytest.mark.mkdocs
 def test_a_broken_link_stops_the_build_with_one_line(project: Path) -> None:
     (project / "docs" / "index.md").write_text("# Home\n\nSee [nothing](nowhere.md).\n")
     with pytest.raises(Exception, match="mkdocs: Aborted with 1 warnings in strict mode"):
@@ -174,6 +180,7 @@ def _site_files(site: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.mkdocs
 def test_machine_pages_built_in_workers_are_the_pages_built_in_one_process(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,6 +233,7 @@ one_line_errors(lambda: publish.publish(Path(sys.argv[1])))()
 MACHINES_TO_INTERRUPT = 300
 
 
+@pytest.mark.mkdocs
 def test_ctrl_c_during_a_build_in_workers_stops_everything_and_the_next_build_is_clean(
     project: Path,
 ) -> None:
@@ -269,6 +277,7 @@ def _in_group(process: psutil.Process, group: int) -> bool:
         return False
 
 
+@pytest.mark.mkdocs
 def test_search_still_strips_its_attributes_where_a_page_has_them(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -307,6 +316,7 @@ def _search_sections(html: str) -> list[tuple[object, ...]]:
     return [(s.id, words(s.title), words(s.text), s.is_excluded()) for s in parser.data]
 
 
+@pytest.mark.process
 def test_pages_lighter_for_search_index_as_the_pages_themselves(docs_from_fixtures: Path) -> None:
     """Every indexed page the site's templates make: the search parser's sections are the same with the
     spans taken out of the code blocks, which must be most of the tags there are."""
@@ -358,6 +368,7 @@ def test_odd_tables_index_as_before() -> None:
         )
 
 
+@pytest.mark.mkdocs
 def test_an_indexed_page_with_code_keeps_its_highlighting_and_loses_search_attributes(project: Path) -> None:
     docs = project / "docs"
     code = '```bash\nset -e  # <span data-search-exclude="x">\necho "$HOME"\n```\n'
@@ -374,6 +385,7 @@ def test_an_indexed_page_with_code_keeps_its_highlighting_and_loses_search_attri
     assert "echo" in text and "not indexed" not in text
 
 
+@pytest.mark.mkdocs
 def test_a_page_with_a_table_and_no_code_is_indexed_from_its_lighter_form(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

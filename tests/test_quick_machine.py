@@ -14,8 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
+from conftest import PINNED_RESULTS
 from connlab.contract.experiment import experiment_names, make_plan
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -47,9 +49,10 @@ def quick_cut(results: Path) -> None:
             writer.writerows(kept)
 
 
+@pytest.mark.process
 def test_a_quick_only_machine_aggregates_and_renders(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    shutil.copytree(REPO_ROOT / "results", results)
+    shutil.copytree(PINNED_RESULTS, results)
     quick_cut(results)
     env = {**os.environ, "CONNLAB_RESULTS_DIR": str(results), "CONNLAB_BUILD_DIR": str(tmp_path / "build")}
     for stage in ("validate", "aggregate", "render"):

@@ -16,7 +16,7 @@ import markdown
 import pytest
 import yaml
 
-from conftest import REPO_ROOT
+from conftest import PINNED_RESULTS, REPO_ROOT
 from connlab.data.aggregate import aggregate_all
 from connlab.data.validate import validate_results
 from connlab.site import charts
@@ -205,9 +205,11 @@ def passes(workload: str, clients: int, tps: list[float]) -> list[dict[str, Any]
     ]
 
 
-@pytest.fixture
-def aggregated(tmp_path: Path, write_run: RunWriter) -> Path:
-    """build/data for a results folder with one machine; its mixed workload peaks at 12,345 tps."""
+@pytest.fixture(scope="module")
+def aggregated(tmp_path_factory: pytest.TempPathFactory, write_run: RunWriter) -> Path:
+    """build/data for a results folder with one machine; its mixed workload peaks at 12,345 tps. Aggregated
+    once for the module: the tests only read it."""
+    tmp_path = tmp_path_factory.mktemp("aggregated")
     results = tmp_path / "results"
     rows = [
         *passes("mixed", 1, [5000, 5100, 5200]),
@@ -311,6 +313,7 @@ def test_the_article_without_measurements_says_so(tmp_path: Path) -> None:
     assert "Check it yourself" in page
 
 
+@pytest.mark.process  # the charts are compiled by node
 def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     written = render_site(aggregated, docs)
@@ -443,7 +446,7 @@ def with_published(tmp_path: Path, write_run: RunWriter) -> Path:
     rows = [*passes("mixed", 1, [5000, 5100, 5200]), *passes("mixed", 2, [9000, 9100, 9200])]
     write_run(results, "alpha-box", rows, profile="full")
     shutil.copytree(
-        REPO_ROOT / "results" / "published-too-many-connections", results / "published-too-many-connections"
+        PINNED_RESULTS / "published-too-many-connections", results / "published-too-many-connections"
     )
     assert validate_results(results) == []
     data = tmp_path / "data"

@@ -2,26 +2,18 @@
 Content-Security-Policy), follow the palette, survive Material's instant navigation, the
 USL simulator follows its sliders, and nothing is requested from another host.
 
-Needs a built site (`make` builds build/site before the tests; CONNLAB_SITE_DIR points
-elsewhere) and Chromium at /usr/bin/chromium; otherwise the tests are skipped.
+The site is built from the pinned results once per test run (conftest's `built_site`; CONNLAB_SITE_DIR
+points at another built site); the tests are skipped without Chromium at /usr/bin/chromium.
 """
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import functools
 import io
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
-import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -29,23 +21,32 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from browser_support import (
+    CHARTS_RENDERED_JS,
+    FIGURE,
+    LOCAL_HOSTS,
+    PAGE_SCRIPTS_RAN_JS,
+    TIMEOUT_MS,
+    Watched,
+    serving,
+    wait_for_charts,
+)
+from conftest import build_site
 from connlab.site.chart_html import chart_block
 from connlab.site.charts import usl_simulator
-from connlab.site.charts_first import AFTER_CHARTS_TYPE, FALLBACK_MS, PENDING, SCRIPTS_STATE
+from connlab.site.charts_first import AFTER_CHARTS_TYPE, FALLBACK_MS
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, ConsoleMessage, Page, Route
+    from playwright.sync_api import Browser, Page, Route
 
     from conftest import RunWriter
 
 pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-LOCAL_HOSTS = {"127.0.0.1", "localhost"}
-TIMEOUT_MS = 20_000
 
-FIGURE = "figure.connlab-chart"
+# --------------------------------------------------------------------------- pages
+
 # Material's palette form: one radio input per palette entry (__palette_0 = default,
 # __palette_1 = slate) and, after each input, a label for the *next* one; only the
 # label of the next scheme is visible, so it is the toggle button.
@@ -53,77 +54,6 @@ PALETTE_TOGGLE = 'form[data-md-component="palette"] label[for="__palette_{index}
 # The article ARTICLE_NAV_LINK leads to; its charts are across machines.
 ARTICLE_PAGE = "articles/too-many-connections/"
 ARTICLE_NAV_LINK = '.md-sidebar--primary a.md-nav__link[href*="articles/too-many-connections/"]'
-
-# True once every chart figure on the page has an <svg> drawn into its view, drawn for
-# the scheme the page currently shows.
-CHARTS_RENDERED_JS = """
-() => {
-  const figures = [...document.querySelectorAll("figure.connlab-chart")];
-  const scheme = document.body.getAttribute("data-md-color-scheme") === "slate" ? "slate" : "default";
-  return figures.length > 0 && figures.every(f => {
-    const svg = f.querySelector(".connlab-chart__view svg");
-    return svg && f.getAttribute("data-rendered-scheme") === scheme;
-  });
-}
-"""
-# Figures inside a hidden container (e.g. an inactive content tab) legitimately have
-# zero width; every visible one must fill a real width.
-CHART_WIDTHS_JS = """
-() => [...document.querySelectorAll("figure.connlab-chart")]
-  .filter(f => f.offsetParent !== null)
-  .map(f => [f.id, f.querySelector(".connlab-chart__view svg").getBoundingClientRect().width])
-"""
-
-
-# --------------------------------------------------------------------------- server
-
-
-@pytest.fixture(scope="session")
-def built_site() -> Path:
-    site = Path(os.environ.get("CONNLAB_SITE_DIR", REPO_ROOT / "build" / "site"))
-    if not (site / "index.html").is_file():
-        pytest.skip(f"no built site at {site}: build the site first (make, or mkdocs build)")
-    return site
-
-
-class _SiteHandler(SimpleHTTPRequestHandler):
-    """Static files, plus sitemap.xml rewritten to the address actually served.
-
-    Material only turns links into instant navigation when they are listed in
-    sitemap.xml, whose <loc> entries carry site_url (host, port and path). Material
-    swaps in the page's scheme and host name but keeps the port and path, so on a
-    random test port nothing would match. `mkdocs serve` solves this by rewriting
-    site_url; a plain static server has to rewrite the sitemap instead.
-    """
-
-    def do_GET(self) -> None:
-        if urlsplit(self.path).path == "/sitemap.xml":
-            self._send_sitemap()
-        else:
-            super().do_GET()
-
-    def _send_sitemap(self) -> None:
-        xml = (Path(self.directory) / "sitemap.xml").read_text(encoding="utf-8")
-        locs = re.findall(r"<loc>([^<]+)</loc>", xml)
-        if locs:
-            site_url = min(locs, key=len)  # the home page's loc is site_url itself
-            host, port = self.server.server_address[:2]
-            xml = xml.replace(f"<loc>{site_url}", f"<loc>http://{host}:{port}/")
-        body = xml.encode("utf-8")
-        self.send_response(200)
-        self.send_header("Content-Type", "application/xml")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass  # keep pytest output readable
-
-
-@pytest.fixture(scope="session")
-def site_url(built_site: Path) -> Iterator[str]:
-    with serving(built_site) as url:
-        yield url
 
 
 @dataclass(frozen=True)
@@ -149,74 +79,6 @@ def chart_pages(built_site: Path) -> list[ChartPage]:
 
 
 # --------------------------------------------------------------------------- browser
-
-
-@dataclass
-class Watched:
-    """A page plus everything it reported that should not happen."""
-
-    page: Page
-    console_errors: list[str] = field(default_factory=list)
-    page_errors: list[str] = field(default_factory=list)
-    external_requests: list[str] = field(default_factory=list)
-
-    def assert_clean(self) -> None:
-        assert self.external_requests == [], "requests to other hosts"
-        assert self.page_errors == [], "uncaught page errors"
-        assert self.console_errors == [], "console errors"
-
-
-@pytest.fixture
-def watched(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Watched]:
-    """A fresh page; JavaScript on unless parametrized indirectly with False."""
-    # Wide enough for Material's desktop layout, so the navigation sidebar is visible.
-    context = browser.new_context(
-        viewport={"width": 1400, "height": 900},
-        service_workers="block",
-        java_script_enabled=getattr(request, "param", True),
-    )
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    w = Watched(page)
-
-    def route(route: Route) -> None:
-        url = route.request.url
-        if urlsplit(url).hostname in LOCAL_HOSTS:
-            route.continue_()
-        else:
-            w.external_requests.append(url)
-            route.abort()
-
-    def console(msg: ConsoleMessage) -> None:
-        if msg.type == "error":
-            w.console_errors.append(f"{msg.text} ({msg.location.get('url')})")
-
-    context.route("**/*", route)
-    page.on("console", console)
-    page.on("pageerror", lambda err: w.page_errors.append(str(err)))
-    try:
-        yield w
-    finally:
-        context.close()
-
-
-# On a chart page Material's script runs once the charts are drawn (connlab.site.charts_first).
-PAGE_SCRIPTS_RAN_JS = f"() => document.documentElement.getAttribute({SCRIPTS_STATE!r}) !== {PENDING!r}"
-
-
-def wait_for_charts(w: Watched) -> None:
-    """Every chart drawn, and the page's scripts that wait for them run."""
-    try:
-        w.page.wait_for_function(CHARTS_RENDERED_JS)
-        w.page.wait_for_function(PAGE_SCRIPTS_RAN_JS)
-    except sync_api.TimeoutError as exc:  # a bare timeout says nothing; show what the page reported
-        raise AssertionError(
-            f"charts did not render on {w.page.url}: page errors {w.page_errors}, "
-            f"console errors {w.console_errors}, external requests {w.external_requests}"
-        ) from exc
-    widths = w.page.evaluate(CHART_WIDTHS_JS)
-    narrow = [(chart_id, width) for chart_id, width in widths if width < 100]
-    assert not narrow, f"charts not following the container width: {narrow}"
 
 
 def figure_count(page: Page) -> int:
@@ -491,60 +353,7 @@ def tiny_run_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def build_site_from(results: Path, build: Path) -> Path:
-    """`connlab validate/aggregate/render` and `mkdocs build --strict` on temporary folders only."""
-    env = {
-        **os.environ,
-        "CONNLAB_RESULTS_DIR": str(results),
-        "CONNLAB_BUILD_DIR": str(build),
-        "NO_MKDOCS_2_WARNING": "1",
-        "COLUMNS": "200",
-    }
-    for stage in ("validate", "aggregate", "render"):
-        result = subprocess.run(
-            [sys.executable, "-m", "connlab.cli", stage],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
-        assert result.returncode == 0, f"connlab {stage}: {result.stdout}{result.stderr}"
-    site = build / "site"
-    config = (REPO_ROOT / "mkdocs.yml").read_text()
-    config, docs_count = re.subn(r"(?m)^docs_dir: .*$", f"docs_dir: {build / 'docs'}", config)
-    config, site_count = re.subn(r"(?m)^site_dir: .*$", f"site_dir: {site}", config)
-    assert (docs_count, site_count) == (1, 1)
-    config_file = build / "mkdocs.yml"
-    config_file.write_text(config)
-    result = subprocess.run(
-        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict", "-f", str(config_file)],
-        cwd=build,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return site
-
-
-@contextlib.contextmanager
-def serving(directory: Path) -> Iterator[str]:
-    handler = functools.partial(_SiteHandler, directory=str(directory))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)  # port 0: any free port
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
+@pytest.mark.mkdocs
 def test_injected_content_is_shown_as_text(watched: Watched, write_run: RunWriter, shared_tmp: Path) -> None:
     """A contributed description full of markup is shown literally on the built pages and runs nothing."""
     results = shared_tmp / "results"
@@ -552,7 +361,7 @@ def test_injected_content_is_shown_as_text(watched: Watched, write_run: RunWrite
     machine_file = results / NASTY_MACHINE / "machine.yaml"
     facts = yaml.safe_load(machine_file.read_text())
     machine_file.write_text(yaml.safe_dump({**facts, "description": NASTY_DESCRIPTION}, allow_unicode=True))
-    site = build_site_from(results, shared_tmp / "build")
+    site = build_site(results, shared_tmp / "build")
 
     page = watched.page
     with serving(site) as url:

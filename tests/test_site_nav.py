@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -26,6 +27,7 @@ def test_the_project_warns_on_omitted_pages() -> None:
     assert project_validation()["nav"]["omitted_files"] == "warn"
 
 
+@pytest.mark.mkdocs
 def test_a_page_left_out_of_the_nav_fails_the_strict_build(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -22,18 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from browser_support import CHARTS_RENDERED_JS, FIGURE, TIMEOUT_MS
 from connlab.paths import SCREENSHOTS_DIR
 from connlab.site.vendor import NODE_MODULES
-
-# The served site and the wait for charts are the ones test_site_browser.py sets up (the browser is
-# conftest's, shared by both modules).
-from test_site_browser import (  # noqa: F401  (built_site and site_url are fixtures)
-    CHARTS_RENDERED_JS,
-    FIGURE,
-    TIMEOUT_MS,
-    built_site,
-    site_url,
-)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -240,7 +231,7 @@ def visit(chromium: Browser, url: str, width: int) -> PageView:
 
 
 @pytest.fixture(scope="module")
-def views(browser: Browser, built_site: Path, site_url: str) -> Iterator[list[PageView]]:  # noqa: F811
+def views(browser: Browser, built_site: Path, site_url: str) -> Iterator[list[PageView]]:
     if not AXE_SCRIPT.is_file():
         pytest.skip(f"{AXE_SCRIPT} is missing: run make setup (npm ci)")
     yield [visit(browser, site_url + url, width) for url in page_urls(built_site) for width in WIDTHS]
@@ -421,7 +412,7 @@ def page_with_charts_drawn(browser: Browser, url: str, width: int) -> Iterator[P
         context.close()
 
 
-def test_charts_follow_a_change_of_width(browser: Browser, site_url: str) -> None:  # noqa: F811
+def test_charts_follow_a_change_of_width(browser: Browser, site_url: str) -> None:
     """A window narrowed from a desktop to a phone's width (or a phone turned) draws the charts again
     with their legends under the plot, and widened again, beside it."""
     with page_with_charts_drawn(browser, site_url + RESIZED_PAGE, DESKTOP) as page:
@@ -471,8 +462,8 @@ TABLE_WRAPPERS_JS = """
 
 def test_material_leaves_each_table_in_the_wrapper_the_build_wrote(
     browser: Browser,
-    site_url: str,  # noqa: F811
-    built_site: Path,  # noqa: F811
+    site_url: str,
+    built_site: Path,
 ) -> None:
     """The build writes every table in Material's scroll wrappers, so that a wrapper out of view skips from
     the page's first layout on: Material's script wraps none again, and every wrapper holds its table."""
@@ -487,7 +478,7 @@ def test_material_leaves_each_table_in_the_wrapper_the_build_wrote(
 @pytest.mark.parametrize("width", WIDTHS)
 def test_a_table_out_of_view_is_reachable_by_keyboard_until_it_is_measured(
     browser: Browser,
-    site_url: str,  # noqa: F811
+    site_url: str,
     width: int,
 ) -> None:
     """A table out of view is not laid out when the page opens, so whether it scrolls is not known: its
@@ -534,7 +525,7 @@ CHART_VIEWS_JS = """
 @pytest.mark.parametrize("width", (NARROWEST, PHONE, DESKTOP))
 def test_a_chart_view_that_scrolls_takes_the_keyboard_and_one_that_fits_does_not(
     browser: Browser,
-    site_url: str,  # noqa: F811
+    site_url: str,
     width: int,
 ) -> None:
     """charts.js tells whether a view scrolls from its drawing's width and its column's, without laying the

@@ -1,27 +1,24 @@
 """Drive Chromium against the built site's verdict tables: at 1280 px the claim text is readable (a claim
 column of real width, every cell inside the table) and the table needs no horizontal scrolling.
 
-Needs a built site (build/site, or CONNLAB_SITE_DIR) and Chromium at /usr/bin/chromium; otherwise skipped.
+The site is built from the pinned results (conftest's `built_site`); skipped without Chromium.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
-import os
-import threading
-from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
 ARTICLES = ("too-many-connections", "pool-sizing")
 WIDTH = 1280
 # A claim column narrower than this wraps a sentence every two or three words: not readable.
@@ -56,57 +53,12 @@ async () => {
 """
 
 
-@pytest.fixture(scope="module")
-def built_site() -> Path:
-    site = Path(os.environ.get("CONNLAB_SITE_DIR", REPO_ROOT / "build" / "site"))
-    if not (site / "index.html").is_file():
-        pytest.skip(f"no built site at {site}: build the site first (make site)")
-    return site
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def site_url(built_site: Path) -> Iterator[str]:
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        thread.join()
-
-
-def measure_in_chromium(url: str) -> dict | None:
-    """Open the page at 1280 px and measure its verdict table. Runs in a thread of its own: Playwright's sync
-    API refuses to start where another sync session (test_site_browser's) holds the thread's event loop."""
-    result: dict[str, dict | None] = {}
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            with sync_api.sync_playwright() as playwright:
-                browser = playwright.chromium.launch(
-                    executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
-                )
-                with contextlib.closing(browser):
-                    page = browser.new_page(viewport={"width": WIDTH, "height": 900})
-                    page.goto(url)
-                    result["measured"] = page.evaluate(MEASURE_JS)
-        except BaseException as error:  # re-raised in the test's thread
-            errors.append(error)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-    return result["measured"]
+def measure(browser: Browser, url: str) -> dict | None:
+    """Open the page at 1280 px and measure its verdict table."""
+    page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+    with contextlib.closing(page):
+        page.goto(url)
+        return page.evaluate(MEASURE_JS)
 
 
 def built_claims(built_site: Path, slug: str) -> list[str]:
@@ -120,10 +72,8 @@ def built_claims(built_site: Path, slug: str) -> list[str]:
 
 
 @pytest.mark.parametrize("slug", ARTICLES)
-def test_verdict_table_reads_at_1280_px(site_url: str, built_site: Path, slug: str) -> None:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not installed")
-    measured = measure_in_chromium(f"{site_url}articles/{slug}/")
+def test_verdict_table_reads_at_1280_px(browser: Browser, site_url: str, built_site: Path, slug: str) -> None:
+    measured = measure(browser, f"{site_url}articles/{slug}/")
     assert measured is not None, "the article has no verdict table"
     assert measured["scrollWidth"] <= measured["clientWidth"], "the verdict table scrolls horizontally"
     assert measured["claimColumn"] >= MIN_CLAIM_COLUMN_PX
@@ -135,12 +85,10 @@ def test_verdict_table_reads_at_1280_px(site_url: str, built_site: Path, slug: s
     assert measured["headers"][-1] == "across machines"
 
 
-def test_a_machine_page_has_its_own_verdict_column(site_url: str, built_site: Path) -> None:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not installed")
+def test_a_machine_page_has_its_own_verdict_column(browser: Browser, site_url: str, built_site: Path) -> None:
     machines = json.loads((built_site.parent / "data" / "machines.json").read_text())
     machine = min(str(m["id"]) for m in machines if not m["published"])
-    measured = measure_in_chromium(f"{site_url}machines/{machine}/")
+    measured = measure(browser, f"{site_url}machines/{machine}/")
     assert measured is not None, "the machine page has no verdict table"
     assert measured["scrollWidth"] <= measured["clientWidth"], "the verdict table scrolls horizontally"
     assert measured["outside"] == 0, "cells spill outside the table"

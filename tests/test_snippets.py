@@ -18,8 +18,7 @@ from conftest import cgroup_v1_writable
 from connlab.contract.experiment import Plan, experiment_names, make_plan, window_options
 from connlab.contract.poolers import CONFIGS
 from connlab.contract.spec_parts import Workload
-from connlab.paths import SITE_DIR
-from connlab.site.snippets import BLOCK_ORIGIN, POOLER_PORT, SNIPPET_PORT, pgbench_block
+from connlab.site.snippets import BLOCK_ORIGIN, SNIPPET_PORT, pgbench_block
 
 CLIENT_COUNTS = [1, 2]
 # A shortened window lasts at least a second per this many of its clients (they connect in that time), and
@@ -27,6 +26,9 @@ CLIENT_COUNTS = [1, 2]
 CROWD, CROWD_S = 50, 5
 BLOCK_TIMEOUT_S = 300
 CLIENTS_PER_WINDOW_SECOND = 40
+# Blocks whose every crowd is the point: the refusal past max_connections and the pooler that serves the
+# same crowd; clients past PgPool-II's children.
+EVERY_CROWD = {"too-many-clients", "pooler-ceiling"}
 PGBENCH_LINE = re.compile(
     r"taskset -c 1 pgbench (?:\$PG|-h \S+ -p \$\w+ -U \S+) (?P<flags>.*?) bench\w*(?: \\\n| >| 2>&1)"
 )
@@ -87,6 +89,7 @@ def test_block_uses_the_harness_flags(plan: Plan) -> None:
             assert shell == [flag for flag in harness if flag != "-l"], workload.id
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("experiment", experiment_names())
 def test_every_full_block_parses_as_bash(experiment: str) -> None:
     """`bash -n` on the block the page shows: a syntax error would stop it before its clean-up trap runs,
@@ -134,16 +137,15 @@ def code_text(code_html: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def site_blocks() -> dict[str, str]:
+def site_blocks(built_site: Path) -> dict[str, str]:
     """experiment -> the script of its check-it-yourself box, as the built site shows it."""
-    pages = sorted(SITE_DIR.rglob("index.html"))
-    if not pages:
-        pytest.skip(f"no built site at {SITE_DIR}: build it first (make site)")
+    pages = sorted(built_site.rglob("index.html"))
+    assert pages, f"no page in {built_site}"
     blocks: dict[str, str] = {}
     for page in pages:
         for box in BOX.finditer(page.read_text(encoding="utf-8")):
             codes = CODE.findall(box["body"])
-            where = f"a check-it-yourself box on {page.relative_to(SITE_DIR)}"
+            where = f"a check-it-yourself box on {page.relative_to(built_site)}"
             # A box whose script fell out of it (a line of its body not indented) holds no code at all.
             assert len(codes) == 1, f"{where} holds {len(codes)} code blocks, not its script"
             script = code_text(codes[0])
@@ -167,9 +169,11 @@ def test_the_site_shows_the_generated_block(site_blocks: dict[str, str]) -> None
 
 def shortened(script: str, experiment: str) -> tuple[str, list[list[int]]]:
     """The script a reader copied, made quick: the tiny profile's duration and scale, and at each loop
-    the client counts up to 2 (or the smallest, where the loop has none that low). Also returns each
-    loop's client counts, in order. Every substitution must find its target, so a change to the
-    block's shape fails here instead of silently running the full-length script."""
+    the client counts up to 2. A loop with none that low keeps its smallest count where it is the block's
+    first such crowd, or where the block's question is the crowd itself (EVERY_CROWD); later crowds run
+    2 clients: one crowd per block shows the script serves one, and each costs seconds of SCRAM logins.
+    Also returns each loop's client counts, in order. Every substitution must find its target, so a change
+    to the block's shape fails here instead of silently running the full-length script."""
     tiny = make_plan(experiment, "tiny")
     duration, scale = tiny.profile.duration_s, tiny.scale
     replacements = [
@@ -184,7 +188,10 @@ def shortened(script: str, experiment: str) -> tuple[str, list[list[int]]]:
 
     def fewer(match: re.Match[str]) -> str:
         counts = [int(count) for count in match["counts"].split()]
-        kept = [count for count in counts if count <= max(CLIENT_COUNTS)] or counts[:1]
+        kept = [count for count in counts if count <= max(CLIENT_COUNTS)]
+        if not kept:
+            first_crowd = all(min(loop) <= max(CLIENT_COUNTS) for loop in loops)
+            kept = counts[:1] if first_crowd or experiment in EVERY_CROWD else [max(CLIENT_COUNTS)]
         loops.append(kept)
         return f"{match['indent']}for c in {' '.join(map(str, kept))}; do"
 
@@ -225,10 +232,39 @@ def run_as_a_reader_would(command: list[str], cwd: Path, timeout_s: int) -> subp
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
+# Every block runs its server on SNIPPET_PORT, its poolers from POOLER_PORT on, in cgroups named
+# connlab-check: the names a reader copies, the same in every block. The test gives each block free ports and
+# a cgroup name of its own, as a reader whose port is taken would edit the script, so that blocks run beside
+# each other (pytest-xdist workers, two test runs on one machine) and beside connlab's own runs.
+CGROUP_NAME = "connlab-check"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def on_ports_of_its_own(script: str, cgroup: str) -> tuple[str, list[int]]:
+    """The script with free ports for its server and poolers and the cgroup name given; the ports."""
+    ports: list[int] = []
+
+    def port(match: re.Match[str]) -> str:
+        ports.append(free_port())
+        return f"{match['name']}={ports[-1]}"
+
+    script, found = re.subn(r"^(?P<name>PORT|POOLER_PORT(?:_[0-9]+)?)=[0-9]+$", port, script, flags=re.M)
+    assert found and script.count(CGROUP_NAME) in (0, 2), "the block's port or cgroup lines changed shape"
+    return script.replace(CGROUP_NAME, cgroup), ports
+
+
+@pytest.mark.e2e
 @pytest.mark.usefixtures("require_root", "require_postgres")
 def test_block_runs(plan: Plan, site_blocks: dict[str, str], shared_tmp: Path) -> None:
     """The script of each box, copied from the built page, shortened, runs and prints a line per point."""
     block, loops = shortened(site_blocks[plan.experiment], plan.experiment)
+    cgroup = f"{CGROUP_NAME}-{shared_tmp.name}"
+    block, ports = on_ports_of_its_own(block, cgroup)
     workloads = block_workloads(plan)
     assert len(loops) == len(workloads), "one loop per workload"
     script = shared_tmp / "check.sh"
@@ -273,10 +309,11 @@ def test_block_runs(plan: Plan, site_blocks: dict[str, str], shared_tmp: Path) -
         assert "sorry, too many clients already" in direct, direct
         assert "too many clients" not in pooled and re.search(r"tps = [0-9.]+", pooled), pooled
     # The script cleans up after itself: no server or pooler is left on its port, no cgroup behind.
-    for port in [SNIPPET_PORT, *(POOLER_PORT + number for number in range(len(plan.spec.poolers)))]:
+    assert len(ports) == 1 + len(plan.spec.poolers)
+    for port in ports:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             assert probe.connect_ex(("127.0.0.1", port)) != 0, f"something still listens on port {port}"
-    leftovers = [f"/sys/fs/cgroup/{v1}connlab-check{c}" for v1 in ("cpu/", "") for c in ("", "-client")]
+    leftovers = [f"/sys/fs/cgroup/{v1}{cgroup}{c}" for v1 in ("cpu/", "") for c in ("", "-client")]
     assert not any(Path(p).exists() for p in leftovers)
 
 

@@ -40,6 +40,7 @@ def test_missing_openssl_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         tls.make_certificate(tmp_path)
 
 
+@pytest.mark.process
 @pytest.mark.usefixtures("require_root")
 def test_certificate_is_self_signed_for_localhost_with_a_private_key(shared_tmp: Path) -> None:
     files = tls.make_certificate(shared_tmp / "tls")

@@ -43,6 +43,7 @@ def run_aggregate(results: Path, build: Path, *options: str) -> subprocess.Compl
     )  # fmt: skip
 
 
+@pytest.mark.process
 def test_valid_results_are_aggregated_and_said_valid(results: Path, tmp_path: Path) -> None:
     result = run_aggregate(results, tmp_path / "build", "--validate")
     assert result.returncode == 0, result.stderr
@@ -51,6 +52,7 @@ def test_valid_results_are_aggregated_and_said_valid(results: Path, tmp_path: Pa
     assert (tmp_path / "build" / "data" / "clients-sweep").is_dir()
 
 
+@pytest.mark.process
 def test_a_bad_file_is_reported_by_validation_alone(results: Path, tmp_path: Path) -> None:
     """A client count DuckDB cannot read either: the aggregation fails too, but only validation speaks."""
     path = results / "box" / "clients-sweep" / f"{RUN_ID}.csv"
@@ -67,6 +69,7 @@ def test_a_bad_file_is_reported_by_validation_alone(results: Path, tmp_path: Pat
     assert alone.returncode != 0, "the aggregation alone no longer fails on this file: pick another"
 
 
+@pytest.mark.process
 def test_a_block_that_ends_early_stops_validation(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C while aggregating: the validation process (in a session of its own, which the terminal's
     signal does not reach) is stopped with the command, not left running."""
@@ -80,6 +83,7 @@ def test_a_block_that_ends_early_stops_validation(monkeypatch: pytest.MonkeyPatc
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
 
+@pytest.mark.process
 def test_what_validation_printed_is_kept_however_long(monkeypatch: pytest.MonkeyPatch) -> None:
     """Output goes to files: a validation printing far more than a pipe holds still ends on its own."""
     lines = 100_000
@@ -91,6 +95,7 @@ def test_what_validation_printed_is_kept_however_long(monkeypatch: pytest.Monkey
     assert len(outcome.stdout.splitlines()) == lines
 
 
+@pytest.mark.process
 def test_ctrl_c_stops_both_with_one_line(results: Path, tmp_path: Path) -> None:
     """SIGINT to the command's process group, as a terminal's Ctrl-C sends it, while validation runs beside
     the aggregation: one line, exit status 130, and the validation process (in a session of its own, which
@@ -114,6 +119,7 @@ def test_ctrl_c_stops_both_with_one_line(results: Path, tmp_path: Path) -> None:
     assert not validation.is_running() or validation.status() == psutil.STATUS_ZOMBIE
 
 
+@pytest.mark.process
 def test_duckdbs_error_for_ctrl_c_stops_both_without_waiting(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -23,13 +25,26 @@ err = Console(stderr=True)
 MachineOption = Annotated[str | None, typer.Option(help="results folder name; default from the hardware")]
 
 
-# The commands that start a server (and stop it when interrupted).
+# The commands that start a server (and stop it when interrupted). Each holds the machine-wide measurement
+# lock for its whole duration: one measurement at a time per machine.
 MEASURING_COMMANDS = frozenset({"run", "run_all", "contribute"})
+
+
+def measuring(name: str) -> contextlib.AbstractContextManager[object]:
+    """The machine-wide lock for a measuring command (connlab.lab.run_lock), taken before the command does
+    anything, so that a run refused because another one measures writes nothing; nothing for the others.
+    Held across all of run-all's and contribute's experiments, so that no run slips in between two."""
+    if name not in MEASURING_COMMANDS:
+        return contextlib.nullcontext()
+    from connlab.lab.run_lock import hold_measurement_lock
+
+    return hold_measurement_lock(shlex.join(["connlab", *sys.argv[1:]]))
 
 
 def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Turn LabError into `error: ...` on stderr and exit status 2; SIGTERM behaves like Ctrl-C, so the
-    same clean-up runs (stop pgbench, stop the server, write no partial row) and the exit status is 130."""
+    same clean-up runs (stop pgbench, stop the server, write no partial row) and the exit status is 130.
+    A measuring command runs holding the measurement lock (`measuring`)."""
 
     def stopped() -> None:
         if command.__name__ in MEASURING_COMMANDS:
@@ -42,7 +57,8 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         install_interrupt_handlers()
         try:
-            return command(*args, **kwargs)
+            with measuring(command.__name__):
+                return command(*args, **kwargs)
         except KeyboardInterrupt:
             stopped()
         except Exception as error:

@@ -37,8 +37,17 @@ PG_CACHE_DIR = DEFAULT_BUILD_DIR / "postgresql"
 PG_WHEELS_DIR = PG_CACHE_DIR / "wheels"
 # The Debian packages' layout: /usr/lib/postgresql/<major>/bin.
 DEBIAN_PG_DIR = Path("/usr/lib/postgresql")
-# Each page of the built site at a desktop and a phone width, written by the browser tests for review.
-SCREENSHOTS_DIR = BUILD_DIR / "screenshots"
+# Each page of the built site at a desktop and a phone width, written by the browser tests for review: in
+# the repository's build/, where a reviewer looks, whatever build folder the tests themselves use.
+SCREENSHOTS_DIR = DEFAULT_BUILD_DIR / "screenshots"
+# One measurement at a time per machine (connlab.lab.run_lock): the lock file every run holds while it
+# measures. Machine-wide, so never under RESULTS_DIR or BUILD_DIR: a second checkout, or a build folder set by
+# CONNLAB_BUILD_DIR, would otherwise get a lock of its own and measure beside the first. In /tmp because runs
+# start as root, or as any user with CPU_METHOD=taskset, and /tmp is the one folder every distribution lets
+# every user create a file in (/run/lock is root's alone on some). CONNLAB_LOCK_FILE is for the test suite,
+# whose runs touch only clusters and cgroups of their own and so may run beside each other and beside a
+# measurement (tests/conftest.py, connlab_env); a measurement has no reason to set it.
+MEASURE_LOCK_FILE = Path(os.environ.get("CONNLAB_LOCK_FILE", "/tmp/connlab-measure.lock"))
 
 MACHINE_FILE_NAME = "machine.yaml"
 EXPERIMENT_FILE_NAME = "experiment.yaml"

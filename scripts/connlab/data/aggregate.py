@@ -13,6 +13,7 @@ import math
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import as_completed
@@ -63,11 +64,21 @@ DATABASE_FILE = "connlab.duckdb"
 MACHINE_FILES_CACHE = "machine-files.json"
 
 
+def is_regular_file(path: Path) -> bool:
+    """A regular file in a real folder (results/<folder>/<file>, no link on the way): the only kind
+    aggregation opens. A FIFO named like a results file would wait for a writer forever when opened
+    (validation names such a path; aggregation leaves it out)."""
+    try:
+        return stat.S_ISREG(path.lstat().st_mode) and not path.parent.is_symlink()
+    except OSError:
+        return False
+
+
 def result_files(experiment: str, results_dir: Path = RESULTS_DIR) -> list[Path]:
     return sorted(
         path
         for path in results_dir.glob(f"*/{experiment}/*.csv")
-        if not path.parent.parent.name.startswith(PUBLISHED_PREFIX)
+        if not path.parent.parent.name.startswith(PUBLISHED_PREFIX) and is_regular_file(path)
     )
 
 
@@ -89,7 +100,11 @@ def result_files_by_experiment(results_dir: Path = RESULTS_DIR) -> ResultFiles:
         machine_folder = os.path.join(results_dir, machine)
         for experiment in _folder_names(machine_folder):
             with os.scandir(os.path.join(machine_folder, experiment)) as entries:
-                csvs = [entry for entry in entries if entry.name.endswith(".csv") and entry.is_file()]
+                csvs = [
+                    entry
+                    for entry in entries
+                    if entry.name.endswith(".csv") and entry.is_file(follow_symlinks=False)
+                ]
             if csvs:
                 csvs.sort(key=_name)
                 by_experiment.setdefault(experiment, {})[machine] = [
@@ -100,7 +115,7 @@ def result_files_by_experiment(results_dir: Path = RESULTS_DIR) -> ResultFiles:
 
 def _folder_names(folder: str) -> list[str]:
     with os.scandir(folder) as entries:
-        return sorted(entry.name for entry in entries if entry.is_dir())
+        return sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False))
 
 
 def _paths(files: dict[str, list[tuple[str, str]]], machines: Iterable[str]) -> list[Path]:
@@ -394,7 +409,7 @@ def update_machines(
     each with whether it has a machine column, where the caller has listed them already.
 
     Every table an experiment's SQL makes holds rows of one machine each, computed from that machine's
-    windows and the main tables (machines, published figures); README's "Add an experiment" says so, and
+    windows and the main tables (machines, published figures); ARCHITECTURE.md's "An experiment" says so, and
     tests/test_aggregate_incremental.py checks it for every experiment. A table without a machine column
     cannot be updated per machine: False, and the caller computes the experiment whole. The changed
     machines' rows stay in the schema `changed_schema(experiment)` for the export to read; the caller drops
@@ -572,6 +587,8 @@ def load_machines(results_dir: Path = RESULTS_DIR, cache_file: Path | None = Non
     known: dict[str, list[object]] = cached if isinstance(cached, dict) else {}
     entries: dict[str, list[object]] = {}
     for path in sorted(results_dir.glob(f"*/{MACHINE_FILE_NAME}")):
+        if not is_regular_file(path):
+            continue
         status = path.stat()
         signature = f"{status.st_mtime_ns} {status.st_size} {status.st_ino}"
         entry = known.get(str(path))
@@ -669,7 +686,8 @@ def register_pooler_settings(con: duckdb.DuckDBPyConnection) -> None:
 
 def register_published(con: duckdb.DuckDBPyConnection, results_dir: Path) -> None:
     """main.published: every published figure, in long form, with its folder as the machine."""
-    files = sorted(results_dir.glob(f"{PUBLISHED_PREFIX}*/{PUBLISHED_FILE_NAME}"))
+    found = results_dir.glob(f"{PUBLISHED_PREFIX}*/{PUBLISHED_FILE_NAME}")
+    files = sorted(path for path in found if is_regular_file(path))
     columns = ", ".join(PUBLISHED_TYPES)
     if files:
         file_list = ", ".join(sql_string(str(path)) for path in files)
@@ -837,8 +855,8 @@ def _due(experiment: str, state: dict[str, str], previous: dict[str, str], out_d
 
 
 # Experiments brought up to date at once. Each one's SQL reads its own schema and the main tables only
-# (README, "An experiment"; tests/test_aggregate_incremental.py checks the SQL), so their order does not
-# matter; a statement runs inside DuckDB without Python's lock, and an added machine's twenty updates are
+# (ARCHITECTURE.md, "An experiment"; tests/test_aggregate_incremental.py checks the SQL), so their order does
+# not matter; a statement runs inside DuckDB without Python's lock, and an added machine's twenty updates are
 # mostly such statements, each too small to keep DuckDB's own threads busy.
 EXPERIMENT_WORKERS = max(1, min(4, os.cpu_count() or 1))
 

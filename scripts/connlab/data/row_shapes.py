@@ -9,26 +9,31 @@ unquoted (at most 9 digits for an integer, 18 for a bigint, 5 before the point f
 unquoted or quoted within its line, and nowhere a character that str.splitlines takes for the end of a line.
 
 Where every line of a file has one of the shapes, every cell is valid, and what is left to check is read
-from the named groups: the run, machine and experiment each line names, and where each window stands (its
-pass, workload, client count and server budget). A file with a line of neither shape (a window that ran
-nothing, an empty figure in a window marked ok, a number with an exponent...) is left to the column-wise
-check, which answers it or leaves it in turn to the row-by-row one. tests/test_validate.py holds the three
-to the same answers.
+from the named groups: the run, machine and experiment each line names, where each window stands (its
+pass, workload, client count and server budget), and the cells the cross-field rules read
+(connlab.data.window_rules), which validation applies to every line. A file with a line of neither shape
+(a window that ran nothing, an empty figure in a window marked ok, a number with an exponent...) is left to
+the column-wise check, which answers it or leaves it in turn to the row-by-row one. tests/test_validate.py
+holds the three to the same answers.
 """
 
 from __future__ import annotations
 
 import csv
 import functools
+import operator
 import re
 from dataclasses import dataclass
 
 from connlab.contract.columns import UPPER_BOUNDS, WINDOW_COLUMNS, Column, any_text_is_valid
+from connlab.data.window_rules import COLUMNS_READ
 
 COLUMNS = {column.name: column for column in WINDOW_COLUMNS}
 # Read back from a file whose lines all have a shape: what each line names, and where its window stands.
 NAMED_COLUMNS = ("run_id", "machine", "experiment")
 PLACE_COLUMNS = ("pass_no", "workload", "clients", "server_cpu_budget")
+# Every column read back from a line: those above, and the cells the cross-field rules read.
+CAPTURED_COLUMNS = frozenset(NAMED_COLUMNS) | frozenset(PLACE_COLUMNS) | COLUMNS_READ
 # Column names are identifiers: a header of anything else (quotes, a byte-order mark, a CR) is left to the
 # other checks, which read it as the CSV module does.
 PLAIN_HEADER = re.compile(r"[a-z0-9_]+(?:,[a-z0-9_]+)*")
@@ -53,6 +58,7 @@ MS_DIGITS = 5
 class Windows:
     named: dict[str, set[str]]  # each of NAMED_COLUMNS the file has: the values its lines give
     places: list[tuple[str, ...]]  # each line's PLACE_COLUMNS (the ok windows' first)
+    rows: list[dict[str, str]]  # each line's captured cells by column, as written (in the same order)
 
 
 @dataclass(frozen=True)
@@ -98,7 +104,7 @@ def _cell(column: Column, ok: bool) -> str | None:
     value = _value(column, ok)
     if value is None:
         return None
-    if column.name in NAMED_COLUMNS or column.name in PLACE_COLUMNS:
+    if column.name in CAPTURED_COLUMNS:
         value = f"(?P<{column.name}>{value})"
     # Empty where the column may be: never where it is required, nor a figure pgbench reports in an ok window.
     # (A required cell left empty in a window that ran nothing is for the other checks.)
@@ -145,6 +151,7 @@ def read_windows(header_line: str, body: str) -> Windows | None:
         return None
     named: dict[str, set[str]] = {name: set() for name in NAMED_COLUMNS if name in shapes.groups[0]}
     places: list[tuple[str, ...]] = []
+    cells: list[dict[str, str]] = []
     matched = 0
     for line, groups in zip(shapes.lines, shapes.groups, strict=True):
         rows = line.findall(body)
@@ -154,7 +161,9 @@ def read_windows(header_line: str, body: str) -> Windows | None:
             for name in named:
                 named[name].update(values[groups[name]])
             places += zip(*(values[groups[name]] for name in PLACE_COLUMNS), strict=True)
+            names, picked = tuple(groups), operator.itemgetter(*groups.values())
+            cells += (dict(zip(names, picked(row), strict=True)) for row in rows)
         if matched == count:
             break
     # One match at most per line (a match is a whole line): as many matches as lines is every line.
-    return Windows(named, places) if matched == count else None
+    return Windows(named, places, cells) if matched == count else None

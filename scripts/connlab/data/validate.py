@@ -2,6 +2,9 @@
 
 Format: `path:line: field: what is wrong`. Nothing in a results folder is executed or rendered as a
 template; YAML is safe-loaded, CSVs are parsed as text, symbolic links are refused rather than followed.
+Every path is looked at with os.lstat before anything opens it, and only a regular file is opened: a named
+pipe, a socket or a device with a run file's name is refused, never read (opening a FIFO waits for a writer
+forever).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import csv
 import math
 import os
 import re
+import stat
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -32,7 +36,7 @@ from connlab.contract.columns import (
 from connlab.contract.machine_schema import SAFE_ID_PATTERN, MachineFile
 from connlab.contract.names import PUBLISHED_PREFIX
 from connlab.contract.yaml_models import duplicate_key_problems, format_validation_error, parse_yaml
-from connlab.data import row_shapes
+from connlab.data import row_shapes, window_rules
 from connlab.paths import MACHINE_FILE_NAME, RESULTS_DIR
 
 MAX_FILE_BYTES = 20 * 2**20
@@ -48,6 +52,16 @@ PLAIN_NUMBERS = {
 }
 # A plain number with six digits or more before its point: the only kind that can exceed MAX_PLAUSIBLE_MS.
 LONG_NUMBER = re.compile(r"^-?[0-9]{6}", re.MULTILINE)
+
+
+# A name that reads back as a problem line's field: no colon, space or line break.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _shown(text: str) -> str:
+    """Contributed text inside a problem line: as written where it is printable on one line, else quoted
+    with escapes (a line break in a workload's name would split the problem in two)."""
+    return text if text.isprintable() else repr(text)
 
 
 def _check_value(kind: str, text: str) -> str | None:
@@ -69,10 +83,72 @@ def _check_value(kind: str, text: str) -> str | None:
     return None
 
 
+MISSING = "missing"
+SYMLINK_REFUSED = "symbolic links are not accepted in results"
+RUN_FILE_FOLDER = "a folder named like a run file; a run file is a regular file"
+# What each kind of file that is not a regular one is called in a problem line.
+SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+# Opened without following a link and without waiting: what lstat said was a regular file may have been
+# replaced since (a FIFO's open would otherwise block), and fstat then tells.
+OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def not_a_regular_file(mode: int) -> str | None:
+    """None for a regular file; else why it is refused (it is never opened)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return SYMLINK_REFUSED
+    if stat.S_ISDIR(mode):
+        return "a folder where a regular file belongs"
+    kind = next((name for test, name in SPECIAL_KINDS if test(mode)), "a special file")
+    return f"{kind}, not a regular file; results/ holds regular files and folders only"
+
+
+def _open_regular(path: Path) -> tuple[int | None, str | None]:
+    """A descriptor open on the regular file at path, or why there is none: lstat first, and an open that
+    can neither follow a link nor block, checked again with fstat."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None, MISSING
+    except OSError as error:
+        return None, f"cannot be read ({error.strerror})"
+    reason = not_a_regular_file(mode)
+    if reason is not None:
+        return None, reason
+    try:
+        descriptor = os.open(path, OPEN_FLAGS)
+    except OSError as error:
+        return None, f"cannot be read ({error.strerror})"
+    reason = not_a_regular_file(os.fstat(descriptor).st_mode)
+    if reason is not None:
+        os.close(descriptor)
+        return None, reason
+    return descriptor, None
+
+
+def regular_file_bytes(path: Path) -> bytes | None:
+    """The whole content of a regular file; None where path is anything else (never opened then)."""
+    descriptor, _ = _open_regular(path)
+    if descriptor is None:
+        return None
+    with os.fdopen(descriptor, "rb") as file:
+        return file.read()
+
+
 def _read_text(path: Path, limit: int) -> tuple[str | None, str | None]:
     """The file's text, or the reason it cannot be read as a small UTF-8 text file."""
+    descriptor, reason = _open_regular(path)
+    if descriptor is None:
+        return None, reason
     # One byte past the limit tells a file too large, without a stat of every file first.
-    with path.open("rb") as file:
+    with os.fdopen(descriptor, "rb") as file:
         data = file.read(limit + 1)
     if len(data) > limit:
         return (
@@ -102,7 +178,11 @@ def _check_rows(
     for name in missing:
         yield f"{path}:1: {name}: required column missing"
     for name in unknown:
-        yield f"{path}:1: {name}: unknown column"
+        # A column's name is the line's field: one that could not be read back as one is shown quoted.
+        if PLAIN_NAME.fullmatch(name):
+            yield f"{path}:1: {name}: unknown column"
+        else:
+            yield f"{path}:1: (header): unknown column {_shown(name)}"
     if missing or unknown:
         return
     if not text.endswith("\n"):
@@ -272,6 +352,9 @@ def _clean_file_problems(path: Path, text: str, machine_id: str | None) -> list[
         for ok, failed in zip(ok_rows, cells[at["failed_transactions"]], strict=True)
     ):
         return None
+    context = window_rules.row_context(path.parent.name)
+    if any(window_rules.window_problems(dict(zip(header, row, strict=True)), context) for row in body):
+        return None
     named = {name: set(cells[at[name]]) for name in row_shapes.NAMED_COLUMNS}
     places = list(zip(*(cells[at[name]] for name in row_shapes.PLACE_COLUMNS), strict=True))
     return _places_problems(path, machine_id, named, places)
@@ -279,13 +362,16 @@ def _clean_file_problems(path: Path, text: str, machine_id: str | None) -> list[
 
 def _shaped_file_problems(path: Path, text: str, machine_id: str | None) -> list[str] | None:
     """The problems of a file each of whose lines has the shape of a valid window's row
-    (connlab.data.row_shapes): only incomplete passes remain possible. None where a line has neither
-    shape, and the column-wise check answers instead."""
+    (connlab.data.row_shapes) and keeps the cross-field rules: only incomplete passes remain possible. None
+    where a line has neither shape or breaks a rule, and the column-wise check answers instead."""
     if not RUN_ID.match(path.stem):
         return None
     header_line, _, body = text.partition("\n")
     windows = row_shapes.read_windows(header_line, body)
     if windows is None:
+        return None
+    context = window_rules.row_context(path.parent.name)
+    if any(window_rules.window_problems(row, context) for row in windows.rows):
         return None
     return _places_problems(path, machine_id, windows.named, windows.places)
 
@@ -315,11 +401,14 @@ def _window_problems(path: Path, text: str, machine_id: str | None) -> Iterator[
         yield f"{path}:1: (file): run file names are <profile>-<UTC time>.csv, e.g. full-20260101T000000Z.csv"
     seen: dict[tuple[str, str, str], int] = {}
     passes: dict[tuple[str, str], set[int]] = defaultdict(set)
+    context = window_rules.row_context(path.parent.name)
     for item in _check_rows(path, text, WINDOW_COLUMNS):
         if isinstance(item, str):
             yield item
             continue
         line_no, values = item
+        for problem in window_rules.window_problems(values, context):
+            yield f"{path}:{line_no}: {problem}"
         if values["run_id"] != path.stem:
             yield f"{path}:{line_no}: run_id: {values['run_id']!r} does not match the file name"
         if machine_id is not None and values["machine"] != machine_id:
@@ -329,7 +418,7 @@ def _window_problems(path: Path, text: str, machine_id: str | None) -> Iterator[
         point = (values["workload"], values["clients"], values["server_cpu_budget"])
         key = (values["pass_no"], *point)
         if key in seen:
-            repeated = f"pass {key[0]}, {key[1]} at {key[2]} clients on {key[3]} cores"
+            repeated = f"pass {key[0]}, {_shown(key[1])} at {key[2]} clients on {key[3]} cores"
             yield f"{path}:{line_no}: (row): {repeated} repeats line {seen[key]}"
         seen[key] = line_no
         passes[point].add(int(values["pass_no"]))
@@ -344,7 +433,7 @@ def _incomplete_passes(path: Path, passes: dict[tuple[str, str, str], set[int]])
         if found != expected:
             missing = ", ".join(str(number) for number in sorted(expected - found))
             yield (
-                f"{path}:1: pass_no: {workload} at {clients} clients lacks pass(es) {missing}; an "
+                f"{path}:1: pass_no: {_shown(workload)} at {clients} clients lacks pass(es) {missing}; an "
                 f"interrupted run resumes with the same `make run` command, or delete the file"
             )
 
@@ -357,16 +446,16 @@ def validate_published_csv(path: Path) -> Iterator[str]:
     for item in _check_rows(path, text, PUBLISHED_COLUMNS):
         if isinstance(item, str):
             yield item
+        else:
+            line_no, values = item
+            yield from (f"{path}:{line_no}: {problem}" for problem in window_rules.published_problems(values))
 
 
 def load_machine_file(path: Path) -> tuple[MachineFile | None, list[str]]:
     """machine.yaml safe-loaded and checked against the schema."""
-    if path.is_symlink():
-        return None, [f"{path}:1: (file): symbolic links are not accepted in results"]
-    if not path.is_file():
-        return None, [f"{path}:1: (file): missing; `connlab run` writes it"]
     text, reason = _read_text(path, MAX_YAML_BYTES)
     if text is None:
+        reason = "missing; `connlab run` writes it" if reason == MISSING else reason
         return None, [f"{path}:1: (file): {reason}"]
     try:
         root, data = parse_yaml(text)
@@ -390,7 +479,9 @@ def load_machine_file(path: Path) -> tuple[MachineFile | None, list[str]]:
 @dataclass(frozen=True)
 class FolderEntry:
     path: Path
-    kind: str  # "link" (a symbolic link, never followed), "dir" or "file"
+    # "link" (a symbolic link, never followed), "dir", "file" (a regular file) or "special" (a named pipe, a
+    # socket or a device: never opened)
+    kind: str
 
 
 def folder_entries(folder: Path) -> list[FolderEntry]:
@@ -403,7 +494,15 @@ def folder_entries(folder: Path) -> list[FolderEntry]:
         with os.scandir(directory) as listing:
             for entry in listing:
                 below = (*names, entry.name)
-                kind = "link" if entry.is_symlink() else "dir" if entry.is_dir() else "file"
+                kind = (
+                    "link"
+                    if entry.is_symlink()
+                    else "dir"
+                    if entry.is_dir()
+                    else "file"
+                    if entry.is_file(follow_symlinks=False)
+                    else "special"
+                )
                 found.append((below, FolderEntry(folder.joinpath(*below), kind)))
                 if kind == "dir":
                     walk(entry.path, below)
@@ -436,9 +535,12 @@ def validate_machine_folder(folder: Path, entries: list[FolderEntry] | None = No
         if relative == Path(MACHINE_FILE_NAME):
             continue  # checked (symlink included) by load_machine_file
         if entry.kind == "link":
-            yield f"{path}:1: (file): symbolic links are not accepted in results"
+            yield f"{path}:1: (file): {SYMLINK_REFUSED}"
+        elif entry.kind == "special":
+            yield f"{path}:1: (file): {_special_reason(path)}"
         elif entry.kind == "dir":
-            continue
+            if path.suffix == ".csv":
+                yield f"{path}:1: (folder): {RUN_FILE_FOLDER}"
         elif published and relative == Path(PUBLISHED_FILE_NAME):
             yield from validate_published_csv(path)
         elif not published and path.suffix == ".csv" and len(relative.parts) == 2:
@@ -446,6 +548,14 @@ def validate_machine_folder(folder: Path, entries: list[FolderEntry] | None = No
         else:
             expected = PUBLISHED_FILE_NAME if published else "<experiment>/<run-id>.csv"
             yield f"{path}:1: (file): unexpected file; this folder holds {MACHINE_FILE_NAME} and {expected}"
+
+
+def _special_reason(path: Path) -> str:
+    """Why a path the folder's listing calls neither a file, a folder nor a link is refused."""
+    try:
+        return not_a_regular_file(os.lstat(path).st_mode) or "replaced while it was read; validate again"
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
 
 
 def validate_results(
@@ -462,6 +572,6 @@ def validate_results(
             problems.append(f"{entry}:1: (folder): symbolic links are not accepted in results")
         elif entry.is_dir():
             problems.extend(folder_problems(entry))
-        elif entry.name != ".gitkeep":
+        elif entry.name != ".gitkeep" or not stat.S_ISREG(entry.lstat().st_mode):
             problems.append(f"{entry}:1: (file): results/ holds one folder per machine and nothing else")
     return problems

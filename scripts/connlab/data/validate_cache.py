@@ -6,11 +6,15 @@ again. Reading every file to hash it grew to seconds with a thousand machines, s
 kept beside the files' status (size, times, inode): a folder whose files all have the status they had is not
 read again. Editing a file moves its change time (ctime) even where its size and modification time are put
 back.
+
+Validation also reads the experiments' specs (the profiles each defines), so they are part of the code's
+hash: a profile added or removed validates every folder again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 from collections.abc import Callable
@@ -18,20 +22,32 @@ from pathlib import Path
 
 from connlab.contract import columns, machine_schema, yaml_models
 from connlab.contract.cache import digest, read_json, source_digest, write_atomically
-from connlab.data import row_shapes, validate
+from connlab.data import row_shapes, validate, window_rules
 from connlab.interrupts import WorkerPool
-from connlab.paths import CACHE_DIR, RESULTS_DIR
+from connlab.paths import CACHE_DIR, EXPERIMENT_FILE_NAME, EXPERIMENTS_DIR, RESULTS_DIR
 
 VALIDATE_CACHE_DIR = CACHE_DIR / "validate"
-VALIDATING_CODE = (validate, row_shapes, columns, machine_schema, yaml_models)
+VALIDATING_CODE = (validate, row_shapes, window_rules, columns, machine_schema, yaml_models)
+# Imported by validation only once a run file is read (window_rules): named, not imported, here.
+SPEC_CODE = "connlab.contract.experiment"
+
+
+def validating_inputs() -> list[Path]:
+    """The code that validates, and the experiments' specs it reads."""
+    spec_code = importlib.util.find_spec(SPEC_CODE)
+    assert spec_code is not None and spec_code.origin is not None, SPEC_CODE
+    specs = sorted(EXPERIMENTS_DIR.glob(f"*/{EXPERIMENT_FILE_NAME}"))
+    return [Path(str(module.__file__)) for module in VALIDATING_CODE] + [Path(spec_code.origin), *specs]
 
 
 def folder_key(folder: Path, code: str, entries: list[validate.FolderEntry] | None = None) -> str:
-    """The folder's name, and each file's path, kind (link or not) and content; entries:
-    validate.folder_entries(folder), where the caller has them."""
+    """The folder's name, and each file's path, kind (link, special or not) and content; entries:
+    validate.folder_entries(folder), where the caller has them. Only a regular file is read (a named pipe's
+    read would wait for a writer forever)."""
     parts = [code, folder.name]
     for entry in validate.folder_entries(folder) if entries is None else entries:
-        content = hashlib.sha256(entry.path.read_bytes()).hexdigest() if entry.kind == "file" else ""
+        data = validate.regular_file_bytes(entry.path) if entry.kind == "file" else None
+        content = hashlib.sha256(data).hexdigest() if data is not None else ""
         parts.append(f"{entry.path.relative_to(folder)}\0{entry.kind}\0{content}")
     return digest(*parts)
 
@@ -98,7 +114,7 @@ def cached_folder_problems(
     across the cores when there are many (a cold build checks every row of every machine's files). A
     folder whose files have a status never seen is hashed by the worker that checks it: hashing a thousand
     folders here first left the other cores idle for seconds."""
-    code = source_digest(*(Path(str(module.__file__)) for module in VALIDATING_CODE))
+    code = source_digest(*validating_inputs())
     checked: dict[Path, list[str]] = {}
     indexes = {folder: _status_index(folder, code, cache_dir) for folder in folders or []}
     keys = {folder: key for folder, index in indexes.items() if isinstance(key := read_json(index), str)}

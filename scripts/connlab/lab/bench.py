@@ -33,11 +33,12 @@ from connlab.errors import LabError
 from connlab.interrupts import group_guard, run_in_group
 from connlab.lab import counters, tls
 from connlab.lab.cluster import Cluster
-from connlab.lab.cpu_budget import CpuBudget, create_budget
+from connlab.lab.cpu_budget import CpuBudget, budget_name, create_budget
 from connlab.lab.host import find_bindir, find_program, free_port
 from connlab.lab.pgbench import PgbenchReport, build_command, parse_report
 from connlab.lab.poolers import POOLERS
 from connlab.lab.poolers.base import FeatureUnsupported, PoolerProcess, PoolerUnavailable
+from connlab.lab.run_lock import hold_measurement_lock
 from connlab.paths import LAB_DIR
 
 # pgbench gets its window twice over plus this before it is killed: a window can never hang the sweep
@@ -194,17 +195,21 @@ def settle(cluster: Cluster, prewarm: list[str]) -> None:
 @contextlib.contextmanager
 def open_bench(plan: Plan, name: str, bindir: Path | None = None) -> Iterator[Bench]:
     """A started, initialised cluster on the plan's CPU budget, with its poolers; all stopped on exit.
-    bindir: a given PostgreSQL build instead of the machine's (a run over several versions)."""
+    bindir: a given PostgreSQL build instead of the machine's (a run over several versions).
+
+    Holds the machine-wide measurement lock while the bench is open (connlab.lab.run_lock): the command
+    line takes it first for the whole run, and anything else that measures (scripts/bench) takes it here."""
     check_poolers(plan)
     hba = [line for role in plan.spec.roles for line in role.hba_lines()]
     with contextlib.ExitStack() as stack:
+        stack.enter_context(hold_measurement_lock())
         certificate = stack.enter_context(certificate_for(plan, name))
         settings = dict(plan.spec.server.settings)
         if certificate is not None:
             settings.update(tls.server_settings(certificate))
         # The binaries are found before any cgroup exists, so a missing binary leaks nothing.
         cluster = Cluster(name, settings, hba_lines=hba, bindir=bindir or find_bindir())
-        cluster.budget = create_budget(plan.server_cores, f"connlab-{name}")
+        cluster.budget = create_budget(plan.server_cores, budget_name(name))
         yield from _started_bench(plan, cluster, certificate)
 
 

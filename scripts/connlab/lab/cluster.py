@@ -30,9 +30,9 @@ from connlab.lab.host import (
     free_port,
 )
 from connlab.lab.leftovers import (
-    OWNER_FILE,
     kill_orphans,
     kill_postmaster,
+    mark_owner,
     resume_stopped,
     stop_stale_clusters,
 )
@@ -111,7 +111,7 @@ class Cluster:
         for folder in (self.root, self.socket_dir):
             folder.mkdir(parents=True)
             chown_to_server_user(folder)
-        (self.root / OWNER_FILE).write_text(str(os.getpid()))
+        mark_owner(self.root, self.budget.name if self.budget else None)
         # --no-sync: the cluster is thrown away after the run, durability of initdb's files is moot.
         self._run(
             [

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import signal
 import time
 from dataclasses import dataclass, field
@@ -20,6 +21,14 @@ from connlab.contract.names import CFS_PERIOD_US
 from connlab.errors import LabError
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+# A run's cgroups are named <prefix>-<cluster>-<PID of the run> (budget_name), its client's the same plus
+# "-client". CONNLAB_CGROUP_PREFIX is for the test suite: each test gives its runs a prefix of its own, so
+# that its cgroup checks look only at its own runs' folders, never at those of a measurement or of another
+# test running beside it (tests/conftest.py, cgroup_guard).
+CGROUP_PREFIX = os.environ.get("CONNLAB_CGROUP_PREFIX", "connlab")
+CGROUP_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+# The PID that ends a run's cgroup name (before "-client"): whose the folder is, for the leftover clean-up.
+CGROUP_OWNER = re.compile(r"-(\d+)(?:-client)?$")
 # The server and pgbench get 8x the default CPU weight, so whatever else runs on the machine yields to
 # the measurement instead of sharing its cores evenly with it.
 MEASURED_SHARES = 8192
@@ -257,6 +266,34 @@ def _create_v2_client(name: str) -> list[Path]:
     return [folder]
 
 
+def budget_name(cluster: str, pid: int | None = None) -> str:
+    """The cgroup name of a run's cluster. The run's PID makes it the run's alone: a resumed run reuses its
+    cluster's name, and two test folders can hold clusters of the same name, yet neither may ever share a
+    cgroup with another run, nor have the other's clean-up remove it. It also says, for the leftover
+    clean-up, whether the run that made the folder is still alive."""
+    name = f"{CGROUP_PREFIX}-{cluster}-{os.getpid() if pid is None else pid}"
+    if not CGROUP_NAME.fullmatch(name):
+        raise LabError(
+            f"cgroup name {name!r} (CONNLAB_CGROUP_PREFIX and the cluster's name) may hold only letters, "
+            f"digits, '.', '_' and '-'"
+        )
+    return name
+
+
+def budget_folders(name: str) -> list[Path]:
+    """Every cgroup folder of the budget with this exact name: the server's and the client's, in each v1
+    controller and at the v2 root. Exact names only: a pattern could take another run's folders."""
+    parents = [CGROUP_ROOT, *(path for path in CGROUP_ROOT.glob("*") if path.is_dir())]
+    candidates = [parent / leaf for parent in parents for leaf in (name, f"{name}-client")]
+    return [folder for folder in candidates if folder.is_dir()]
+
+
+def cgroup_owner(name: str) -> int | None:
+    """The PID of the run that made a cgroup of budget_name's form; None for any other name."""
+    match = CGROUP_OWNER.search(name)
+    return int(match[1]) if match else None
+
+
 def detect_method(requested: str | None = None) -> str:
     """The method to use: the requested one (CPU_METHOD) or the first that works here."""
     requested = requested or os.environ.get("CPU_METHOD") or None
@@ -290,7 +327,7 @@ def create_budget(budget: float, name: str, method: str | None = None) -> CpuBud
             client_folders = _create_v2_client(name)
     except LabError:
         # Half-made folders of a failed set-up must not outlive it.
-        for folder in CGROUP_ROOT.glob(f"*/{name}*"):
+        for folder in budget_folders(name):
             with contextlib.suppress(OSError):
                 folder.rmdir()
         raise

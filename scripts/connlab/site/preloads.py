@@ -9,7 +9,7 @@ depends on the palette the reader chose and the window's width, known only in th
 at the end of the head asks for the variant charts.js will ask for first (compiledVariant, layoutFor).
 Every request is the one charts.js makes, so the browser uses each preloaded response and warns of none
 unused (tests/test_site_browser.py). On a machine's page, in alternating loads, the charts were drawn
-about a tenth sooner (README).
+about a tenth sooner (measured with scripts/bench/many_machines.py when this was written).
 
 MkDocs calls `with_chart_preloads` on every page it writes (publish.py).
 """

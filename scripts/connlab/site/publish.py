@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import shutil
+import sys
 import sysconfig
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -47,7 +48,7 @@ from mkdocs.utils import clean_directory
 from connlab.contract.cache import digest, read_json, read_text, source_digest, write_atomically
 from connlab.errors import LabError
 from connlab.interrupts import WorkerPool
-from connlab.paths import CACHE_DIR, REPO_ROOT
+from connlab.paths import CACHE_DIR, DOCS_DIR, REPO_ROOT, SITE_DIR
 from connlab.site import charts_first, fast_tables, paragraph_memo, preloads, wrapped_tables
 from connlab.site.charts_first import with_scripts_after_charts
 from connlab.site.pages import CHARTS_SUBDIR, COMPILED_CHARTS_SUBDIR, MACHINE_PAGES_DIR
@@ -55,6 +56,19 @@ from connlab.site.preloads import with_chart_preloads
 from connlab.site.workers import page_workers
 
 CONFIG_FILE = REPO_ROOT / "mkdocs.yml"
+# Raised (sys.audit) when MkDocs builds in this interpreter: the tests' process markers see a build that
+# starts no process by this event.
+MKDOCS_AUDIT_EVENT = "connlab.mkdocs.build"
+
+
+def load_site_config(config_file: Path) -> MkDocsConfig:
+    """The site's mkdocs.yml with the docs and site folders of this build (CONNLAB_BUILD_DIR moves both; the
+    file names the default ones, for `mkdocs serve`), or another configuration file as it stands."""
+    if config_file == CONFIG_FILE:
+        return load_config(str(config_file), strict=True, docs_dir=str(DOCS_DIR), site_dir=str(SITE_DIR))
+    return load_config(str(config_file), strict=True)
+
+
 # The digest of what every page is wrapped in, kept in the site after a build.
 CHROME_FILE = ".connlab-chrome"
 # Everything a page's wrapping depends on besides its own text and the configuration file.
@@ -353,7 +367,7 @@ def build_shard(config_file: str, shard: list[str], nav_pages: list[str]) -> Non
     """A worker's share of the machine pages, built by MkDocs (the navigation's pages read, not written).
     The search index it writes holds nothing (machine pages stay out of search); the build after the
     workers writes the site's."""
-    config = load_config(config_file, strict=True)
+    config = load_site_config(Path(config_file))
     _search_skips_unindexed_pages(config)
     _theme_templates_kept(config)
     _highlighting_kept()
@@ -362,6 +376,7 @@ def build_shard(config_file: str, shard: list[str], nav_pages: list[str]) -> Non
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     quiet = _DirtyWarningFilter()
     logging.getLogger("mkdocs.commands.build").addFilter(quiet)
+    sys.audit(MKDOCS_AUDIT_EVENT, config.site_dir)
     with _only_building(set(shard), set(shard) | set(nav_pages)):
         build(config, dirty=True)
 
@@ -382,7 +397,7 @@ def _build_in_workers(config_file: Path, due: list[str], nav: list[str]) -> None
 
 def publish(config_file: Path = CONFIG_FILE) -> str:
     """Build the site; return "clean" or "incremental" (what the build was)."""
-    config = load_config(str(config_file), strict=True)
+    config = load_site_config(config_file)
     _search_skips_unindexed_pages(config)
     _theme_templates_kept(config)
     _highlighting_kept()
@@ -411,6 +426,7 @@ def publish(config_file: Path = CONFIG_FILE) -> str:
         _build_in_workers(config_file, _due_machine_pages(config, machine_pages), nav_sources)
         for page in nav_pages:  # built again: the navigation and the search index read them
             _output_of(page, config).unlink(missing_ok=True)
+        sys.audit(MKDOCS_AUDIT_EVENT, config.site_dir)
         build(config, dirty=True)
     except (Abort, ConfigurationError) as error:
         kept.unlink(missing_ok=True)
