@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import yaml
 from connlab import paths
 from connlab.contract.machine_schema import MachineFile
 from connlab.data.validate import SAFE_ID
+from connlab.errors import LabError
 from connlab.lab import machine
 from connlab.lab import netem as machine_netem
 
@@ -50,17 +53,56 @@ def facts(profile: str) -> dict[str, object]:
         "???",
     ],
 )
-def test_default_machine_id_is_a_valid_folder_name(model: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("MACHINE", raising=False)
+def test_the_shape_id_is_a_valid_folder_name(model: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(machine, "cpu_model", lambda: model)
-    machine_id = machine.default_machine_id()
+    machine_id = machine.shape_id()
     assert SAFE_ID.match(machine_id), machine_id
     assert machine_id.endswith("g")
 
 
-def test_machine_variable_overrides_the_id(monkeypatch: pytest.MonkeyPatch) -> None:
+HERE = {"cpu_model": "Test CPU", "threads": 2, "memory_gib": 8.0, "kernel": "6.1", "virtualised": "none"}
+
+
+@pytest.fixture
+def this_machine(results_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A machine of shape test-2c-8g whose fingerprint is HERE; MACHINE unset."""
+    monkeypatch.delenv("MACHINE", raising=False)
+    monkeypatch.setattr(machine, "fingerprint", lambda: dict(HERE))
+    monkeypatch.setattr(machine, "shape_id", lambda: "test-2c-8g")
+    return results_dir
+
+
+def test_machine_variable_overrides_the_id(this_machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MACHINE", "lab-box-2")
-    assert machine.default_machine_id() == "lab-box-2"
+    assert machine.machine_id_for_run() == "lab-box-2"
+    assert machine.machine_id_for_run("lab-box-3") == "lab-box-3"
+
+
+def test_a_machine_writes_its_own_folder_again(this_machine: Path) -> None:
+    assert machine.machine_id_for_run() == "test-2c-8g"
+    machine.write_machine_file("test-2c-8g", facts("quick"))
+    assert machine.machine_id_for_run() == "test-2c-8g"
+    machine.refuse_another_machines_folder("test-2c-8g")  # its own: nothing to refuse
+
+
+def test_a_machine_of_the_same_shape_gets_a_folder_of_its_own(this_machine: Path) -> None:
+    """make all on a machine shaped like a committed one never writes into the committed machine's folder."""
+    machine.write_machine_file("test-2c-8g", {**facts("full"), "kernel": "6.0"})
+    assert machine.machine_id_for_run() == "test-2c-8g-2"
+    machine.write_machine_file("test-2c-8g-2", {**facts("quick"), "memory_gib": 16.0})
+    assert machine.machine_id_for_run() == "test-2c-8g-3"
+
+
+def test_a_named_folder_of_another_machine_is_refused_in_one_line(this_machine: Path) -> None:
+    machine.write_machine_file("lab-box", {**facts("full"), "kernel": "6.0"})
+    with pytest.raises(LabError) as refused:
+        machine.machine_id_for_run("lab-box")
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "results/lab-box/ holds another machine's results (kernel 6.1 here, 6.0 there)" in message
+    assert message.endswith("MACHINE=lab-box-2")
+    with pytest.raises(LabError, match=r"kernel 6\.1 here, 6\.0 there"):
+        machine.refuse_another_machines_folder("lab-box")
 
 
 def test_machine_file_keeps_the_description(results_dir: Path) -> None:
@@ -134,3 +176,25 @@ def test_netem_status_says_available_where_the_probe_added_a_qdisc(monkeypatch: 
 def test_machine_schema_takes_the_netem_line() -> None:
     data = {"id": "test-2c-8g", **facts("quick"), "netem": "netem not available on this machine: x"}
     assert MachineFile(**data).netem == data["netem"]
+
+
+@pytest.mark.e2e  # `connlab run`, refused before it starts a server
+def test_a_run_into_another_machines_folder_is_refused_and_writes_nothing(
+    connlab_env: dict[str, str],
+) -> None:
+    results = Path(connlab_env["CONNLAB_RESULTS_DIR"]) / "lab-box"
+    results.mkdir(parents=True)
+    recorded = {**facts("full"), "id": "lab-box", "kernel": "0.0-another-machine"}
+    (results / "machine.yaml").write_text(yaml.safe_dump(recorded))
+    before = sorted(path.name for path in results.rglob("*"))
+    result = subprocess.run(
+        [sys.executable, "-m", "connlab.cli", "run", "clients-sweep", "--profile", "tiny",
+         "--machine", "lab-box"],
+        env=connlab_env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: results/lab-box/ holds another machine's results (")
+    assert "kernel " in line and "there" in line and line.endswith("MACHINE=lab-box-2")
+    assert sorted(path.name for path in results.rglob("*")) == before
+    assert yaml.safe_load((results / "machine.yaml").read_text()) == recorded

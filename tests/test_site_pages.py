@@ -29,7 +29,9 @@ from connlab.site.vendor import NODE_MODULES
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
-pytestmark = pytest.mark.browser
+# One worker runs the module (pytest-xdist, --dist loadgroup): every worker that ran a test of it would
+# visit every page at every width again for its own `views`.
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site-pages")]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 
 AXE_SCRIPT = NODE_MODULES / "axe-core" / "axe.min.js"

@@ -87,11 +87,11 @@ def run(
 ) -> None:
     """Run (or resume) an experiment on this machine and write results/<machine>/<experiment>/."""
     from connlab.contract.experiment import make_plan
-    from connlab.lab.machine import default_machine_id
+    from connlab.lab.machine import machine_id_for_run
     from connlab.lab.sweep import run_sweep
 
     plan = make_plan(experiment, profile)
-    path = run_sweep(plan, machine or default_machine_id(), err)
+    path = run_sweep(plan, machine_id_for_run(machine), err)
     err.print(f"wrote {path}")
 
 
@@ -106,9 +106,9 @@ def run_all(
 ) -> None:
     """Run (or resume) several experiments one after the other, with one progress line and ETA across
     them all. A pooler this machine lacks is reported, not a failure."""
-    from connlab.lab.machine import default_machine_id
+    from connlab.lab.machine import machine_id_for_run
 
-    _run_experiments(experiments, profile, machine or default_machine_id())
+    _run_experiments(experiments, profile, machine_id_for_run(machine))
 
 
 def _run_experiments(names: list[str] | None, profile: str, machine_id: str) -> None:
@@ -272,10 +272,10 @@ def contribute(
 ) -> None:
     """Run every experiment on this machine, validate the results and say what to commit."""
     from connlab.data.validate import validate_machine_folder
-    from connlab.lab.machine import default_machine_id
+    from connlab.lab.machine import machine_id_for_run
     from connlab.paths import machine_results_dir
 
-    machine_id = machine or default_machine_id()
+    machine_id = machine_id_for_run(machine)
     _run_experiments(None, profile, machine_id)
     folder = machine_results_dir(machine_id)
     problems = list(validate_machine_folder(folder))
@@ -306,11 +306,13 @@ Your results are in {folder}/ and pass validation.
 
 
 @app.command("machine-id")
+@one_line_errors
 def machine_id() -> None:
-    """Print this machine's results folder name."""
-    from connlab.lab.machine import default_machine_id
+    """Print the results folder this machine's runs write (MACHINE chooses it; a folder that holds another
+    machine's results is never this one's)."""
+    from connlab.lab.machine import machine_id_for_run
 
-    print(default_machine_id())
+    print(machine_id_for_run())
 
 
 @app.command()

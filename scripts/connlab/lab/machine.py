@@ -17,6 +17,7 @@ import psutil
 import yaml
 
 from connlab.contract.machine_schema import NOT_AVAILABLE
+from connlab.errors import LabError
 from connlab.lab import pg_dist
 from connlab.lab.host import find_bindir, find_program
 from connlab.lab.netem import probe_netem
@@ -72,18 +73,72 @@ def os_name() -> str:
     return parse_os_name(text) or platform.system()
 
 
-def default_machine_id() -> str:
-    """A stable, path-safe id: CPU family, cores and memory, e.g. `amd-epyc-2c-24g`.
-
-    MACHINE overrides it, for two machines of the same shape.
-    """
-    configured = os.environ.get("MACHINE")
-    if configured:
-        return configured
+def shape_id() -> str:
+    """A path-safe name for the machine's shape: CPU family, cores and memory, e.g. `amd-epyc-2c-24g`."""
     words = re.sub(r"\(.*?\)|@.*|cpu|processor|[0-9]+-core", " ", cpu_model().lower()).split()
     family = "-".join(re.sub(r"[^a-z0-9]", "", w) for w in words[:3] if re.sub(r"[^a-z0-9]", "", w))
     memory_gib = round(psutil.virtual_memory().total / 2**30)
     return f"{family or 'cpu'}-{os.cpu_count()}c-{memory_gib}g"
+
+
+# What tells one machine from another of the same shape, as machine.yaml records it: one id is one machine,
+# so a run is never written into the folder of a machine whose facts these are not. The kernel is in it: a
+# virtual machine's kernel build changes with its host image, and two builds measured 3-4x apart at the same
+# point (see the results' history), so a new kernel is a new machine.
+FINGERPRINT_FIELDS = ("cpu_model", "threads", "memory_gib", "kernel", "virtualised")
+
+
+def fingerprint() -> dict[str, object]:
+    """This machine's fingerprint (FINGERPRINT_FIELDS), as collect() writes those fields."""
+    return {
+        "cpu_model": cpu_model(),
+        "threads": os.cpu_count(),
+        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "kernel": platform.release(),
+        "virtualised": virtualisation(),
+    }
+
+
+def fingerprint_differences(machine_id: str, current: dict[str, object]) -> list[str]:
+    """How results/<machine_id>/machine.yaml's machine differs from `current` ("kernel 6.1 here, 6.2
+    there"); empty where the folder is new or is this machine."""
+    path = machine_results_dir(machine_id) / MACHINE_FILE_NAME
+    try:
+        recorded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, yaml.YAMLError) as error:
+        raise LabError(f"{path}: cannot be read ({error}); fix it, or run with MACHINE=<new id>") from error
+    recorded = recorded if isinstance(recorded, dict) else {}
+    return [
+        f"{field} {current[field]} here, {recorded[field]} there"
+        for field in FINGERPRINT_FIELDS
+        if field in recorded and str(recorded[field]) != str(current[field])
+    ]
+
+
+def refuse_another_machines_folder(machine_id: str, current: dict[str, object] | None = None) -> None:
+    """LabError, naming what differs and the way out, where results/<machine_id>/ holds another machine."""
+    differences = fingerprint_differences(machine_id, current or fingerprint())
+    if differences:
+        raise LabError(
+            f"results/{machine_id}/ holds another machine's results ({'; '.join(differences)}): "
+            f"give this machine an id of its own, e.g. MACHINE={machine_id}-2"
+        )
+
+
+def machine_id_for_run(requested: str | None = None) -> str:
+    """The results folder this machine's runs write: the id asked for (--machine, else MACHINE), refused
+    where that folder holds another machine; without one, the machine's shape, or the shape numbered -2,
+    -3, ... where machines of the same shape already have folders."""
+    asked = requested or os.environ.get("MACHINE")
+    current = fingerprint()
+    if asked:
+        refuse_another_machines_folder(asked, current)
+        return asked
+    shape = shape_id()
+    candidates = [shape, *(f"{shape}-{number}" for number in range(2, 1000))]
+    return next(candidate for candidate in candidates if not fingerprint_differences(candidate, current))
 
 
 def program_version(command: list[str]) -> str:

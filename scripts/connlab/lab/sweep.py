@@ -96,6 +96,8 @@ def run_sweep(
             f"machine id {machine_id!r} is not a safe folder name: use lower-case letters, digits, "
             f"'.', '_' or '-' (set MACHINE or --machine)"
         )
+    # connlab.cli chose the id so; a caller that names one itself is held to the same rule.
+    machine.refuse_another_machines_folder(machine_id)
     folder = experiment_results_dir(machine_id, plan.experiment)
     windows = plan.windows()
     results = find_resumable(folder, plan.profile_name, plan.spec_hash, len(windows))
