@@ -16,7 +16,6 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -357,18 +356,23 @@ def docs_from_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return docs
 
 
+# make, taking the set-up as done: the tests run inside the virtualenv it would rebuild. make, not the
+# stages alone, so that a change to the code is never missed (its stamps follow the code each stage runs).
+SETUP_STAMPS = [".venv/.installed", "node_modules/.installed"]
+MAKE_WITHOUT_SETUP = ["make", "--no-print-directory", *(f"-o{stamp}" for stamp in SETUP_STAMPS)]
+
+
 def build_site(results: Path, build: Path) -> Path:
-    """The site's three stages (`connlab build aggregate render site`, validation included) from a results
-    folder into a build folder, in a process of their own; the built site's folder."""
+    """`make site` (validation, aggregation, render, MkDocs) from a results folder into a build folder;
+    the built site's folder. A second call rebuilds only what changed."""
     env = {
         **os.environ,
         "CONNLAB_RESULTS_DIR": str(results),
         "CONNLAB_BUILD_DIR": str(build),
-        "NO_MKDOCS_2_WARNING": "1",
         "COLUMNS": "200",
     }
     result = subprocess.run(
-        [sys.executable, "-m", "connlab.cli", "build", "aggregate", "render", "site"],
+        [*MAKE_WITHOUT_SETUP, "site"],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -376,17 +380,13 @@ def build_site(results: Path, build: Path) -> Path:
         timeout=600,
         check=False,
     )
-    assert result.returncode == 0, f"connlab build: {result.stdout}{result.stderr}"
+    assert result.returncode == 0, f"make site from {results}: {result.stdout}{result.stderr}"
     return build / "site"
 
 
-# The site built from the pinned results, shared by every worker and kept between test runs: `make site`
-# rebuilds only what changed since (make's stamps follow the code each stage runs), and a worker that comes
-# second finds it built. make, not the stages alone, so that a change to the code is never missed.
+# The site built from the pinned results, shared by every worker and kept between test runs: a worker that
+# comes second finds it built.
 SHARED_SITE_BUILD = TEST_BUILD_DIR / "site"
-# make, taking the set-up as done: the tests run inside the virtualenv it would rebuild.
-SETUP_STAMPS = [".venv/.installed", "node_modules/.installed"]
-MAKE_WITHOUT_SETUP = ["make", "--no-print-directory", *(f"-o{stamp}" for stamp in SETUP_STAMPS)]
 
 
 @pytest.fixture(scope="session")
@@ -395,22 +395,6 @@ def built_site() -> Path:
     if "CONNLAB_SITE_DIR" in os.environ:
         return Path(os.environ["CONNLAB_SITE_DIR"])
     SHARED_SITE_BUILD.mkdir(parents=True, exist_ok=True)
-    env = {
-        **os.environ,
-        "CONNLAB_RESULTS_DIR": str(PINNED_RESULTS),
-        "CONNLAB_BUILD_DIR": str(SHARED_SITE_BUILD),
-        "COLUMNS": "200",
-    }
     with (TEST_BUILD_DIR / "site.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        result = subprocess.run(
-            [*MAKE_WITHOUT_SETUP, "site"],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-    assert result.returncode == 0, f"make site from the pinned results: {result.stdout}{result.stderr}"
-    return SHARED_SITE_BUILD / "site"
+        return build_site(PINNED_RESULTS, SHARED_SITE_BUILD)
