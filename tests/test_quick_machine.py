@@ -2,7 +2,8 @@
 
 The quick profiles measure fewer points and workloads than the full ones; every table and claim a machine
 page reads must still find what it needs, or say why not. The quick machine here is cut from the committed
-full results of a measured machine: only the windows its quick plan would run, in two passes.
+full results of the measured machines that ran every experiment between them (the first articles' and the
+pooler experiments were measured on two machines): only the windows its quick plan would run, in two passes.
 """
 
 from __future__ import annotations
@@ -21,19 +22,20 @@ from conftest import PINNED_RESULTS
 from connlab.contract.experiment import experiment_names, make_plan
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SOURCE_MACHINE = "amd-epyc-2c-24g"
+SOURCE_MACHINES = ("amd-epyc-2c-24g", "amd-epyc-2c-24g-2")
 QUICK_MACHINE = "quick-only"
 
 
 def quick_cut(results: Path) -> None:
-    source, target = results / SOURCE_MACHINE, results / QUICK_MACHINE
-    machine = yaml.safe_load((source / "machine.yaml").read_text())
+    sources, target = [results / name for name in SOURCE_MACHINES], results / QUICK_MACHINE
+    machine = yaml.safe_load((sources[0] / "machine.yaml").read_text())
     target.mkdir()
     (target / "machine.yaml").write_text(yaml.safe_dump({**machine, "id": QUICK_MACHINE, "profile": "quick"}))
     for experiment in experiment_names():
         plan = make_plan(experiment, "quick", server_cores=1)
         keys = {(window.workload.id, window.clients) for window in plan.windows()}
-        folder = source / experiment
+        folder = next((source / experiment for source in sources if (source / experiment).is_dir()), None)
+        assert folder is not None, f"no source machine measured {experiment}"
         files = sorted(folder.glob("full-*.csv")) or sorted(folder.glob("*.csv"))
         with files[-1].open(newline="") as handle:
             rows = list(csv.DictReader(handle))
