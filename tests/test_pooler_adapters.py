@@ -1,6 +1,6 @@
 """The PgPool-II, Odyssey and pgcat adapters without starting them: the configs each writes from one fixed
-PoolerSetup (golden files under tests/golden/poolers/<name>/), their refusals, and "not available on this
-machine" when a binary is absent.
+PoolerSetup (golden files under tests/golden/poolers/<name>/; Odyssey's, one per version family, in
+tests/test_odyssey_config.py), their refusals, and "not available on this machine" when a binary is absent.
 
 Regenerate the golden files after a deliberate change with CONNLAB_UPDATE_GOLDEN=1, then read the diff.
 """
@@ -35,8 +35,6 @@ def golden_setup(name: str, users: list[PoolerUser], **settings: object) -> Pool
 
 ADAPTERS: dict[str, PoolerProcess] = {
     "pgpool": PgPool(golden_setup("pgpool", [TRUST, BENCH])),
-    "odyssey": Odyssey(golden_setup("odyssey", [TRUST, BENCH])),
-    "odyssey-prepared": Odyssey(golden_setup("odyssey", [TRUST, BENCH], prepared_statements=True)),
     "pgcat": PgCat(golden_setup("pgcat", [BENCH], admin_password="golden-admin-password")),
     "pgcat-prepared": PgCat(
         golden_setup("pgcat", [BENCH], admin_password="golden-admin-password", prepared_statements=True)
@@ -85,21 +83,6 @@ def test_pgpool_hba_defaults_to_scram_for_password_users() -> None:
     lines = ADAPTERS["pgpool"].config_files()["pool_hba.conf"].splitlines()
     assert "host all bench 127.0.0.1/32 scram-sha-256" in lines
     assert "host all postgres 127.0.0.1/32 trust" in lines
-
-
-def test_odyssey_checks_clients_with_the_verifier_and_logs_in_with_the_password() -> None:
-    text = ADAPTERS["odyssey"].config_files()["odyssey.conf"]
-    assert f'password "{VERIFIER}"' in text and f'storage_password "{PASSWORD}"' in text
-    assert f'\t\tpassword "{PASSWORD}"' not in text  # the client check uses the verifier
-    assert "pool_reserve_prepared_statement no" in text
-    prepared = ADAPTERS["odyssey-prepared"].config_files()["odyssey.conf"]
-    assert "pool_reserve_prepared_statement yes" in prepared
-
-
-def test_odyssey_refuses_a_quote_in_a_value() -> None:
-    user = PoolerUser("bench", verifier=VERIFIER, password='pass"word')
-    with pytest.raises(LabError, match="quote"):
-        Odyssey(golden_setup("odyssey", [user])).config_files()
 
 
 def test_pgcat_refuses_a_setup_without_a_password_user() -> None:
@@ -205,4 +188,5 @@ def test_only_poolers_that_can_close_their_server_connections_say_so() -> None:
     from connlab.lab.poolers.pgbouncer import PgBouncer
 
     assert PgBouncer(golden_setup("pgbouncer", [TRUST])).closes_server_connections()
-    assert not any(ADAPTERS[case].closes_server_connections() for case in ("pgpool", "odyssey", "pgcat"))
+    assert not any(ADAPTERS[case].closes_server_connections() for case in ("pgpool", "pgcat"))
+    assert not Odyssey(golden_setup("odyssey", [TRUST])).closes_server_connections()

@@ -27,6 +27,9 @@ DATA_DIR = BUILD_DIR / "data"
 FACTS_DIR = DATA_DIR / "facts"
 DOCS_DIR = BUILD_DIR / "docs"
 SITE_DIR = BUILD_DIR / "site"
+# MkDocs' own output (the human pages, the machine pages' shell, the theme's files), copied into SITE_DIR
+# where it changed: a clean MkDocs build empties its folder, which must not take the machine pages with it.
+MKDOCS_SITE_DIR = BUILD_DIR / "mkdocs-site"
 # Results of the expensive steps (USL fits, chart specs, SVG fallbacks), each file named by the SHA-256 of its
 # inputs: a rebuild recomputes only what a change touched.
 CACHE_DIR = BUILD_DIR / "cache"
@@ -35,6 +38,10 @@ CACHE_DIR = BUILD_DIR / "cache"
 # build folder (the tests use one per run) reuses one verified download instead of fetching its own.
 PG_CACHE_DIR = DEFAULT_BUILD_DIR / "postgresql"
 PG_WHEELS_DIR = PG_CACHE_DIR / "wheels"
+# Odyssey built by `make odyssey` (Debian packages none): the binary the harness uses when no other is named
+# (ODYSSEY_BIN, PATH). In the repository's build/ like the PostgreSQL builds, whatever CONNLAB_BUILD_DIR says.
+ODYSSEY_BUILD_DIR = DEFAULT_BUILD_DIR / "odyssey"
+ODYSSEY_BUILT_BIN = ODYSSEY_BUILD_DIR / "bin" / "odyssey"
 # The Debian packages' layout: /usr/lib/postgresql/<major>/bin.
 DEBIAN_PG_DIR = Path("/usr/lib/postgresql")
 # Each page of the built site at a desktop and a phone width, written by the browser tests for review: in

@@ -13,7 +13,7 @@ from pathlib import Path
 from connlab.contract.columns import NOT_RUN_ERROR
 from connlab.contract.experiment import Plan, Window, window_options
 from connlab.contract.names import BENCH_DB
-from connlab.contract.probes import BACKEND_PIDS_SQL, BACKENDS_SQL, PROBES
+from connlab.contract.probes import BACKENDS_SQL, PROBES
 from connlab.errors import LabError
 from connlab.lab import counters
 from connlab.lab.bench import Bench, database_of, settle
@@ -21,6 +21,7 @@ from connlab.lab.cluster import Cluster
 from connlab.lab.pgbench import latency_percentiles_ms
 from connlab.lab.poolers.base import PoolerProcess
 from connlab.lab.samplers import SAMPLERS, ThreadedProbe, WindowContext
+from connlab.lab.samplers.backends import BACKEND_PORTS_SQL, foreign_pids, server_client_ports
 
 # Well under the default ephemeral port range (32768-60999) that TIME_WAIT sockets draw on.
 TIME_WAIT_LIMIT = 5000
@@ -35,11 +36,13 @@ def client_cpu_budget(bench: Bench, window: Window) -> float | None:
 
 def foreign_backends(bench: Bench, pooler: PoolerProcess | None) -> frozenset[int]:
     """The backends present now that belong to a pooler other than the window's and stay open: PgPool-II
-    keeps its cached backends, which no reset closes. Every other pooler's were closed by its reset, and the
-    window's own target counts what it already holds."""
+    keeps its cached backends and Odyssey its pool, which no reset closes. Every other pooler's were closed
+    by its reset, and the window's own target counts what it already holds: its backends are told from the
+    others by their client ports (connlab.lab.samplers.backends)."""
     if all(other is pooler or other.closes_server_connections() for other in bench.poolers.values()):
         return frozenset()
-    return frozenset(row[0] for row in bench.cluster.execute(BACKEND_PIDS_SQL))
+    own_ports = server_client_ports(pooler.processes(), bench.cluster.port) if pooler else frozenset()
+    return foreign_pids(bench.cluster.execute(BACKEND_PORTS_SQL), own_ports)
 
 
 def start_samplers(bench: Bench, plan: Plan, window: Window) -> list[ThreadedProbe]:

@@ -1,4 +1,5 @@
-"""Odyssey's configuration, pure: odyssey.conf (its own brace syntax) for a `PoolerSetup`.
+"""Odyssey's configuration, pure: odyssey.conf (its own brace syntax) for a `PoolerSetup` and the Odyssey
+version it is written for.
 
 One `database { user {} }` route per database and user in transaction pooling with `pool_size` server
 connections, the server over TCP on 127.0.0.1, an admin console on the database "console" (SHOW POOLS,
@@ -6,8 +7,23 @@ the server's own user, trust) and the log in the pooler's folder.
 
 SCRAM: clients are checked against `password`, the server's stored SCRAM verifier where there is one (so
 the password itself is not needed for that); Odyssey logs in to the server with `storage_password`, the
-run's password. `pool_reserve_prepared_statement yes` needs `pool_discard no` (written always), or Odyssey
-refuses to start. Sessions and queries are not logged (the seed's log filled 31 GB in days).
+run's password. Since 1.5 SCRAM is always built in. Sessions and queries are not logged (the seed's log
+filled 31 GB in days).
+
+What a version means by its defaults, written so that every run measures the same thing:
+- The logging buffer. From 1.5.1 `log_async yes` (the default) preallocates `log_queue_depth` slots,
+  30000 by default: a 31 MB resident mapping before the first client, which is not what "the pooler's
+  memory" means and which 1.4 (the seed's) did not have. The buffer is bounded with
+  `log_queue_depth LOG_QUEUE_DEPTH`, which keeps Odyssey's default asynchronous logging; both keys are
+  unknown before 1.5.1, where an unknown key stops Odyssey at start, so they are written only from there.
+- Prepared statements. The "default config" writes the version's own default of
+  `pool_reserve_prepared_statement` (1.4: no, written; from 1.5.0 yes, left to the default); the "with
+  support" variant (setting `prepared_statements: true`) switches it on explicitly. `pool_discard no` is
+  written always: 1.4 refuses `pool_discard yes` beside prepared-statement support, and it is what
+  PgBouncer does in transaction mode (no reset query between clients).
+
+`config_files(setup)` (what the site's check-it-yourself block prints) writes for `NEWEST_KNOWN`, the
+version this project measured; the harness passes the version the binary printed of itself.
 """
 
 from __future__ import annotations
@@ -26,6 +42,15 @@ CONF = "odyssey.conf"
 LOG_FILE = "pooler.log"
 PID_FILE = "odyssey.pid"
 CONSOLE_DB = "console"
+
+Version = tuple[int, int, int]
+# The version the snippet writes for: the one this project measured.
+NEWEST_KNOWN: Version = (1, 5, 1)
+# From this version `log_async` and `log_queue_depth` exist and the default buffer is 30000 slots.
+LOG_BUFFER_SINCE: Version = (1, 5, 1)
+LOG_QUEUE_DEPTH = 1000
+# From this version pool_reserve_prepared_statement defaults to yes (1.4: no).
+PREPARED_DEFAULT_ON_SINCE: Version = (1, 5, 0)
 
 
 def _string(value: object) -> str:
@@ -47,7 +72,29 @@ def prepared_statements(setup: PoolerSetup) -> bool:
     return bool(setup.settings.get(PREPARED_STATEMENTS_SETTING, False))
 
 
-def global_settings(setup: PoolerSetup) -> dict[str, object]:
+def log_buffer_settings(version: Version) -> dict[str, object]:
+    """The bounded logging buffer where the version has one; nothing before (the keys are unknown there)."""
+    return {"log_queue_depth": LOG_QUEUE_DEPTH} if version >= LOG_BUFFER_SINCE else {}
+
+
+def log_buffer_note(version: Version) -> str:
+    """What the config did with the logging buffer of this version, in words a page can print."""
+    if version >= LOG_BUFFER_SINCE:
+        return f"log_queue_depth {LOG_QUEUE_DEPTH} (the default 30000 preallocates about 31 MB)"
+    return "no logging buffer in this version"
+
+
+def prepared_statement_settings(setup: PoolerSetup, version: Version) -> dict[str, object]:
+    """Support on where asked for; otherwise the version's own default: written where it is "no" (1.4),
+    left out where it is "yes" (1.5.0 and later), so the "default config" is that version's default."""
+    if prepared_statements(setup):
+        return {"pool_reserve_prepared_statement": True}
+    if version < PREPARED_DEFAULT_ON_SINCE:
+        return {"pool_reserve_prepared_statement": False}
+    return {}
+
+
+def global_settings(setup: PoolerSetup, version: Version = NEWEST_KNOWN) -> dict[str, object]:
     root = setup.root
     extra = {key: value for key, value in setup.settings.items() if key != PREPARED_STATEMENTS_SETTING}
     return {
@@ -63,13 +110,14 @@ def global_settings(setup: PoolerSetup) -> dict[str, object]:
         "log_query": False,
         "log_stats": False,
         "log_debug": False,
+        **log_buffer_settings(version),
         "workers": 1,
         "resolvers": 1,
         **extra,
     }
 
 
-def route(setup: PoolerSetup, user: PoolerUser, database: str) -> list[str]:
+def route(setup: PoolerSetup, user: PoolerUser, database: str, version: Version = NEWEST_KNOWN) -> list[str]:
     if user.verifier and not user.password:
         raise LabError(f"odyssey: user {user.name} needs this run's password to log in to the server")
     if user.password:
@@ -88,14 +136,14 @@ def route(setup: PoolerSetup, user: PoolerUser, database: str) -> list[str]:
         "pool_timeout": 0,
         "pool_ttl": 0,
         "pool_discard": False,
-        "pool_reserve_prepared_statement": prepared_statements(setup),
+        **prepared_statement_settings(setup, version),
     }
     lines = [*auth, *[f"{key} {_value(value)}" for key, value in options.items()], *storage_password]
     return [f"    user {_string(user.name)} {{", *[f"        {line}" for line in lines], "    }"]
 
 
-def config_text(setup: PoolerSetup) -> str:
-    lines = [f"{key} {_value(value)}" for key, value in global_settings(setup).items()]
+def config_text(setup: PoolerSetup, version: Version = NEWEST_KNOWN) -> str:
+    lines = [f"{key} {_value(value)}" for key, value in global_settings(setup, version).items()]
     lines += ["", "listen {", '    host "127.0.0.1"', f"    port {setup.port}", "}", ""]
     server_host = _string(server_tcp_host(setup.server_host))
     lines += ['storage "server" {', '    type "remote"', f"    host {server_host}"]
@@ -103,7 +151,7 @@ def config_text(setup: PoolerSetup) -> str:
     for database in setup.databases:
         lines.append(f"database {_string(database)} {{")
         for user in setup.users:
-            lines += route(setup, user, database)
+            lines += route(setup, user, database, version)
         lines += ["}", ""]
     # The admin console: SHOW POOLS for the counters, as the server's own user (trust, as on the server).
     console = ['authentication "none"', 'role "admin"', 'pool "session"', 'storage "local"']
@@ -112,8 +160,8 @@ def config_text(setup: PoolerSetup) -> str:
     return "\n".join(lines) + "\n"
 
 
-def config_files(setup: PoolerSetup) -> dict[str, str]:
-    return {CONF: config_text(setup)}
+def config_files(setup: PoolerSetup, version: Version = NEWEST_KNOWN) -> dict[str, str]:
+    return {CONF: config_text(setup, version)}
 
 
 def snippet_start(root: str) -> str:

@@ -1,13 +1,44 @@
 """backends: the most client backends the server had on the benchmark database during the window, counted
 once a second: how many connections the server really saw (admission control through a pooler). Backends
-that another pooler kept from earlier windows (WindowContext.foreign_backends) are not counted."""
+that another pooler kept from earlier windows (WindowContext.foreign_backends) are not counted.
+
+Which pooler a backend belongs to is told by its client port: a pooler's server connections are TCP
+connections from its own processes to the server's port, and pg_stat_activity shows each backend's
+client_port. A pooler that keeps its pool open between windows (Odyssey, PgPool-II) then still counts its
+own backends, and only another pooler's are left out. Connections over a unix socket carry no port
+(client_port -1): where the window's own pooler uses one, its kept backends cannot be told apart and are
+left out with the others.
+"""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable
 from typing import Any
 
-from connlab.contract.probes import BACKEND_PIDS_SQL
+import psutil
+
+from connlab.contract.probes import BACKEND_PIDS_SQL, CLIENT_BACKENDS
 from connlab.lab.samplers.base import ThreadedProbe
+
+BACKEND_PORTS_SQL = f"SELECT pid, client_port FROM pg_stat_activity WHERE {CLIENT_BACKENDS}"
+
+
+def server_client_ports(processes: Iterable[psutil.Process], server_port: int) -> frozenset[int]:
+    """The local ports of these processes' TCP connections to `server_port`: the client_port the server
+    shows for each of their backends."""
+    ports: set[int] = set()
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            for connection in process.net_connections(kind="inet"):
+                if connection.raddr and connection.raddr.port == server_port:
+                    ports.add(connection.laddr.port)
+    return frozenset(ports)
+
+
+def foreign_pids(rows: Iterable[tuple[int, int | None]], own_ports: frozenset[int]) -> frozenset[int]:
+    """The backends (pid, client_port) whose client port is not one of the window's pooler's."""
+    return frozenset(pid for pid, port in rows if port is None or port not in own_ports)
 
 
 class BackendSampler(ThreadedProbe):

@@ -1,0 +1,27 @@
+"""The backends probe tells the window's pooler's server connections from another pooler's by client port:
+a pooler that keeps its pool between windows (Odyssey) still counts its own backends."""
+
+from __future__ import annotations
+
+import socket
+
+import psutil
+
+from connlab.lab.samplers.backends import foreign_pids, server_client_ports
+
+
+def test_backends_on_the_poolers_ports_are_its_own_and_the_rest_foreign() -> None:
+    rows = [(101, 40001), (102, 40002), (201, 50001), (301, -1), (302, None)]
+    # Unix-socket backends (-1, or no port) cannot be attributed: they stay foreign.
+    assert foreign_pids(rows, frozenset({40001, 40002})) == {201, 301, 302}
+    assert foreign_pids(rows, frozenset()) == {101, 102, 201, 301, 302}
+
+
+def test_a_processs_connections_to_the_server_port_give_the_client_ports() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server, socket.create_server(("127.0.0.1", 0)) as unused:
+        server_port, unused_port = server.getsockname()[1], unused.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", server_port)) as client:
+            accepted, _ = server.accept()
+            with accepted:  # the server's side of it: its local port is the server's, not a client port
+                assert server_client_ports([psutil.Process()], server_port) == {client.getsockname()[1]}
+                assert server_client_ports([psutil.Process()], unused_port) == set()
