@@ -12,6 +12,10 @@ PUBLISHED_PREFIX = "published-"
 MACHINES_JSON = "machines.json"
 # build/data/<this>/<article>.json: each claim's verdict per machine, for the site.
 CLAIMS_SUBDIR = "claims"
+# build/data/<this>/<article>.json: the article's short answer and verdict rows; pool-sizes.json: one pool
+# size per machine (connlab.data.answers), for the site.
+ANSWERS_SUBDIR = "answers"
+POOL_SIZES_FILE = "pool-sizes.json"
 # The CFS scheduler's period: a CPU quota of N cores is N times this many microseconds per period.
 CFS_PERIOD_US = 100_000
 

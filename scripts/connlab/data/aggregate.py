@@ -41,6 +41,7 @@ from connlab.contract.machine_schema import NOT_AVAILABLE, MachineFile
 from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON, PUBLISHED_PREFIX
 from connlab.contract.poolers import CONFIGS
 from connlab.contract.yaml_models import FAST_LOADER
+from connlab.data.answers import write_answers
 from connlab.data.claims import evaluate_claims
 from connlab.data.csv_runs import one_line_each, splice_runs
 from connlab.data.cursor_pool import CursorPool
@@ -993,6 +994,8 @@ def aggregate_all(
                 export_facts(con, facts_sql, facts_dir, measured, changed)
             for job in jobs:
                 job.result()
+        # The articles' short answers and each machine's pool size, from the facts and verdicts just written.
+        write_answers(out_dir, facts_dir, out_dir / CLAIMS_SUBDIR, sorted(measured))
         _record_state(con, FACTS_STATE, facts_state, previous.get(FACTS_STATE, {}))
     except BaseException:
         con.close()

@@ -21,7 +21,7 @@ from connlab.contract.columns import WINDOW_COLUMNS
 from connlab.contract.experiment import make_plan
 from connlab.contract.facts_files import counts_path, machine_facts_path
 from connlab.contract.files import copy_if_changed, write_if_changed
-from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON
+from connlab.contract.names import ANSWERS_SUBDIR, CLAIMS_SUBDIR, MACHINES_JSON, POOL_SIZES_FILE
 from connlab.contract.probes import PROBES
 from connlab.interrupts import WorkerPool
 from connlab.paths import (
@@ -308,6 +308,8 @@ class PageRenderer:
         return template.render(
             claims=self.claims(slug),
             verdicts=self.verdict_table(slug, machine),
+            # The short answer and verdict rows connlab.data.answers wrote from the same facts and claims.
+            answers=self._json(self.data_dir / ANSWERS_SUBDIR / f"{slug}.json"),
             facts=self._view_facts(template_name, index, machine),
             fact_counts=index.counts(),
             view=ARTICLE_VIEW if machine is None else MACHINE_VIEW,
@@ -394,7 +396,11 @@ class PageRenderer:
         page = machine_page(machine)
         details = [self.render_deferred(f"{slug}.md.j2", page, slug, machine) for slug in article_slugs]
         return self.env.get_template(MACHINE_PAGE_TEMPLATE).render(
-            machine_id=machine, machines=self.machines, details=details, page=page
+            machine_id=machine,
+            machines=self.machines,
+            details=details,
+            page=page,
+            pool_size=self._json(self.data_dir / ANSWERS_SUBDIR / POOL_SIZES_FILE).get(machine),
         )
 
 

@@ -1,0 +1,363 @@
+"""Each article's short answer and each machine's one pool size, computed from the facts and the verdicts.
+
+An article opens with its answer to its title question: a few of its claims (HEADLINES), each with the value
+on every measured machine (median, range, machines counted and named), the seed's own figure beside it and
+how the verdicts fell. Its findings (where a seed's statement held here and where it did not) and its
+verdict table read the same records, so the page only prints what this module wrote.
+
+A machine's pool size is reconciled from three sources that answer the question in different ways: the
+clients-sweep's measured peak (direct connections, the client count with the best median throughput), the
+USL fit's optimum N* (a curve through the same sweep: where the fitted curve turns) and the pool sizes
+PgBouncer was run with (200 clients through pools of 4 to 100). The sweep is trusted first: it is measured,
+not fitted, and it asks the question the pool answers (how many connections the server should work on at
+once). The others confirm it or, where they differ by more than REFUTE_FACTOR, the page says why.
+
+Writes build/data/answers/<slug>.json (and `pool-sizes.json`); the renderer hands them to the templates.
+Relies on the facts files (connlab.contract.facts_files), the claims files (connlab.data.claims) and the
+Machines page's facts (its `columns` and `measured`).
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from connlab.contract.cache import canonical_bytes, loads_fast
+from connlab.contract.facts_files import read_facts
+from connlab.contract.files import write_bytes_if_changed
+from connlab.contract.names import ANSWERS_SUBDIR, POOL_SIZES_FILE
+
+# Machines named in a sentence; past this many, the count and the median stand for the rest.
+NAMED_UP_TO = 5
+# Sources of a pool size that differ by more than this factor are told apart in words.
+REFUTE_FACTOR = 2.0
+MEASURED = ("holds", "does not hold", "inconclusive")
+VERDICT_ORDER = ("holds", "does not hold", "inconclusive", "cannot be evaluated")
+
+# The claims that answer each article's title question, with the words of the question each one answers.
+# Words only: every figure comes from the claims' rows.
+HEADLINES: dict[str, list[tuple[str, str]]] = {
+    "too-many-connections": [
+        ("peak-four-per-core", "Throughput peaks at, in clients per server core"),
+        ("gentle-decline-furthest", "Share of the peak throughput left at the furthest point measured"),
+        ("latency-tenfold-furthest", "Mean latency at the furthest point, as a multiple of the peak's"),
+        ("connect-costs-59-queries", "A transaction on a new SCRAM connection, as a multiple of a held one"),
+    ],
+    "pool-sizing": [
+        ("folk-formula-too-low", "The measured optimum, as a multiple of (cores × 2) + 1"),
+        ("usl-optimum-near-peak", "The USL's fitted optimum N*, as a multiple of the measured peak"),
+        ("usl-fits-well", "How well the USL fits the read-write curve (R²)"),
+        ("small-pool-queues", "A pool of one per core, as a share of four per core's throughput"),
+    ],
+    "pgbouncer-trade": [
+        ("churn-speedup-2-per-core", "PgBouncer's speed-up for a new SCRAM connection per transaction"),
+        ("read-write-collapses-at-50-per-core", "Direct read-write throughput at 50 clients per core ÷ peak"),
+        ("crowd-pooled-read-write", "Held connections through PgBouncer ÷ direct, read-write crowd"),
+        ("pooler-near-a-core", "PgBouncer's own CPU with 200 select-only clients, in cores"),
+    ],
+    "four-poolers": [
+        ("pgpool-memory-before-query", "PgPool-II's resident memory before the first query, MiB"),
+        (
+            "pgpool-faster-than-pgbouncer-at-10",
+            "PgPool-II's throughput ÷ PgBouncer's, 10 select-only clients",
+        ),
+        ("pgbouncer-falls-with-churn", "PgBouncer's throughput as connection churn rises, higher ÷ lower"),
+        ("prepared-fails-without-tracking", "Share of -M prepared windows that finished through PgBouncer"),
+    ],
+}
+# The articles whose short answer ends with each machine's pool size.
+POOL_SIZE_ARTICLES = ("too-many-connections", "pool-sizing")
+
+
+def spread(values: list[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    return {"median": statistics.median(values), "low": min(values), "high": max(values)}
+
+
+def named(machines: list[str]) -> dict:
+    """Up to NAMED_UP_TO names, and how many more."""
+    return {
+        "names": machines[:NAMED_UP_TO],
+        "more": max(0, len(machines) - NAMED_UP_TO),
+        "count": len(machines),
+    }
+
+
+def claim_row(claim: dict, measured: list[str], source: str | None) -> dict:
+    """One claim across the measured machines: each one's cell, the median and range of their values, the
+    machines per verdict, and the seed's own figure (its published set's value, shown, never judged)."""
+    by_machine = {v["machine"]: v for v in claim.get("verdicts", [])}
+    cells = [
+        {"machine": m, **by_machine.get(m, {"verdict": "not measured", "value": None})} for m in measured
+    ]
+    valued = [c for c in cells if c["verdict"] in MEASURED and c.get("value") is not None]
+    verdicts = {
+        verdict: named([c["machine"] for c in cells if c["verdict"] == verdict])
+        for verdict in VERDICT_ORDER
+        if any(c["verdict"] == verdict for c in cells)
+    }
+    seed = by_machine.get(source) if source else None
+    return {
+        "id": claim["id"],
+        "claim": claim["claim"],
+        "reading": claim["reading"],
+        "seed_text": claim["seed"],
+        "value_label": claim["value_label"],
+        "threshold": claim["threshold"],
+        "seed_value": seed.get("value") if seed and seed.get("verdict") in MEASURED else None,
+        "cells": cells,
+        "spread": spread([float(c["value"]) for c in valued]),
+        "machines": named([c["machine"] for c in valued]),
+        "verdicts": verdicts,
+    }
+
+
+def short_answer(slug: str, rows: dict[str, dict]) -> list[dict]:
+    """The headline claims' rows, each with the question's words, in the article's order; a claim no
+    machine could answer is left out (the findings say which could not be evaluated)."""
+    bullets = []
+    for claim_id, question in HEADLINES.get(slug, []):
+        row = rows.get(claim_id)
+        if row is None or row["spread"] is None:
+            continue
+        bullets.append({**row, "question": question})
+    return bullets
+
+
+def findings(rows: list[dict]) -> dict[str, list[dict]]:
+    """The seed's own statements by outcome: where they did not hold on some machine (with both figures),
+    and where they held on every machine that could judge them."""
+    failed, held = [], []
+    for row in rows:
+        if row["reading"] != "seed" or row["spread"] is None:
+            continue
+        against = [c for c in row["cells"] if c["verdict"] in ("does not hold", "inconclusive")]
+        if any(c["verdict"] == "does not hold" for c in against):
+            failed.append({**row, "against": against})
+        elif all(c["verdict"] == "holds" for c in row["cells"] if c["verdict"] in MEASURED):
+            held.append(row)
+    return {"failed": failed, "held": held}
+
+
+def measured_dates(machines_facts: dict, experiments: list[str]) -> dict | None:
+    """When the article's data was measured: the first and last window of the experiments its claims read."""
+    windows = [
+        record
+        for record in machines_facts.get("measured", [])
+        if not experiments or record["experiment"] in experiments
+    ]
+    firsts = [str(r["first_window"]) for r in windows if r.get("first_window")]
+    lasts = [str(r["last_window"]) for r in windows if r.get("last_window")]
+    if not firsts or not lasts:
+        return None
+    return {"first": min(firsts)[:10], "last": max(lasts)[:10]}
+
+
+PROFILE_ORDER = {"tiny": 0, "quick": 1, "full": 2}
+
+
+def columns(machines_facts: dict, measured: list[str], experiments: list[str]) -> list[dict]:
+    """Each measured machine's heading in the article's verdict table: its server cores, the least
+    thorough profile among the experiments the article's claims read (a verdict is only as firm as that),
+    and the day its last window of them was measured."""
+    records = machines_facts.get("measured", [])
+    heads = {str(c["machine"]): c for c in machines_facts.get("columns", [])}
+    result = []
+    for machine in measured:
+        own = [
+            r
+            for r in records
+            if r["machine"] == machine and (not experiments or r["experiment"] in experiments)
+        ]
+        profiles = [str(r["profile"]) for r in own]
+        profile = (
+            min(profiles, key=lambda p: PROFILE_ORDER.get(p, -1))
+            if profiles
+            else heads.get(machine, {}).get("profile")
+        )
+        lasts = [str(r["last_window"]) for r in own if r.get("last_window")]
+        result.append(
+            {
+                "machine": machine,
+                "server_cores": heads.get(machine, {}).get("server_cores"),
+                "profile": profile,
+                "indicative": profile != "full",
+                "date": max(lasts)[:10] if lasts else heads.get(machine, {}).get("date"),
+            }
+        )
+    return result
+
+
+def most_thorough(machines_facts: dict, among: list[str] | None = None) -> str | None:
+    """The machine whose profile is the most thorough (full over quick over tiny), then with the most
+    experiments: the default of the pool-sizing simulator."""
+    candidates = [c for c in machines_facts.get("columns", []) if among is None or str(c["machine"]) in among]
+    if not candidates:
+        return None
+    best = max(
+        candidates, key=lambda c: (PROFILE_ORDER.get(str(c.get("profile")), -1), c.get("experiments") or 0)
+    )
+    return str(best["machine"])
+
+
+def coverage(machines_facts: dict, measured: list[str], experiments: list[str], poolers: list[dict]) -> dict:
+    """Which measured machines ran the article's experiments and which did not, and each pooler's machines
+    where it ran and where it was not available (the four-poolers comparison says so on its first screen)."""
+    ran = sorted(
+        {
+            str(r["machine"])
+            for r in machines_facts.get("measured", [])
+            if r["experiment"] in experiments and str(r["machine"]) in measured
+        }
+    )
+    by_pooler: dict[str, dict[str, list[str]]] = {}
+    for row in poolers:
+        if str(row["machine"]) not in ran:
+            continue
+        entry = by_pooler.setdefault(str(row["pooler"]), {"available": [], "missing": []})
+        entry["available" if row.get("available") else "missing"].append(str(row["machine"]))
+    return {
+        "ran": ran,
+        "did_not_run": [m for m in measured if m not in ran],
+        "poolers": [{"pooler": name, **entry} for name, entry in sorted(by_pooler.items())],
+    }
+
+
+# -- one pool size per machine ------------------------------------------------------------------------
+
+
+def _one(rows: list[dict], **where: object) -> dict | None:
+    found = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+    return found[0] if len(found) == 1 else None
+
+
+def pool_size(machine: str, sweep: dict, fits: dict, trade: dict) -> dict | None:
+    """The machine's recommended pool size and the figures it was reconciled from; None where the machine
+    ran none of the experiments that bear on it."""
+    peak = _one(sweep.get("peaks", []), machine=machine, workload="mixed")
+    fit = _one(
+        fits.get("fits", []),
+        machine=machine,
+        experiment="clients-sweep",
+        workload="mixed",
+        basis="medians",
+        anchored=False,
+    )
+    pools = [r for r in trade.get("pool_spread", []) if r.get("machine") == machine]
+    sources: list[dict] = []
+    if peak:
+        sources.append(
+            {
+                "kind": "sweep",
+                "value": float(peak["peak_clients"]),
+                "low": float(peak["near_peak_min_clients"]),
+                "high": float(peak["near_peak_max_clients"]),
+                "per_core": peak["peak_clients_per_core"],
+                "server_cores": peak["server_cores"],
+            }
+        )
+    if fit and fit.get("n_star") is not None:
+        sources.append(
+            {
+                "kind": "usl",
+                "value": float(fit["n_star"]),
+                "r_squared": fit["r_squared"],
+                "warning": fit.get("warning"),
+                "measured_peak": fit.get("measured_peak_clients"),
+            }
+        )
+    for row in pools:
+        sources.append(
+            {
+                "kind": "pooler",
+                "value": float(row["best_pool_size"]),
+                "workload": row["builtin"],
+                "clients": row["clients"],
+                "worst_over_best": row["worst_over_best"],
+            }
+        )
+    if not sources:
+        return None
+    chosen = sources[0]  # the order above is the order of trust: measured sweep, fitted curve, pooler runs
+    value = chosen["value"]
+    for source in sources:
+        ratio = (
+            max(source["value"], value) / min(source["value"], value) if min(source["value"], value) else None
+        )
+        source["ratio"] = ratio
+        source["far"] = ratio is None or ratio > REFUTE_FACTOR
+    return {
+        "machine": machine,
+        "pool_size": round(value),
+        "low": round(chosen.get("low", value)),
+        "high": round(chosen.get("high", value)),
+        "from": chosen["kind"],
+        "sources": sources,
+        "disagree": any(source["far"] for source in sources),
+    }
+
+
+# -- writing ------------------------------------------------------------------------------------------
+
+
+def write_answers(data_dir: Path, facts_dir: Path, claims_dir: Path, measured: list[str]) -> list[Path]:
+    """Every article's answers and every machine's pool size, from the facts and claims just written."""
+    out_dir = data_dir / ANSWERS_SUBDIR
+    out_dir.mkdir(parents=True, exist_ok=True)
+    measured = sorted(measured)
+    machines_facts = _read(facts_dir / "machines.json")
+    facts = {
+        slug: _facts(facts_dir, slug)
+        for slug in ("too-many-connections", "pool-sizing", "pgbouncer-trade", "four-poolers")
+    }
+    pools = [
+        found
+        for machine in measured
+        if (
+            found := pool_size(
+                machine, facts["too-many-connections"], facts["pool-sizing"], facts["pgbouncer-trade"]
+            )
+        )
+    ]
+    # The simulator's machines: those with a fit of the sweep (pool-sizing's simulator_points).
+    fitted = sorted({str(r["machine"]) for r in facts["pool-sizing"].get("simulator_points", [])})
+    written = []
+    for claims_file in sorted(claims_dir.glob("*.json")):
+        slug = claims_file.stem
+        claims = _read(claims_file)
+        source = claims.get("source")
+        per_machine = [c for c in claims.get("claims", []) if c.get("scope", "machine") == "machine"]
+        rows = [claim_row(claim, measured, source) for claim in per_machine]
+        by_id = {row["id"]: row for row in rows}
+        payload = {
+            "measured": measured,
+            "short_answer": short_answer(slug, by_id),
+            "findings": findings(rows),
+            "rows": rows,
+            "dates": measured_dates(machines_facts, claims.get("experiments", [])),
+            "pool_sizes": pools if slug in POOL_SIZE_ARTICLES else [],
+            "coverage": coverage(
+                machines_facts,
+                measured,
+                claims.get("experiments", []),
+                facts[slug].get("poolers", []) if slug in facts else [],
+            ),
+            "columns": columns(machines_facts, measured, claims.get("experiments", [])),
+            "simulator_default": most_thorough(machines_facts, fitted),
+        }
+        target = out_dir / f"{slug}.json"
+        if write_bytes_if_changed(target, canonical_bytes(payload)):
+            written.append(target)
+    target = out_dir / POOL_SIZES_FILE
+    if write_bytes_if_changed(target, canonical_bytes({p["machine"]: p for p in pools})):
+        written.append(target)
+    return written
+
+
+def _read(path: Path) -> dict:
+    return loads_fast(path.read_bytes()) if path.is_file() else {}  # type: ignore[return-value]
+
+
+def _facts(facts_dir: Path, slug: str) -> dict:
+    return read_facts(facts_dir, slug) if (facts_dir / f"{slug}.json").is_file() else {}

@@ -1,0 +1,178 @@
+"""connlab.data.answers: the short answers and pool sizes are computed from the verdicts and facts, and the
+built pages never say "not measured" beside data that exists."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from connlab.data.answers import claim_row, coverage, findings, pool_size, short_answer
+
+
+def _claim(verdicts: list[dict], claim_id: str = "peak-four-per-core", reading: str = "seed") -> dict:
+    return {
+        "id": claim_id,
+        "claim": "The mixed workload peaks at four clients per server core.",
+        "reading": reading,
+        "seed": "16 on 4 cores",
+        "value_label": "clients per core at the peak",
+        "threshold": "between 2.83 and 5.66",
+        "verdicts": verdicts,
+    }
+
+
+def _v(machine: str, verdict: str, value: float | None, low: float | None = None, high: float | None = None):
+    return {"machine": machine, "verdict": verdict, "value": value, "low": low, "high": high, "reason": None}
+
+
+def test_claim_row_counts_machines_by_verdict_and_shows_the_seed_figure_unjudged() -> None:
+    claim = _claim(
+        [
+            _v("a", "holds", 4.0, 4.0, 4.0),
+            _v("b", "does not hold", 8.0, 8.0, 8.0),
+            _v("c", "inconclusive", 2.0, 1.0, 4.0),
+            {**_v("d", "cannot be evaluated", None), "reason": "5 client counts"},
+            _v("published-x", "holds", 4.0),
+        ]
+    )
+    row = claim_row(claim, ["a", "b", "c", "d", "e"], "published-x")
+    assert row["spread"] == {"median": 4.0, "low": 2.0, "high": 8.0}
+    assert row["machines"] == {"names": ["a", "b", "c"], "more": 0, "count": 3}
+    assert row["verdicts"]["holds"]["names"] == ["a"]
+    assert row["verdicts"]["does not hold"]["names"] == ["b"]
+    assert row["verdicts"]["cannot be evaluated"]["names"] == ["d"]
+    assert row["seed_value"] == 4.0
+    # A machine without a row is "not measured", and is never counted in the median.
+    assert [c["verdict"] for c in row["cells"]][-1] == "not measured"
+
+
+def test_names_stop_at_five_and_count_the_rest() -> None:
+    machines = [f"m{i}" for i in range(8)]
+    row = claim_row(_claim([_v(m, "holds", float(i)) for i, m in enumerate(machines)]), machines, None)
+    assert row["machines"]["names"] == machines[:5]
+    assert row["machines"]["more"] == 3
+    assert row["spread"]["median"] == 3.5
+    assert row["seed_value"] is None
+
+
+def test_short_answer_leaves_out_a_claim_no_machine_could_answer() -> None:
+    answered = claim_row(_claim([_v("a", "holds", 4.0)]), ["a"], None)
+    unanswered = claim_row(
+        _claim([{**_v("a", "cannot be evaluated", None), "reason": "x"}], "gentle-decline-furthest"),
+        ["a"],
+        None,
+    )
+    bullets = short_answer("too-many-connections", {r["id"]: r for r in (answered, unanswered)})
+    assert [b["id"] for b in bullets] == ["peak-four-per-core"]
+    assert bullets[0]["question"]
+
+
+def test_findings_name_each_failed_seed_statement_with_both_figures() -> None:
+    failed = claim_row(
+        _claim([_v("a", "does not hold", 3.0, 2.8, 3.3), _v("b", "holds", 20.0)], "x"), ["a", "b"], "p"
+    )
+    held = claim_row(_claim([_v("a", "holds", 4.0)], "y"), ["a", "b"], None)
+    project = claim_row(_claim([_v("a", "does not hold", 1.0)], "z", reading="project"), ["a"], None)
+    found = findings([failed, held, project])
+    assert [f["id"] for f in found["failed"]] == ["x"]
+    assert found["failed"][0]["against"][0]["value"] == 3.0
+    assert [f["id"] for f in found["held"]] == ["y"]
+
+
+SWEEP = {
+    "peaks": [
+        {
+            "machine": "m",
+            "workload": "mixed",
+            "peak_clients": 4,
+            "near_peak_min_clients": 4,
+            "near_peak_max_clients": 8,
+            "peak_clients_per_core": 4.0,
+            "server_cores": 1.0,
+        }
+    ]
+}
+FIT = {
+    "fits": [
+        {
+            "machine": "m",
+            "experiment": "clients-sweep",
+            "workload": "mixed",
+            "basis": "medians",
+            "anchored": False,
+            "n_star": 11.1,
+            "r_squared": 0.85,
+            "warning": None,
+            "measured_peak_clients": 4,
+        }
+    ]
+}
+TRADE = {
+    "pool_spread": [
+        {"machine": "m", "best_pool_size": 8, "builtin": "tpcb-like", "clients": 200, "worst_over_best": 0.6}
+    ]
+}
+
+
+def test_pool_size_trusts_the_measured_sweep_and_flags_a_source_more_than_twice_away() -> None:
+    size = pool_size("m", SWEEP, FIT, TRADE)
+    assert size is not None
+    assert (size["pool_size"], size["low"], size["high"], size["from"]) == (4, 4, 8, "sweep")
+    far = {s["kind"]: s["far"] for s in size["sources"]}
+    assert far == {"sweep": False, "usl": True, "pooler": False}
+    assert size["disagree"] is True
+
+
+def test_pool_size_falls_back_to_the_pooler_runs_and_is_none_without_data() -> None:
+    size = pool_size("m", {}, {}, TRADE)
+    assert size is not None and (size["pool_size"], size["from"]) == (8, "pooler")
+    assert pool_size("other", SWEEP, FIT, TRADE) is None
+
+
+def test_coverage_names_poolers_measured_and_missing() -> None:
+    facts = {"measured": [{"machine": "a", "experiment": "pooler-memory"}]}
+    poolers = [
+        {"machine": "a", "pooler": "pgbouncer", "available": True},
+        {"machine": "a", "pooler": "odyssey", "available": False},
+        {"machine": "b", "pooler": "pgbouncer", "available": False},
+    ]
+    found = coverage(facts, ["a", "b"], ["pooler-memory"], poolers)
+    assert found["ran"] == ["a"] and found["did_not_run"] == ["b"]
+    assert found["poolers"] == [
+        {"pooler": "odyssey", "available": [], "missing": ["a"]},
+        {"pooler": "pgbouncer", "available": ["a"], "missing": []},
+    ]
+
+
+# -- over the built site ---------------------------------------------------------------------------------
+
+NOT_MEASURED = re.compile(r"not measured yet|no measurements yet|has not been measured", re.IGNORECASE)
+TAGS = re.compile(r"<[^>]+>")
+
+
+def _blocks(html: str) -> list[str]:
+    """The page's text split at its headings: a "not measured" sentence and the data it denies share one."""
+    main = html.split('<article class="md-content__inner', 1)[-1]
+    return [TAGS.sub(" ", part) for part in re.split(r"<h[1-3][ >]", main)]
+
+
+def _offending(html: str) -> bool:
+    verdict = re.compile(r"[✓✗~]\s*(holds|does not hold|inconclusive)")
+    return any(NOT_MEASURED.search(block) and verdict.search(block) for block in _blocks(html))
+
+
+def test_the_check_tells_a_denial_beside_data_from_one_without() -> None:
+    assert _offending("<h2>Q</h2><p>Not measured yet.</p><td>✓ holds 4.0</td>")
+    assert not _offending("<h2>Q</h2><p>Not measured yet.</p><h2>R</h2><td>✓ holds 4.0</td>")
+
+
+@pytest.mark.mkdocs
+def test_no_page_says_not_measured_beside_data(built_site: Path) -> None:
+    """A section that says something is not measured yet shows no measured verdict: the sentence is made
+    from whether the data exists, so it never stands beside a verdict table that has data."""
+    pages = sorted(built_site.rglob("index.html"))
+    assert pages
+    offending = [str(p.relative_to(built_site)) for p in pages if _offending(p.read_text(encoding="utf-8"))]
+    assert offending == []
