@@ -1,5 +1,6 @@
-"""The backends probe tells the window's pooler's server connections from another pooler's by client port:
-a pooler that keeps its pool between windows (Odyssey) still counts its own backends."""
+"""The backends probe tells the window's pooler's server connections from another pooler's by client port
+(or by the unix socket, for a pooler with no TCP connection to the server): a pooler that keeps its pool
+between windows (Odyssey, PgPool-II) still counts its own backends."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from connlab.lab.samplers.backends import foreign_pids, server_client_ports
 
 def test_backends_on_the_poolers_ports_are_its_own_and_the_rest_foreign() -> None:
     rows = [(101, 40001), (102, 40002), (201, 50001), (301, -1), (302, None)]
-    # Unix-socket backends (-1, or no port) cannot be attributed: they stay foreign.
+    # A pooler over TCP (Odyssey): its ports are its own; another's port and the unix socket's are not.
     assert foreign_pids(rows, frozenset({40001, 40002})) == {201, 301, 302}
-    assert foreign_pids(rows, frozenset()) == {101, 102, 201, 301, 302}
+    # A pooler with no TCP connection to the server (PgPool-II on the socket): the socket's are its own.
+    assert foreign_pids(rows, frozenset()) == {101, 102, 201}
 
 
 def test_a_processs_connections_to_the_server_port_give_the_client_ports() -> None:

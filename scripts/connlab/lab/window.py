@@ -41,8 +41,10 @@ def foreign_backends(bench: Bench, pooler: PoolerProcess | None) -> frozenset[in
     others by their client ports (connlab.lab.samplers.backends)."""
     if all(other is pooler or other.closes_server_connections() for other in bench.poolers.values()):
         return frozenset()
-    own_ports = server_client_ports(pooler.processes(), bench.cluster.port) if pooler else frozenset()
-    return foreign_pids(bench.cluster.execute(BACKEND_PORTS_SQL), own_ports)
+    rows = bench.cluster.execute(BACKEND_PORTS_SQL)
+    if pooler is None or pooler.closes_server_connections():
+        return frozenset(pid for pid, _ in rows)  # its own were closed by its reset: the rest are another's
+    return foreign_pids(rows, server_client_ports(pooler.processes(), bench.cluster.port))
 
 
 def start_samplers(bench: Bench, plan: Plan, window: Window) -> list[ThreadedProbe]:

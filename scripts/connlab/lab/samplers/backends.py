@@ -2,12 +2,13 @@
 once a second: how many connections the server really saw (admission control through a pooler). Backends
 that another pooler kept from earlier windows (WindowContext.foreign_backends) are not counted.
 
-Which pooler a backend belongs to is told by its client port: a pooler's server connections are TCP
-connections from its own processes to the server's port, and pg_stat_activity shows each backend's
-client_port. A pooler that keeps its pool open between windows (Odyssey, PgPool-II) then still counts its
-own backends, and only another pooler's are left out. Connections over a unix socket carry no port
-(client_port -1): where the window's own pooler uses one, its kept backends cannot be told apart and are
-left out with the others.
+Which pooler a backend belongs to is told by its client port: a pooler's server connections over TCP come
+from its own processes to the server's port, and pg_stat_activity shows each backend's client_port. A
+connection over the unix socket has no port (client_port -1, or NULL): those are the window's pooler's
+where it reaches the server that way, which is where it holds no TCP connection to it (PgPool-II on the
+server's socket; Odyssey and pgcat always speak TCP, and Odyssey keeps the login the start check made). A
+pooler that keeps its pool open between windows (Odyssey, PgPool-II) then still counts its own backends,
+and only another pooler's are left out.
 """
 
 from __future__ import annotations
@@ -37,8 +38,12 @@ def server_client_ports(processes: Iterable[psutil.Process], server_port: int) -
 
 
 def foreign_pids(rows: Iterable[tuple[int, int | None]], own_ports: frozenset[int]) -> frozenset[int]:
-    """The backends (pid, client_port) whose client port is not one of the window's pooler's."""
-    return frozenset(pid for pid, port in rows if port is None or port not in own_ports)
+    """The backends (pid, client_port) that are not the window's pooler's: over TCP from a port not its own,
+    or over the unix socket where the pooler speaks TCP (it holds TCP connections to the server)."""
+    speaks_tcp = bool(own_ports)
+    return frozenset(
+        pid for pid, port in rows if (speaks_tcp if port is None or port < 0 else port not in own_ports)
+    )
 
 
 class BackendSampler(ThreadedProbe):
