@@ -84,8 +84,25 @@ def run(
     machine: Annotated[
         str | None, typer.Option(help="results folder name; default from the hardware")
     ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option(help="measure this server from here, postgresql://user@host:port/dbname (no initdb)"),
+    ] = None,
+    server_cores: Annotated[
+        float | None, typer.Option(help="with --server: the server's cores, as you know them")
+    ] = None,
+    keep: Annotated[bool, typer.Option(help="with --server: keep the harness's database at the end")] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="with --server: do not ask before loading it")] = False,
 ) -> None:
-    """Run (or resume) an experiment on this machine and write results/<machine>/<experiment>/."""
+    """Run (or resume) an experiment on this machine and write results/<machine>/<experiment>/; with
+    --server, against that server from this host (connlab.lab.remote_run)."""
+    if server is not None:
+        from connlab.lab.remote_run import run_against_server
+
+        ask = None if yes else lambda question: typer.confirm(question, default=False, err=True)
+        path = run_against_server(experiment, profile, server, server_cores, machine, keep, ask, err)
+        err.print(f"wrote {path}")
+        return
     from connlab.contract.experiment import make_plan
     from connlab.lab.machine import machine_id_for_run
     from connlab.lab.sweep import run_sweep

@@ -97,7 +97,8 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     ),
     Column("avg_connection_ms", "DOUBLE", "average connection time with -C, ms", required=False, minimum=0),
     Column("server_cpu_budget", "DOUBLE", "cores the server was allowed", minimum=0),
-    Column("server_cpu_cores", "DOUBLE", "cores the server used on average", minimum=0),
+    # Empty where the server's host cannot be read: a remote server (connlab.contract.remote).
+    Column("server_cpu_cores", "DOUBLE", "cores the server used on average", required=False, minimum=0),
     Column("client_cores", "INTEGER", "cores pgbench was pinned to", minimum=0),
     Column("client_cpu_cores", "DOUBLE", "cores pgbench used on average", minimum=0),
     Column(
@@ -324,7 +325,16 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         required=False,
         added_later=True,
     ),
-    Column("cpu_budget_method", "VARCHAR", "cgroup-v1, cgroup-v2 or taskset"),
+    # A remote server (connlab run --server): the round trip to it, measured before the window.
+    Column(
+        "server_rtt_ms",
+        "DOUBLE",
+        "median round trip of SELECT 1 to a remote server over a fresh connection, ms, before the window",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
+    Column("cpu_budget_method", "VARCHAR", "cgroup-v1, cgroup-v2, taskset, or remote (connlab run --server)"),
     Column("postgres_version", "VARCHAR", "server_version"),
     Column("pgbench_flags", "VARCHAR", "the pgbench flags of the window"),
 )

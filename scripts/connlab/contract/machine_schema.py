@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from connlab.contract.remote import RemoteServerFacts
+
 SAFE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 NOT_AVAILABLE = "not available on this machine"
 
@@ -39,7 +41,7 @@ class MachineFile(BaseModel):
     # Whether the kernel's netem qdisc could add network delay here: "available", or the probe's reason
     # ("netem not available on this machine: ..."); absent from files written before it was probed.
     netem: str | None = Field(default=None, max_length=300)
-    cpu_budget_method: Literal["cgroup-v1", "cgroup-v2", "taskset", "published"]
+    cpu_budget_method: Literal["cgroup-v1", "cgroup-v2", "taskset", "remote", "published"]
     profile: Literal["tiny", "quick", "full", "published"]
     calibration_tps: float | None = Field(
         default=None, ge=0, description="select-only, 1 client, 10 s: places machines against each other"
@@ -51,3 +53,6 @@ class MachineFile(BaseModel):
     source: str | None = Field(default=None, max_length=500)
     # The server's CPU allocation where it differs from the machine's cores (a container's --cpus).
     server_cores: float | None = Field(default=None, gt=0)
+    # A server measured from this client host over the network (connlab run --server): its facts over SQL,
+    # its cores as stated, the round trip. The fields above then describe the client host.
+    remote_server: RemoteServerFacts | None = None

@@ -69,6 +69,16 @@ class Bench:
     unsupported: dict[str, str] = field(default_factory=dict)
     # This run's generated passwords of the SCRAM roles; they live in memory only.
     passwords: dict[str, str] = field(default_factory=dict)
+    # Who pgbench logs in as where a workload names no role: a named server's user (connlab.lab.remote_bench).
+    default_user: str = SERVER_USER
+
+    def machine_facts(self) -> dict[str, object]:
+        """What machine.yaml records beyond the host's facts: nothing for a server of this host."""
+        return {}
+
+    def round_trip_ms(self) -> float | None:
+        """The round trip to the server before a window: measured for a remote server only."""
+        return None
 
     def transport_of(self, workload: Workload) -> str:
         return workload.transport or self.transport
@@ -95,7 +105,7 @@ class Bench:
         prefix = log_dir / "tx" if log_dir else None
         role = self.roles.get(workload.role) if workload and workload.role else None
         transport = self.transport_of(workload) if workload else self.transport
-        user = role.name if role else SERVER_USER
+        user = role.name if role else self.default_user
         pooler = self.pooler_of(workload)
         connection = (pooler or self.cluster).client_args(transport, user)
         command = build_command(self.pgbench, options, connection, database_of(workload), prefix)

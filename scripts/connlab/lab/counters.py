@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 
+from connlab.contract.remote import REMOTE_CPU_METHOD
 from connlab.lab.cluster import Cluster
 from connlab.lab.cpu_budget import CpuBudget
 
@@ -28,7 +29,7 @@ CLIENT_SATURATION_SHARE = 0.90
 @dataclass(frozen=True)
 class Snapshot:
     monotonic_s: float
-    server_cpu_s: float
+    server_cpu_s: float | None  # None: a remote server, whose host this is not
     steal_ticks: int
     total_ticks: int
     pressure_us: int | None
@@ -56,11 +57,14 @@ def _cpu_pressure_us() -> int | None:
         return None
 
 
-def server_cpu_seconds(cluster: Cluster, budget: CpuBudget | None) -> float:
-    """The server's CPU time: the cgroup's counter, or the postmaster tree where only affinity is set.
+def server_cpu_seconds(cluster: Cluster, budget: CpuBudget | None) -> float | None:
+    """The server's CPU time: the cgroup's counter, or the postmaster tree where only affinity is set;
+    None for a remote server, whose processes are on another host.
 
     The postmaster's children_* times include backends it already reaped, so exited connections count.
     """
+    if budget is not None and budget.method == REMOTE_CPU_METHOD:
+        return None
     if budget is not None:
         from_cgroup = budget.server_cpu_seconds()
         if from_cgroup is not None:
@@ -140,8 +144,11 @@ def window_metrics(before: Snapshot, after: Snapshot, client_cpu_s: float, clien
     pressure = None
     if before.pressure_us is not None and after.pressure_us is not None:
         pressure = round(100 * (after.pressure_us - before.pressure_us) / (wall * 1e6), 2)
+    server_cpu = None
+    if before.server_cpu_s is not None and after.server_cpu_s is not None:
+        server_cpu = round((after.server_cpu_s - before.server_cpu_s) / wall, 3)
     return {
-        "server_cpu_cores": round((after.server_cpu_s - before.server_cpu_s) / wall, 3),
+        "server_cpu_cores": server_cpu,
         "client_cpu_cores": round(client_cores_used, 3),
         "client_saturated": client_cores_used >= CLIENT_SATURATION_SHARE * client_cores,
         "steal_pct": round(100 * (after.steal_ticks - before.steal_ticks) / total_ticks, 2),

@@ -30,7 +30,7 @@ from connlab.lab import machine
 from connlab.lab.bench import Bench, calibrate, open_bench, pgbench_deadline_s
 from connlab.lab.overall import Overall, setup_estimate_s, window_estimate_s
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
-from connlab.lab.versions import open_benches
+from connlab.lab.versions import BenchOpener, open_benches
 from connlab.lab.window import measure_window, unsupported_row
 from connlab.paths import LAB_DIR, experiment_results_dir
 
@@ -86,10 +86,15 @@ def pending_windows(plan: Plan, machine_id: str) -> int:
 
 
 def run_sweep(
-    plan: Plan, machine_id: str, console: Console | None = None, overall: Overall | None = None
+    plan: Plan,
+    machine_id: str,
+    console: Console | None = None,
+    overall: Overall | None = None,
+    opener: BenchOpener = open_bench,
 ) -> Path:
     """Run (or resume) the plan; return the CSV path. With `overall`, the progress also covers the other
-    experiments of a run-all."""
+    experiments of a run-all. opener: what opens the bench, a throwaway cluster's (open_bench) or a named
+    server's (connlab.lab.remote_bench)."""
     console = console or Console(stderr=True)
     if not re.fullmatch(SAFE_ID_PATTERN, machine_id):
         raise LabError(
@@ -108,12 +113,13 @@ def run_sweep(
     done = results.done_keys()
     todo = [(number, window) for number, window in enumerate(windows, 1) if window.key not in done]
     LAB_DIR.mkdir(parents=True, exist_ok=True)
-    with open_benches(plan, f"{plan.experiment}-{results.run_id}", open_bench) as benches:
+    with open_benches(plan, f"{plan.experiment}-{results.run_id}", opener) as benches:
         bench = benches.activate(plan.spec.workloads[0].postgres)
         facts = machine.collect(
             bench.cluster.version, bench.budget.method, plan.profile_name, bench.cluster.bindir
         )
         facts["calibration_tps"] = calibrate(bench, plan)
+        facts.update(bench.machine_facts())
         machine.write_machine_file(machine_id, facts, keep_postgres=bool(plan.spec.server.versions))
         for reason in bench.unavailable.values():
             console.print(f"[yellow]{reason}[/]: its windows are left out of this run", highlight=False)

@@ -84,6 +84,7 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
     settle(bench.cluster, plan.spec.database.prewarm)
     if options.connect_per_transaction and bench.transport_of(workload) == "tcp":
         wait_for_ephemeral_ports()
+    round_trip_ms = bench.round_trip_ms()  # before the window's load, not during it
     started_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     samplers = start_samplers(bench, plan, window)
     try:
@@ -142,6 +143,7 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         "pooler_cpu_cores": round(poolers_cpu / wall_s, 3) if bench.poolers else None,
         "clients_connected": report.clients_connected(window.clients),
         **probe_figures,
+        "server_rtt_ms": round_trip_ms,
         "cpu_budget_method": bench.budget.method,
         "postgres_version": bench.cluster.version,
         # A script's path is the window's temporary folder: recorded relative, as <workload>.sql.

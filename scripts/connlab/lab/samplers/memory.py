@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from connlab.contract.probes import IDLE_BACKENDS_SQL, PROBES
+from connlab.contract.remote import REMOTE_CPU_METHOD
 from connlab.lab.memory import measure
 from connlab.lab.samplers.base import ThreadedProbe
 
@@ -27,7 +28,8 @@ class IdleMemoryProbe(ThreadedProbe):
         return None
 
     def poll(self, session: Any) -> bool:
-        if time.monotonic() >= self.deadline:
+        # A remote server's backends are processes of another host: their memory cannot be read here.
+        if time.monotonic() >= self.deadline or self.context.budget.method == REMOTE_CPU_METHOD:
             return False
         if self._idle_pids(session) is None:
             return True

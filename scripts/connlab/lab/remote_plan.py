@@ -1,0 +1,83 @@
+"""A plan for a named server: the windows its max_connections leaves room for, what the run will ask of it
+(said before it starts, for the user to confirm), and the results folder that names both hosts."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from connlab.contract.experiment import Plan, Workload
+from connlab.contract.machine_schema import SAFE_ID_PATTERN
+from connlab.lab.machine import shape_id
+from connlab.lab.overall import setup_estimate_s, window_estimate_s
+from connlab.lab.remote_server import ServerUrl
+
+# Experiments whose question is what a server does past max_connections: their windows run as planned, and
+# the server's refusal (pgbench's FATAL, recorded in the row) is the result. Every other experiment asks how
+# a server serves its clients, so a window the server would refuse is left out instead, and said so.
+ASKS_ABOUT_REFUSAL = frozenset({"too-many-clients"})
+MAX_ID_LENGTH = 64
+
+
+def server_connections(plan: Plan, workload: Workload, clients: int) -> int:
+    """Connections a window opens on the server: its clients, or through a pooler its pool."""
+    if workload.target == "direct":
+        return clients
+    if isinstance(workload.pool_size, int):
+        return workload.pool_size
+    pooler = plan.spec.pooler(workload.target)
+    return pooler.pool_size if pooler is not None else clients
+
+
+def fit_to_server(plan: Plan, room: int) -> tuple[Plan, list[str]]:
+    """The plan without the windows that need more server connections than `room`, and one line per
+    workload trimmed; the plan as it is for an experiment about refusal (ASKS_ABOUT_REFUSAL)."""
+    if plan.experiment in ASKS_ABOUT_REFUSAL:
+        return plan, []
+    kept: list[Workload] = []
+    notes: list[str] = []
+    for workload in plan.spec.workloads:
+        counts = [c for c in plan.client_counts if workload.runs_at(c)]
+        fitting = [c for c in counts if server_connections(plan, workload, c) <= room]
+        if fitting == counts:
+            kept.append(workload)
+            continue
+        left_out = ", ".join(str(c) for c in counts if c not in fitting)
+        notes.append(f"{workload.id} at {left_out} client(s)")
+        if fitting:
+            kept.append(workload.model_copy(update={"clients": fitting}))
+    spec = plan.spec.model_copy(update={"workloads": kept})
+    return dataclasses.replace(plan, spec=spec), notes
+
+
+def trim_message(url: ServerUrl, max_connections: int, room: int, notes: list[str]) -> str:
+    return (
+        f"{url.address}: max_connections {max_connections} leaves room for {room} of this run's connections; "
+        f"left out, needing more: {'; '.join(notes)}"
+    )
+
+
+def confirmation(plan: Plan, url: ServerUrl, stated_cores: float) -> str:
+    """What the run will do to the server, for the user to confirm: duration, load and what it creates."""
+    windows = plan.windows()
+    minutes = (setup_estimate_s(plan) + len(windows) * window_estimate_s(plan)) / 60
+    most = max((w.clients for w in windows), default=0)
+    return (
+        f"{plan.experiment} ({plan.profile_name}) will load {url.shown} (stated {stated_cores:g} cores) for "
+        f"about {max(minutes, 1):.0f} min: {len(windows)} windows of {plan.profile.duration_s} s, up to "
+        f"{most} clients at once, read-write; it creates database bench (pgbench -i, scale {plan.scale}) "
+        f"and drops it at the end"
+    )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.") or "server"
+
+
+def remote_machine_id(url: ServerUrl) -> str:
+    """`<server host>-<port>-from-<client shape>`: a results folder per server and client host pair."""
+    client = f"-from-{shape_id()}"
+    server = f"{_slug(url.host)}-{url.port}"[: MAX_ID_LENGTH - len(client)].strip("-.")
+    machine_id = f"{server}{client}"
+    assert re.fullmatch(SAFE_ID_PATTERN, machine_id), machine_id
+    return machine_id
