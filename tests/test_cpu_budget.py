@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 from connlab.errors import LabError
-from connlab.lab.cpu_budget import CFS_PERIOD_US, MEASURED_SHARES, create_budget, detect_method, plan_cores
+from connlab.lab.cpu_budget import (
+    CFS_PERIOD_US,
+    MEASURED_SHARES,
+    cgroup_owner,
+    cpuset_list,
+    create_budget,
+    detect_method,
+    plan_cores,
+)
 
 if TYPE_CHECKING:
     from conftest import CgroupGuard
@@ -239,3 +247,48 @@ def test_releasing_a_budget_kills_what_is_left_in_it(cgroup_guard: CgroupGuard) 
         if straggler.poll() is None:
             straggler.kill()
     assert cgroup_guard.added() == set()
+
+
+# -- the poolers' own cgroup ------------------------------------------------------------------------------
+def test_a_cpuset_list_writes_runs_of_cores_as_ranges() -> None:
+    assert cpuset_list((0,)) == "0"
+    assert cpuset_list((1, 0, 2, 5, 7, 6)) == "0-2,5-7"
+    assert cgroup_owner("connlab-x-1234-pooler") == 1234
+
+
+def test_the_pooler_budget_without_cgroups_is_the_servers_cores() -> None:
+    budget = create_budget(1, f"connlab-test-taskset-{os.getpid()}", method="taskset")
+    assert budget.pooler is not None
+    assert budget.pooler.cgroup_dirs == [] and budget.pooler.cpu_seconds() is None
+    assert budget.pooler.cores == budget.plan.server_cores and budget.pooler.shares_server_cores
+    assert budget.pooler.cpu_budget == 1.0
+
+
+@pytest.mark.process
+def test_a_pooler_enters_a_cgroup_of_its_own_counted_apart_from_the_server(
+    budget_name: str, two_cores: list[int]
+) -> None:
+    """The pooler's CPU time is its own cgroup's, never the server's: on the server's cores, with the
+    server's weight, and removed with the budget."""
+    budget = create_budget(1, budget_name)
+    assert budget.pooler is not None
+    script = "sum(range(3_000_000)); print(sorted(__import__('os').sched_getaffinity(0)));"
+    script += "print(open('/proc/self/cgroup').read())"
+    try:
+        leaf = f"{budget_name}-pooler"
+        assert (CGROUP_ROOT / "cpuset" / leaf / "cpuset.cpus").read_text().strip() == str(two_cores[0])
+        assert (CGROUP_ROOT / "cpu" / leaf / "cpu.shares").read_text().strip() == str(MEASURED_SHARES)
+        pooler = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True,
+            preexec_fn=budget.pooler.enter, timeout=30,
+        )  # fmt: skip
+        assert pooler.stdout.splitlines()[0] == str([two_cores[0]])
+        groups = cgroups_of(pooler.stdout)
+        for controller in ("cpu", "cpuset", "cpuacct"):
+            assert groups[controller] == f"/{leaf}", controller
+        assert (budget.pooler.cpu_seconds() or 0.0) > 0.0
+        assert budget.server_cpu_seconds() == 0.0  # nothing of the pooler's counted as the server's
+        assert (budget.pooler.cpus, budget.pooler.shares_server_cores) == (str(two_cores[0]), True)
+    finally:
+        budget.release()
+    assert not list(CGROUP_ROOT.glob(f"*/{budget_name}*"))

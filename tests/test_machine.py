@@ -198,3 +198,24 @@ def test_a_run_into_another_machines_folder_is_refused_and_writes_nothing(
     assert "kernel " in line and "there" in line and line.endswith("MACHINE=lab-box-2")
     assert sorted(path.name for path in results.rglob("*")) == before
     assert yaml.safe_load((results / "machine.yaml").read_text()) == recorded
+
+
+def test_other_cpu_flags_make_another_machine(results_dir: Path) -> None:
+    """A generic model name ("AMD EPYC") hides a host's CPU generation; its flags tell it."""
+    current = {**facts("full"), "cpu_flags": "avx2 avx512f fpu sse4_2"}
+    recorded = {**current, "id": "box", "cpu_flags": "avx2 fpu sse4_2 sse4a"}
+    (results_dir / "box").mkdir(parents=True)
+    (results_dir / "box" / "machine.yaml").write_text(yaml.safe_dump(recorded))
+    with pytest.raises(LabError) as refused:
+        machine.refuse_another_machines_folder("box", current)
+    [line] = str(refused.value).splitlines()
+    assert "(cpu_flags +avx512f -sse4a here against there)" in line
+    assert line.endswith("MACHINE=box-2")
+    machine.refuse_another_machines_folder("box", {**current, "cpu_flags": recorded["cpu_flags"]})
+
+
+def test_parse_cpu_flags_sorts_the_first_processors_flags() -> None:
+    cpuinfo = "processor\t: 0\nflags\t\t: sse2 fpu avx2 fpu\n\nprocessor\t: 1\nflags\t\t: fpu\n"
+    assert machine.parse_cpu_flags(cpuinfo) == "avx2 fpu sse2"
+    assert machine.parse_cpu_flags("Features\t: fp asimd evtstrm\n") == "asimd evtstrm fp"
+    assert machine.parse_cpu_flags("processor\t: 0\n") is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from connlab.contract.probes import POOLER_SERIES_PATTERN, POOLER_SERIES_STEP_S, PROBES, WAIT_EVENTS_PATTERN
+from connlab.contract.provenance import DIGEST_PATTERN
 
 
 @dataclass(frozen=True)
@@ -325,6 +326,31 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         required=False,
         added_later=True,
     ),
+    # The pooler's own CPU budget (connlab.lab.cpu_budget.PoolerBudget): its cgroup, apart from the server's.
+    Column(
+        "pooler_cpus",
+        "VARCHAR",
+        "the cores the pooler ran on, as a cpuset list (e.g. 0 or 0-1); empty without a pooler",
+        pattern=r"^[0-9]+(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*$",
+        pattern_hint="a cpuset list, e.g. 0 or 0,2-3",
+        required=False,
+        added_later=True,
+    ),
+    Column(
+        "pooler_cpu_budget",
+        "DOUBLE",
+        "cores the pooler was allowed: its quota, else its cores",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
+    Column(
+        "pooler_shares_server_cores",
+        "BOOLEAN",
+        "the pooler ran on some of the server's cores: the two took CPU from each other",
+        required=False,
+        added_later=True,
+    ),
     # A remote server (connlab run --server): the round trip to it, measured before the window.
     Column(
         "server_rtt_ms",
@@ -337,6 +363,36 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     Column("cpu_budget_method", "VARCHAR", "cgroup-v1, cgroup-v2, taskset, or remote (connlab run --server)"),
     Column("postgres_version", "VARCHAR", "server_version"),
     Column("pgbench_flags", "VARCHAR", "the pgbench flags of the window"),
+    # The run's provenance (connlab.contract.provenance), the same on every row a run session wrote.
+    Column(
+        "kernel", "VARCHAR", "the kernel release the run ran on (uname -r)", required=False, added_later=True
+    ),
+    Column(
+        "machine_fingerprint",
+        "VARCHAR",
+        "digest of the machine's fingerprint at the run's start (cpu model and flags, threads, memory, "
+        "kernel, hypervisor), as machine.yaml records them",
+        pattern=DIGEST_PATTERN,
+        pattern_hint="12 lower-case hexadecimal digits",
+        required=False,
+        added_later=True,
+    ),
+    Column(
+        "run_calibration_tps",
+        "DOUBLE",
+        "the calibration at the run's start: median tps of its passes (select-only, one client)",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
+    Column(
+        "run_calibration_spread_tps",
+        "DOUBLE",
+        "slowest to fastest of those passes, tps",
+        required=False,
+        added_later=True,
+        minimum=0,
+    ),
 )
 
 COLUMN_NAMES: tuple[str, ...] = tuple(column.name for column in WINDOW_COLUMNS)

@@ -22,6 +22,9 @@ class MachineFile(BaseModel):
     id: str = Field(pattern=SAFE_ID_PATTERN)
     description: str = Field(default="", max_length=2000)
     cpu_model: str = Field(max_length=200)
+    # The CPU's flags, sorted, space-separated: part of the fingerprint (connlab.contract.provenance);
+    # absent from files written before it was recorded, and from published ones.
+    cpu_flags: str | None = Field(default=None, max_length=8000)
     cores: int = Field(ge=1, le=4096)
     threads: int = Field(ge=1, le=8192)
     memory_gib: float = Field(gt=0, le=65536)
@@ -46,6 +49,9 @@ class MachineFile(BaseModel):
     calibration_tps: float | None = Field(
         default=None, ge=0, description="select-only, 1 client, 10 s: places machines against each other"
     )
+    # Slowest to fastest of the calibration's passes (connlab.contract.provenance); absent from files
+    # written when the calibration was one window.
+    calibration_spread_tps: float | None = Field(default=None, ge=0)
     collected_at: str = Field(max_length=40)
     # Published reference data only: where the figures come from.
     published: bool = False

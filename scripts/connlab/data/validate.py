@@ -36,11 +36,13 @@ from connlab.contract.columns import (
 from connlab.contract.machine_schema import SAFE_ID_PATTERN, MachineFile
 from connlab.contract.names import PUBLISHED_PREFIX
 from connlab.contract.yaml_models import duplicate_key_problems, format_validation_error, parse_yaml
-from connlab.data import row_shapes, window_rules
+from connlab.data import machine_runs, row_shapes, window_rules
 from connlab.paths import MACHINE_FILE_NAME, RESULTS_DIR
 
 MAX_FILE_BYTES = 20 * 2**20
 MAX_YAML_BYTES = 64 * 2**10
+# A run file's header is a line of column names: a few kilobytes at most.
+MAX_HEADER_BYTES = 16 * 2**10
 SAFE_ID = re.compile(SAFE_ID_PATTERN)
 RUN_ID = re.compile(r"^(tiny|quick|full)-[0-9]{8}T[0-9]{6}Z$")
 # Numbers whose text alone proves them valid for the type (ASCII, in range, finite): at most 9 digits for
@@ -529,6 +531,7 @@ def validate_machine_folder(folder: Path, entries: list[FolderEntry] | None = No
                 f"{folder / MACHINE_FILE_NAME}:1: published: published reference data lives in folders named "
                 f"published-<name> with `published: true`, and only there"
             )
+    run_files: list[Path] = []
     for entry in folder_entries(folder) if entries is None else entries:
         path = entry.path
         relative = path.relative_to(folder)
@@ -545,9 +548,26 @@ def validate_machine_folder(folder: Path, entries: list[FolderEntry] | None = No
             yield from validate_published_csv(path)
         elif not published and path.suffix == ".csv" and len(relative.parts) == 2:
             yield from validate_csv(path, folder.name)
+            run_files.append(path)
         else:
             expected = PUBLISHED_FILE_NAME if published else "<experiment>/<run-id>.csv"
             yield f"{path}:1: (file): unexpected file; this folder holds {MACHINE_FILE_NAME} and {expected}"
+    # One id, one machine: the runs agree with machine.yaml's fingerprint and calibration.
+    yield from machine_runs.folder_problems(folder / MACHINE_FILE_NAME, machine, run_files, _provenance_text)
+
+
+def _provenance_text(path: Path) -> str | None:
+    """A run file's text where its header names the provenance columns, else None: a file written before
+    them is not read a second time."""
+    descriptor, _ = _open_regular(path)
+    if descriptor is None:
+        return None
+    with os.fdopen(descriptor, "rb") as file:
+        head = file.read(MAX_HEADER_BYTES)
+    if machine_runs.FINGERPRINT_COLUMN.encode() not in head.partition(b"\n")[0]:
+        return None
+    text, _ = _read_text(path, MAX_FILE_BYTES)
+    return text
 
 
 def _special_reason(path: Path) -> str:

@@ -11,6 +11,7 @@ starts.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import resource
 import secrets
@@ -28,10 +29,12 @@ from connlab.contract.names import BENCH_DB, SERVER_USER, pool_alias, session_op
 from connlab.contract.pgbench_options import PgbenchOptions
 from connlab.contract.poolers import PoolerSetup
 from connlab.contract.poolers.from_plan import plan_setup
+from connlab.contract.provenance import CALIBRATION_PASSES
 from connlab.contract.tls import POOLER_CLIENT_TLS, SSLMODE_PLAIN, SSLMODE_TLS
 from connlab.errors import LabError
 from connlab.interrupts import group_guard, run_in_group
 from connlab.lab import counters, tls
+from connlab.lab.calibration import Calibration
 from connlab.lab.cluster import Cluster
 from connlab.lab.cpu_budget import CpuBudget, budget_name, create_budget
 from connlab.lab.host import find_bindir, find_program, free_port
@@ -262,7 +265,7 @@ def pooler_setup(
         server_port=cluster.port, secret=lambda role: verifiers.get(role.name, ""),
         password=lambda role: passwords.get(role.name),
     )  # fmt: skip
-    setup.budget = cluster.budget
+    setup.budget = cluster.budget.pooler if cluster.budget else None  # the poolers' own cgroup
     return setup
 
 
@@ -287,11 +290,17 @@ def create_roles(cluster: Cluster, roles: list[Role], passwords: dict[str, str])
     return {name: verifier for name, verifier in rows}
 
 
-def calibrate(bench: Bench, plan: Plan) -> float | None:
-    """Select-only, one client, a fixed window: a single figure to place machines against each other."""
+def calibrate(bench: Bench, plan: Plan) -> Calibration | None:
+    """Select-only, one client, CALIBRATION_PASSES short passes in the profile's calibration time: a figure
+    to place machines against each other, and its range (connlab.lab.calibration). None where a pass
+    failed."""
     settle(bench.cluster, plan.spec.database.prewarm)
-    options = PgbenchOptions(
-        ("select-only",), clients=1, jobs=1, duration_s=plan.profile.calibration_s, transaction_log=False
-    )
-    report, _ = bench.run_pgbench(options, None)
-    return round(report.tps, 1) if report.ok and report.tps else None
+    seconds = max(1, math.ceil(plan.profile.calibration_s / CALIBRATION_PASSES))
+    options = PgbenchOptions(("select-only",), clients=1, jobs=1, duration_s=seconds, transaction_log=False)
+    passes = []
+    for _ in range(CALIBRATION_PASSES):
+        report, _ = bench.run_pgbench(options, None)
+        if not (report.ok and report.tps):
+            return None
+        passes.append(report.tps)
+    return Calibration(tuple(passes))

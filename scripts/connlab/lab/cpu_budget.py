@@ -1,9 +1,13 @@
-"""CPU budgets: which cores (and what share of them) the server may use, and the client's cores.
+"""CPU budgets: which cores (and what share of them) the server may use, the client's cores, the pooler's.
 
 The server and pgbench must never share a CPU budget, or a saturated client would pose as a saturated
 server. Three methods, tried in order: cgroup v1 (cpuset + cpu quota + cpuacct), cgroup v2 (cpuset.cpus +
 cpu.max), taskset-style affinity. Only the cgroup methods can express a fractional budget such as half a
 core (what `docker --cpus=0.5` does), and only they give the server's CPU time exactly.
+
+A pooler runs in a cgroup of its own (PoolerBudget), so the server's CPU time never includes the pooler's
+and the pooler's is counted whole (its exited children too). It runs on the server's cores: pgbench's are
+the client's alone, and a machine with no core to spare has none for it; each window's row says so.
 """
 
 from __future__ import annotations
@@ -21,14 +25,16 @@ from connlab.contract.names import CFS_PERIOD_US
 from connlab.errors import LabError
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-# A run's cgroups are named <prefix>-<cluster>-<PID of the run> (budget_name), its client's the same plus
-# "-client". CONNLAB_CGROUP_PREFIX is for the test suite: each test gives its runs a prefix of its own, so
-# that its cgroup checks look only at its own runs' folders, never at those of a measurement or of another
-# test running beside it (tests/conftest.py, cgroup_guard).
+# A run's cgroups are named <prefix>-<cluster>-<PID of the run> (budget_name), its client's and its
+# poolers' the same plus "-client" and "-pooler". CONNLAB_CGROUP_PREFIX is for the test suite: each test
+# gives its runs a prefix of its own, so that its cgroup checks look only at its own runs' folders, never
+# at those of a measurement or of another test running beside it (tests/conftest.py, cgroup_guard).
 CGROUP_PREFIX = os.environ.get("CONNLAB_CGROUP_PREFIX", "connlab")
 CGROUP_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-# The PID that ends a run's cgroup name (before "-client"): whose the folder is, for the leftover clean-up.
-CGROUP_OWNER = re.compile(r"-(\d+)(?:-client)?$")
+# The PID that ends a run's cgroup name (before "-client" or "-pooler"): whose the folder is, for the
+# leftover clean-up.
+CGROUP_OWNER = re.compile(r"-(\d+)(?:-client|-pooler)?$")
+CLIENT_SUFFIX, POOLER_SUFFIX = "-client", "-pooler"
 # The server and pgbench get 8x the default CPU weight, so whatever else runs on the machine yields to
 # the measurement instead of sharing its cores evenly with it.
 MEASURED_SHARES = 8192
@@ -68,6 +74,56 @@ def plan_cores(budget: float, online: int | None = None) -> CpuPlan:
     return CpuPlan(budget, cores[:server_count], cores[server_count:])
 
 
+def cpuset_list(cores: tuple[int, ...]) -> str:
+    """Cores as a cpuset list, runs of consecutive cores as ranges: (0, 1, 2, 5) -> "0-2,5"."""
+    runs: list[list[int]] = []
+    for core in sorted(cores):
+        if runs and core == runs[-1][-1] + 1:
+            runs[-1].append(core)
+        else:
+            runs.append([core])
+    return ",".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+
+
+@dataclass
+class PoolerBudget:
+    """The poolers' own cgroup (none with taskset): their cores, and their CPU time apart from the server's.
+    PoolerSetup.budget: enter() moves a pooler's process in before it execs, and all it forks stays in."""
+
+    cores: tuple[int, ...]
+    server_cores: tuple[int, ...]
+    method: str
+    cgroup_dirs: list[Path] = field(default_factory=list)
+
+    @property
+    def cpus(self) -> str:
+        return cpuset_list(self.cores)
+
+    @property
+    def cpu_budget(self) -> float:
+        """The cores the poolers may use: their cpuset's, with no quota of their own."""
+        return float(len(self.cores))
+
+    @property
+    def shares_server_cores(self) -> bool:
+        return bool(set(self.cores) & set(self.server_cores))
+
+    def enter(self) -> None:
+        pid = str(os.getpid())
+        for folder in self.cgroup_dirs:
+            (folder / "cgroup.procs").write_text(pid)
+        os.sched_setaffinity(0, self.cores)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time of everything the poolers ran in their cgroup; None without one (taskset)."""
+        if self.method == "cgroup-v1":
+            folder = next(folder for folder in self.cgroup_dirs if (folder / "cpuacct.usage").exists())
+            return int((folder / "cpuacct.usage").read_text()) / 1e9
+        if self.method == "cgroup-v2":
+            return parse_keyed_counters((self.cgroup_dirs[0] / "cpu.stat").read_text())["usage_usec"] / 1e6
+        return None
+
+
 @dataclass
 class CpuBudget:
     """A live budget: cgroup folders (or an affinity mask) the server's processes are placed into."""
@@ -77,6 +133,7 @@ class CpuBudget:
     name: str
     cgroup_dirs: list[Path] = field(default_factory=list)
     client_cgroup_dirs: list[Path] = field(default_factory=list)
+    pooler: PoolerBudget | None = None
 
     def __post_init__(self) -> None:
         self.current = self.plan.budget  # the cores the quota allows right now
@@ -159,7 +216,8 @@ class CpuBudget:
         """Remove the cgroup folders; call after the server has stopped. Whatever is still inside is
         this run's own (an initdb cut short, a backend orphaned by a killed postmaster): it is killed
         first, since a cgroup with tasks in it cannot be removed and they must not outlive the run."""
-        for folder in [*reversed(self.cgroup_dirs), *self.client_cgroup_dirs]:
+        pooler_dirs = self.pooler.cgroup_dirs if self.pooler else []
+        for folder in [*reversed(self.cgroup_dirs), *self.client_cgroup_dirs, *pooler_dirs]:
             remove_cgroup(folder)
 
 
@@ -242,6 +300,34 @@ def _create_v1(plan: CpuPlan, name: str) -> list[Path]:
     return folders
 
 
+def _create_v1_pooler(plan: CpuPlan, name: str) -> list[Path]:
+    """The poolers' cgroups: the server's cpuset, the server's weight (the two compete for those cores as
+    equals, not as a measurement against a bystander), no quota, a CPU counter of their own."""
+    leaf = f"{name}{POOLER_SUFFIX}"
+    folders = []
+    for controller in ("cpuset", "cpu", "cpuacct"):
+        folder = CGROUP_ROOT / controller / leaf
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as error:
+            raise LabError(
+                f"cannot create cgroup {folder}: {error.strerror}; run as root, or set CPU_METHOD=taskset"
+            ) from error
+        folders.append(folder)
+    mems = (CGROUP_ROOT / "cpuset" / "cpuset.mems").read_text().strip() or "0"
+    _write(CGROUP_ROOT / "cpuset" / leaf / "cpuset.cpus", plan.cpuset)
+    _write(CGROUP_ROOT / "cpuset" / leaf / "cpuset.mems", mems)
+    _write(CGROUP_ROOT / "cpu" / leaf / "cpu.shares", str(MEASURED_SHARES))
+    return folders
+
+
+def _create_v2_pooler(plan: CpuPlan, name: str) -> list[Path]:
+    folder = CGROUP_ROOT / f"{name}{POOLER_SUFFIX}"
+    folder.mkdir(exist_ok=True)
+    _write(folder / "cpuset.cpus", plan.cpuset)
+    return [folder]
+
+
 def _create_v1_client(name: str) -> list[Path]:
     folder = CGROUP_ROOT / "cpu" / f"{name}-client"
     folder.mkdir(exist_ok=True)
@@ -284,7 +370,8 @@ def budget_folders(name: str) -> list[Path]:
     """Every cgroup folder of the budget with this exact name: the server's and the client's, in each v1
     controller and at the v2 root. Exact names only: a pattern could take another run's folders."""
     parents = [CGROUP_ROOT, *(path for path in CGROUP_ROOT.glob("*") if path.is_dir())]
-    candidates = [parent / leaf for parent in parents for leaf in (name, f"{name}-client")]
+    leaves = (name, f"{name}{CLIENT_SUFFIX}", f"{name}{POOLER_SUFFIX}")
+    candidates = [parent / leaf for parent in parents for leaf in leaves]
     return [folder for folder in candidates if folder.is_dir()]
 
 
@@ -318,19 +405,24 @@ def create_budget(budget: float, name: str, method: str | None = None) -> CpuBud
         )
     folders: list[Path] = []
     client_folders: list[Path] = []
+    pooler_folders: list[Path] = []
     try:
         if method == "cgroup-v1":
             folders = _create_v1(plan, name)
             client_folders = _create_v1_client(name)
+            pooler_folders = _create_v1_pooler(plan, name)
         elif method == "cgroup-v2":
             folders = _create_v2(plan, name)
             client_folders = _create_v2_client(name)
+            pooler_folders = _create_v2_pooler(plan, name)
     except LabError:
         # Half-made folders of a failed set-up must not outlive it.
         for folder in budget_folders(name):
             with contextlib.suppress(OSError):
                 folder.rmdir()
         raise
+    pooler = PoolerBudget(plan.server_cores, plan.server_cores, method, pooler_folders)
     return CpuBudget(
-        plan=plan, method=method, name=name, cgroup_dirs=folders, client_cgroup_dirs=client_folders
-    )
+        plan=plan, method=method, name=name, cgroup_dirs=folders, client_cgroup_dirs=client_folders,
+        pooler=pooler,
+    )  # fmt: skip

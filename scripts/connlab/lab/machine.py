@@ -18,6 +18,7 @@ import psutil
 import yaml
 
 from connlab.contract.machine_schema import NOT_AVAILABLE
+from connlab.contract.provenance import FINGERPRINT_FIELDS
 from connlab.errors import LabError
 from connlab.lab import pg_dist
 from connlab.lab.host import find_bindir, find_program
@@ -44,6 +45,13 @@ def parse_hypervisor_flag(cpuinfo: str) -> bool:
     return re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.M) is not None
 
 
+def parse_cpu_flags(cpuinfo: str) -> str | None:
+    """The first processor's CPU flags (x86 `flags`, ARM `Features`), sorted and space-separated: two
+    processors may list them in another order. None where /proc/cpuinfo has neither."""
+    match = re.search(r"^(?:flags|Features)\s*:(.*)$", cpuinfo, re.M)
+    return " ".join(sorted(set(match.group(1).split()))) if match else None
+
+
 def parse_os_name(os_release: str) -> str | None:
     """PRETTY_NAME of /etc/os-release, quoted or not."""
     match = re.search(r'^PRETTY_NAME="?([^"\n]*)"?', os_release, re.M)
@@ -52,6 +60,10 @@ def parse_os_name(os_release: str) -> str | None:
 
 def cpu_model() -> str:
     return parse_cpu_model(CPUINFO.read_text()) or platform.processor() or "unknown"
+
+
+def cpu_flags() -> str:
+    return parse_cpu_flags(CPUINFO.read_text()) or "unknown"
 
 
 def virtualisation() -> str:
@@ -84,17 +96,16 @@ def shape_id() -> str:
     return f"{family or 'cpu'}-{os.cpu_count()}c-{memory_gib}g"
 
 
-# What tells one machine from another of the same shape, as machine.yaml records it: one id is one machine,
-# so a run is never written into the folder of a machine whose facts these are not. The kernel is in it: a
-# virtual machine's kernel build changes with its host image, and two builds measured 3-4x apart at the same
-# point (see the results' history), so a new kernel is a new machine.
-FINGERPRINT_FIELDS = ("cpu_model", "threads", "memory_gib", "kernel", "virtualised")
+# FINGERPRINT_FIELDS (connlab.contract.provenance) tell one machine from another of the same shape, as
+# machine.yaml records them: one id is one machine, so a run is never written into the folder of a machine
+# whose facts these are not.
 
 
 def fingerprint() -> dict[str, object]:
     """This machine's fingerprint (FINGERPRINT_FIELDS), as collect() writes those fields."""
     return {
         "cpu_model": cpu_model(),
+        "cpu_flags": cpu_flags(),
         "threads": os.cpu_count(),
         "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
         "kernel": platform.release(),
@@ -114,10 +125,30 @@ def fingerprint_differences(machine_id: str, current: dict[str, object]) -> list
         raise LabError(f"{path}: cannot be read ({error}); fix it, or run with MACHINE=<new id>") from error
     recorded = recorded if isinstance(recorded, dict) else {}
     return [
-        f"{field} {current[field]} here, {recorded[field]} there"
+        # The flags are a long list: what differs is shown, not the lists.
+        _flags_difference(str(current[field]), str(recorded[field]))
+        if field == "cpu_flags"
+        else f"{field} {current[field]} here, {recorded[field]} there"
         for field in FINGERPRINT_FIELDS
         if field in recorded and str(recorded[field]) != str(current[field])
     ]
+
+
+def _flags_difference(here: str, there: str) -> str:
+    """What two flag lists differ by, a few flags each way: `cpu_flags +avx512f -sse4a here against there`."""
+    mine, theirs = set(here.split()), set(there.split())
+    added = [f"+{flag}" for flag in sorted(mine - theirs)[:5]]
+    changes = added + [f"-{flag}" for flag in sorted(theirs - mine)[:5]]
+    return f"cpu_flags {' '.join(changes)} here against there"
+
+
+def free_machine_id(machine_id: str) -> str:
+    """The first of <id>-2, <id>-3, ... whose folder does not exist: the way out a refusal names."""
+    return next(
+        candidate
+        for candidate in (f"{machine_id}-{number}" for number in range(2, 10_000))
+        if not machine_results_dir(candidate).exists()
+    )
 
 
 def refuse_another_machines_folder(machine_id: str, current: dict[str, object] | None = None) -> None:
@@ -126,7 +157,7 @@ def refuse_another_machines_folder(machine_id: str, current: dict[str, object] |
     if differences:
         raise LabError(
             f"results/{machine_id}/ holds another machine's results ({'; '.join(differences)}): "
-            f"give this machine an id of its own, e.g. MACHINE={machine_id}-2"
+            f"give this machine an id of its own, e.g. MACHINE={free_machine_id(machine_id)}"
         )
 
 
@@ -195,7 +226,12 @@ def _version_commands() -> Iterator[tuple[str, list[str] | None]]:
 
 # What a run that compares several PostgreSQL versions leaves as it was: the machine's own PostgreSQL and
 # the calibration measured on it describe the machine, not that comparison.
-POSTGRES_FACTS = ("postgres_version", "postgres_source", "pgbench_version", "calibration_tps")
+POSTGRES_FACTS = (
+    "postgres_version", "postgres_source", "pgbench_version", "calibration_tps", "calibration_spread_tps",
+)  # fmt: skip
+# The folder's calibration: its first run's. Every later run is held to it (connlab.lab.calibration), so
+# it stays as recorded rather than drift with them; each run's own is in its rows.
+CALIBRATION_FACTS = ("calibration_tps", "calibration_spread_tps")
 
 
 def collect(
@@ -206,6 +242,7 @@ def collect(
     bindir = bindir or find_bindir()
     return {
         "cpu_model": cpu_model(),
+        "cpu_flags": cpu_flags(),
         "cores": physical,
         "threads": os.cpu_count(),
         "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
@@ -225,8 +262,9 @@ def collect(
 
 def write_machine_file(machine_id: str, facts: dict[str, object], keep_postgres: bool = False) -> Path:
     """Write machine.yaml, keeping the contributor's description; a full-profile entry is not
-    downgraded by a later quick run (the profile field says the best profile measured). With
-    keep_postgres, the PostgreSQL facts already recorded are kept (a run over several versions)."""
+    downgraded by a later quick run (the profile field says the best profile measured); the folder's
+    calibration, once recorded, is kept (CALIBRATION_FACTS). With keep_postgres, the PostgreSQL facts
+    already recorded are kept (a run over several versions)."""
     folder = machine_results_dir(machine_id)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / MACHINE_FILE_NAME
@@ -237,11 +275,15 @@ def write_machine_file(machine_id: str, facts: dict[str, object], keep_postgres:
     rank = {"tiny": 1, "quick": 2, "full": 3}
     if rank.get(str(previous.get("profile")), 0) > rank.get(str(facts.get("profile")), 0):
         data["profile"] = previous["profile"]
+    kept: tuple[str, ...] = ()
+    if previous.get("calibration_tps") is not None:
+        kept = CALIBRATION_FACTS
     if keep_postgres and previous.get("postgres_version"):
-        for key in POSTGRES_FACTS:  # as recorded before, absent ones included (an older file's)
-            if key in previous:
-                data[key] = previous[key]
-            else:
-                data.pop(key, None)
+        kept = POSTGRES_FACTS
+    for key in kept:  # as recorded before, absent ones included (an older file's)
+        if key in previous:
+            data[key] = previous[key]
+        else:
+            data.pop(key, None)
     write_atomically(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return path

@@ -24,10 +24,12 @@ from rich.progress import (
 
 from connlab.contract.experiment import Plan, Window
 from connlab.contract.machine_schema import SAFE_ID_PATTERN
+from connlab.contract.provenance import fingerprint_digest
 from connlab.errors import LabError
 from connlab.interrupts import raise_if_interrupted
 from connlab.lab import machine
 from connlab.lab.bench import Bench, calibrate, open_bench, pgbench_deadline_s
+from connlab.lab.calibration import Calibration, refuse_another_calibration
 from connlab.lab.overall import Overall, setup_estimate_s, window_estimate_s
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
 from connlab.lab.versions import BenchOpener, open_benches
@@ -85,6 +87,17 @@ def pending_windows(plan: Plan, machine_id: str) -> int:
     return len(windows) - (len(results.done_keys()) if results else 0)
 
 
+def run_provenance(facts: dict[str, object], calibration: Calibration | None) -> dict[str, object]:
+    """What every row of this run session carries of its machine (connlab.contract.provenance): the
+    fingerprint's digest as machine.yaml's fields give it, the kernel, and the calibration at its start."""
+    return {
+        "kernel": facts["kernel"],
+        "machine_fingerprint": fingerprint_digest(facts),
+        "run_calibration_tps": calibration.tps if calibration else None,
+        "run_calibration_spread_tps": calibration.spread if calibration else None,
+    }
+
+
 def run_sweep(
     plan: Plan,
     machine_id: str,
@@ -118,7 +131,14 @@ def run_sweep(
         facts = machine.collect(
             bench.cluster.version, bench.budget.method, plan.profile_name, bench.cluster.bindir
         )
-        facts["calibration_tps"] = calibrate(bench, plan)
+        # A run over several PostgreSQL versions would calibrate on one of them, not necessarily the
+        # machine's own: that figure says nothing of the machine, so it is neither measured nor held to the
+        # folder's.
+        calibration = None if plan.spec.server.versions else calibrate(bench, plan)
+        if calibration is not None:
+            refuse_another_calibration(machine_id, calibration)
+            facts["calibration_tps"], facts["calibration_spread_tps"] = calibration.tps, calibration.spread
+        provenance = run_provenance(facts, calibration)
         facts.update(bench.machine_facts())
         machine.write_machine_file(machine_id, facts, keep_postgres=bool(plan.spec.server.versions))
         for reason in bench.unavailable.values():
@@ -145,7 +165,7 @@ def run_sweep(
                     row = unsupported_row(bench, plan, window, number, reason)
                 else:
                     row = _measure_or_stop(bench, plan, window, number, len(results.rows))
-                results.append({"run_id": results.run_id, "machine": machine_id, **row})
+                results.append({"run_id": results.run_id, "machine": machine_id, **row, **provenance})
                 if not row["ok"]:
                     progress.console.print(
                         f"  window {number}: {row['workload']} c={row['clients']} failed: {row['error']}"

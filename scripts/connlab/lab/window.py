@@ -47,6 +47,29 @@ def foreign_backends(bench: Bench, pooler: PoolerProcess | None) -> frozenset[in
     return foreign_pids(rows, server_client_ports(pooler.processes(), bench.cluster.port))
 
 
+def poolers_cpu_seconds(bench: Bench) -> float:
+    """The poolers' CPU time: their own cgroup's counter (connlab.lab.cpu_budget.PoolerBudget), which holds
+    every process they ran, exited children included; their process trees' where there is no cgroup."""
+    budget = bench.budget.pooler
+    from_cgroup = budget.cpu_seconds() if budget is not None and bench.poolers else None
+    if from_cgroup is not None:
+        return from_cgroup
+    return sum(pooler.cpu_seconds() for pooler in bench.poolers.values())
+
+
+def pooler_budget_columns(bench: Bench) -> dict[str, object]:
+    """The poolers' CPU budget as a window's row states it: their cores, how many, and whether the server
+    ran on them too; empty without a pooler."""
+    budget = bench.budget.pooler
+    if not bench.poolers or budget is None:
+        return {"pooler_cpus": None, "pooler_cpu_budget": None, "pooler_shares_server_cores": None}
+    return {
+        "pooler_cpus": budget.cpus,
+        "pooler_cpu_budget": budget.cpu_budget,
+        "pooler_shares_server_cores": budget.shares_server_cores,
+    }
+
+
 def start_samplers(bench: Bench, plan: Plan, window: Window) -> list[ThreadedProbe]:
     """The experiment's probes for this window; a pooler's probe only where the clients go through one."""
     pooler = bench.pooler_of(window.workload)
@@ -88,7 +111,7 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
     started_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     samplers = start_samplers(bench, plan, window)
     try:
-        poolers_before = sum(pooler.cpu_seconds() for pooler in bench.poolers.values())
+        poolers_before = poolers_cpu_seconds(bench)
         before = counters.take_snapshot(bench.cluster, bench.budget, BENCH_DB)
         with contextlib.ExitStack() as running:
             for sampler in samplers:
@@ -102,7 +125,7 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
             bench.cluster.wait_ready(timeout_s=60)
         after = counters.take_snapshot(bench.cluster, bench.budget, BENCH_DB)
         wall_s = after.monotonic_s - before.monotonic_s
-        poolers_cpu = sum(pooler.cpu_seconds() for pooler in bench.poolers.values()) - poolers_before
+        poolers_cpu = poolers_cpu_seconds(bench) - poolers_before
         percentiles = latency_percentiles_ms(sorted(log_dir.glob("tx*")))
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
@@ -141,6 +164,7 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         "client_cpu_budget": client_quota,
         "pool_size": workload.pool_size,
         "pooler_cpu_cores": round(poolers_cpu / wall_s, 3) if bench.poolers else None,
+        **pooler_budget_columns(bench),
         "clients_connected": report.clients_connected(window.clients),
         **probe_figures,
         "server_rtt_ms": round_trip_ms,

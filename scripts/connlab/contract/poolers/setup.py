@@ -21,7 +21,7 @@ def server_tcp_host(server_host: str) -> str:
 
 
 class Budget(Protocol):
-    """The CPU budget a pooler runs on (the harness's CpuBudget): enter() moves the calling process in."""
+    """The CPU budget a pooler runs on (the harness's PoolerBudget): enter() moves the calling process in."""
 
     def enter(self) -> None: ...
 

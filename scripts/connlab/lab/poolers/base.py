@@ -3,7 +3,7 @@
 Inputs. An adapter is built from a `PoolerSetup` (below): where the server listens, the databases to expose,
 the pool size and mode, the users with their server-side SCRAM verifiers (and, for poolers that must log in
 with a password of their own, the run's generated password, kept in memory only), pg_hba-style lines per
-role, a port and a folder of its own, and the CPU budget it runs on (the server's, like a sidecar).
+role, a port and a folder of its own, and the CPU budget it runs on (its own cgroup, on the server's cores).
 
 Outputs.
 - `config_files()` is pure: file name -> text. The harness writes exactly these files, and the site's

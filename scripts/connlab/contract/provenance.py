@@ -1,0 +1,55 @@
+"""A run's provenance: which machine measured it, and how fast that machine was at the run's start.
+
+One id is one machine. The harness (connlab.lab.machine, connlab.lab.calibration) refuses a run whose
+machine differs from its folder's, and validation (connlab.data.machine_runs) refuses a folder whose runs
+disagree, by the same two rules, stated here once:
+
+- the fingerprint: the facts that tell one machine from another of the same shape, as machine.yaml records
+  them (FINGERPRINT_FIELDS); each row of a run carries their digest and, readable, the kernel;
+- the calibration: select-only with one client, CALIBRATION_PASSES short passes at the run's start. Two
+  calibrations agree when they are no further apart than the calibration's own spread: the larger of the
+  two passes' ranges (slowest to fastest), and never less than CALIBRATION_FLOOR of the folder's figure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+# What tells one machine from another of the same shape. The kernel is in it: a virtual machine's kernel
+# build changes with its host image, and two builds of one shape measured 3-4x apart at the same point
+# (results/amd-epyc-2c-24g and -2). The CPU flags tell a host's CPU generation where the model name is
+# generic ("AMD EPYC").
+FINGERPRINT_FIELDS = ("cpu_model", "cpu_flags", "threads", "memory_gib", "kernel", "virtualised")
+DIGEST_LENGTH = 12
+DIGEST_PATTERN = rf"^[0-9a-f]{{{DIGEST_LENGTH}}}$"
+
+# Three passes give a range; each is a third of the profile's calibration time (at least a second).
+CALIBRATION_PASSES = 3
+# The least spread two calibrations of one machine may differ by, as a share of the folder's figure. On
+# the first amd machine six runs' single-window calibrations lay within 13,881-15,432 tps, 6% either side
+# of their median on an idle virtual machine; a new kernel build measured 3-4x apart.
+CALIBRATION_FLOOR = 0.10
+
+
+def fingerprint_digest(facts: Mapping[str, object]) -> str | None:
+    """The digest of FINGERPRINT_FIELDS as machine.yaml writes them (values compared as text); None where
+    one is missing (a machine.yaml written before the field was recorded)."""
+    if any(facts.get(field) is None for field in FINGERPRINT_FIELDS):
+        return None
+    text = "\n".join(f"{field}={facts[field]}" for field in FINGERPRINT_FIELDS)
+    return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_LENGTH]
+
+
+def calibration_tolerance(
+    reference_tps: float, reference_spread: float | None, spread: float | None
+) -> float:
+    """How far a calibration may lie from the folder's and still be the same machine: the larger of the
+    two spreads, at least CALIBRATION_FLOOR of the folder's figure."""
+    return max(reference_spread or 0.0, spread or 0.0, CALIBRATION_FLOOR * reference_tps)
+
+
+def calibrations_agree(
+    reference_tps: float, reference_spread: float | None, tps: float, spread: float | None
+) -> bool:
+    return abs(tps - reference_tps) <= calibration_tolerance(reference_tps, reference_spread, spread)

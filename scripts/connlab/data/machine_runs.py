@@ -1,0 +1,128 @@
+"""One id, one machine: the runs of a machine folder agree with its machine.yaml, and so with each other.
+
+Every run written since the fingerprint was recorded carries, on each row, the digest of its machine's
+fingerprint, its kernel and the calibration measured at its start (connlab.contract.provenance). A run
+whose fingerprint differs from the folder's, or whose calibration lies further from the folder's than the
+calibration's own spread, was measured on another machine (or on this one under other load): one line per
+such run names its file and what it differs from. The folder's figures are machine.yaml's; where
+machine.yaml lacks them (a file written before they were recorded), the first run that has them stands in.
+Runs written before these columns existed carry none of them: nothing here is asked of them.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from connlab.contract.machine_schema import MachineFile
+from connlab.contract.provenance import calibration_tolerance, calibrations_agree, fingerprint_digest
+
+FINGERPRINT_COLUMN = "machine_fingerprint"
+WAY_OUT = "move it to a folder of its own (a run names one with MACHINE=<new id>)"
+
+
+@dataclass(frozen=True)
+class RunProvenance:
+    """One run session's provenance as its rows give it, at the first line that gives it."""
+
+    path: Path
+    line: int
+    fingerprint: str
+    kernel: str
+    calibration_tps: float | None
+    calibration_spread: float | None
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None  # validation of the cell itself reports it
+
+
+def read_provenance(path: Path, text: str) -> list[RunProvenance]:
+    """Each distinct provenance a run file's rows carry (a resumed run: one per session, most often the
+    same), with the line it first appears on; empty for a file without the columns."""
+    header, _, _ = text.partition("\n")
+    if FINGERPRINT_COLUMN not in header:
+        return []
+    found: dict[tuple[str, ...], RunProvenance] = {}
+    reader = csv.DictReader(text.splitlines(keepends=True))
+    try:
+        for row in reader:
+            fingerprint = row.get(FINGERPRINT_COLUMN) or ""
+            if not fingerprint:
+                continue
+            key = (
+                fingerprint,
+                row.get("kernel") or "",
+                row.get("run_calibration_tps") or "",
+                row.get("run_calibration_spread_tps") or "",
+            )
+            if key not in found:
+                found[key] = RunProvenance(
+                    path, reader.line_num, fingerprint, key[1], _number(key[2]), _number(key[3])
+                )
+    except csv.Error:
+        pass  # the file's own check names it
+    return list(found.values())
+
+
+def _fingerprint_problems(
+    machine_file: Path, machine: MachineFile | None, runs: list[RunProvenance]
+) -> Iterator[str]:
+    digest = fingerprint_digest(machine.model_dump()) if machine is not None else None
+    if digest is not None and machine is not None:
+        reference, kernel, where = digest, machine.kernel, str(machine_file)
+    elif runs:
+        reference, kernel, where = runs[0].fingerprint, runs[0].kernel, f"{runs[0].path}:{runs[0].line}"
+    else:
+        return
+    for run in runs:
+        if run.fingerprint != reference:
+            yield (
+                f"{run.path}:{run.line}: {FINGERPRINT_COLUMN}: measured on another machine than {where} "
+                f"records (fingerprint {run.fingerprint}, kernel {run.kernel or '?'} here; {reference}, "
+                f"kernel {kernel} there); {WAY_OUT}"
+            )
+
+
+def _calibration_problems(
+    machine_file: Path, machine: MachineFile | None, runs: list[RunProvenance]
+) -> Iterator[str]:
+    calibrated = [(run, run.calibration_tps) for run in runs if run.calibration_tps is not None]
+    if machine is not None and machine.calibration_tps is not None:
+        reference, spread, where = machine.calibration_tps, machine.calibration_spread_tps, str(machine_file)
+    elif calibrated:
+        first, reference = calibrated[0]
+        spread, where = first.calibration_spread, f"{first.path}:{first.line}"
+    else:
+        return
+    for run, tps in calibrated:
+        if not calibrations_agree(reference, spread, tps, run.calibration_spread):
+            tolerance = calibration_tolerance(reference, spread, run.calibration_spread)
+            yield (
+                f"{run.path}:{run.line}: run_calibration_tps: {tps:g} tps here, {reference:g} tps in "
+                f"{where}: further apart than the calibration's spread ({tolerance:.1f} tps), so another "
+                f"machine or this one under other load; {WAY_OUT}"
+            )
+
+
+def folder_problems(
+    machine_file: Path,
+    machine: MachineFile | None,
+    run_files: Iterable[Path],
+    read_text: Callable[[Path], str | None],
+) -> Iterator[str]:
+    """The runs of one machine folder that disagree with its machine.yaml (or, where it records no
+    fingerprint or calibration, with the folder's first run that does). read_text: the validator's safe
+    reader (regular files only, size-limited); a file it cannot read is the file's own check's to report."""
+    runs: list[RunProvenance] = []
+    for path in sorted(run_files):
+        text = read_text(path)
+        if text is not None:
+            runs.extend(read_provenance(path, text))
+    yield from _fingerprint_problems(machine_file, machine, runs)
+    yield from _calibration_problems(machine_file, machine, runs)

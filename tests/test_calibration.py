@@ -1,0 +1,47 @@
+"""The calibration at a run's start: its figure and spread, and a run refused whose calibration is not its
+folder's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from connlab import paths
+from connlab.errors import LabError
+from connlab.lab.calibration import Calibration, refuse_another_calibration
+
+
+@pytest.fixture
+def results_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "results"
+    monkeypatch.setattr(paths, "RESULTS_DIR", folder)
+    (folder / "box").mkdir(parents=True)
+    (folder / "box" / "machine.yaml").write_text(
+        yaml.safe_dump({"id": "box", "calibration_tps": 13881.5, "calibration_spread_tps": 300.0})
+    )
+    return folder
+
+
+def test_a_calibration_is_the_median_of_its_passes_and_their_range() -> None:
+    calibration = Calibration((14010.25, 13500.0, 14600.4))
+    assert (calibration.tps, calibration.spread) == (14010.2, 1100.4)
+
+
+def test_a_calibration_within_the_spread_runs(results_dir: Path) -> None:
+    refuse_another_calibration("box", Calibration((13000.0, 13100.0, 13200.0)))
+    refuse_another_calibration("new-box", Calibration((1.0, 2.0, 3.0)))  # a new folder: nothing to hold to
+
+
+def test_a_calibration_outside_the_spread_is_refused_in_one_line(results_dir: Path) -> None:
+    """A third machine of the same shape calibrated 8,102.9 tps in the committed folder of 13,881.5."""
+    (results_dir / "box-2").mkdir()
+    with pytest.raises(LabError) as refused:
+        refuse_another_calibration("box", Calibration((8000.0, 8102.9, 8200.0)))
+    [line] = str(refused.value).splitlines()
+    assert line.startswith(
+        "results/box/ calibrates at 13881.5 tps (its machine.yaml), this run at 8102.9 tps"
+    )
+    assert "(passes 8000-8200)" in line and "spread (1388.2 tps)" in line
+    assert line.endswith("MACHINE=box-3")  # box-2 is taken
