@@ -67,9 +67,11 @@ def usl_params(records: Records) -> list[dict]:
     curve_n = [n_max ** (i / (USL_CURVE_POINTS - 1)) for i in range(USL_CURVE_POINTS)]
     y_top = 1.2 * max(max(float(r["tps_max"]) for r in records), *(_usl(n, *fit) for n in curve_n))
     return [
-        _usl_slider("lambda_", "λ, one client's tps ", lambda_, max(3 * lambda_, 1.0)),
-        _usl_slider("sigma", "σ, contention ", sigma, min(max(0.5, 2 * sigma), 1.0)),
-        _usl_slider("kappa", "κ, crosstalk ", kappa, max(5 * kappa, 0.01)),
+        # Each slider's track is centred on the fitted value (twice it at the end), so the fit sits mid-track
+        # and its last digits survive the step; σ stops at 1, where the model ends, and a zero fit gets room.
+        _usl_slider("lambda_", "λ, one client's tps ", lambda_, 2 * lambda_ if lambda_ > 0 else 1.0),
+        _usl_slider("sigma", "σ, contention ", sigma, min(2 * sigma, 1.0) if sigma > 0 else 0.5),
+        _usl_slider("kappa", "κ, crosstalk ", kappa, 2 * kappa if kappa > 0 else 0.01),
         {"name": "n_max", "value": n_max},
         {"name": "y_top", "value": y_top},
     ]
