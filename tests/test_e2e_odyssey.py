@@ -250,14 +250,17 @@ def test_a_stop_with_clients_connected_leaves_no_process(scram_cluster: tuple[Cl
     try:
         assert stopped_s < 10, f"the stop took {stopped_s:.1f} s"
         assert not pooler.running() and pooler.processes() == []
-        assert [pid for pid in pids if psutil.pid_exists(pid)] == []
+        alive = [pid for pid in pids if psutil.pid_exists(pid)]
+        assert alive == [], [psutil.Process(pid).as_dict(["name", "status"]) for pid in alive]
         root = str(pooler.setup.root)
         left = [
             p.pid for p in psutil.process_iter(["cmdline"]) if any(root in a for a in p.info["cmdline"] or [])
         ]
         assert left == [], f"processes still naming {root}: {left}"
-        with socket.socket() as probe:  # its port is free again
+        with socket.socket() as probe:  # its port is free again (SO_REUSEADDR: its clients' TIME_WAIT aside)
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind(("127.0.0.1", pooler.port))
+            probe.listen()
     finally:
         with contextlib.suppress(Exception):
             kill_group(client)
