@@ -3,6 +3,8 @@ folder's."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import yaml
 
 from connlab import paths
 from connlab.errors import LabError
+from connlab.lab import machine
 from connlab.lab.calibration import Calibration, refuse_another_calibration
 
 
@@ -45,3 +48,32 @@ def test_a_calibration_outside_the_spread_is_refused_in_one_line(results_dir: Pa
     )
     assert "(passes 8000-8200)" in line and "spread (1388.2 tps)" in line
     assert line.endswith("MACHINE=box-3")  # box-2 is taken
+
+
+@pytest.mark.e2e  # `connlab run` up to its calibration, on a throwaway cluster
+@pytest.mark.usefixtures("require_root", "require_postgres")
+def test_a_run_whose_calibration_is_not_the_folders_is_refused_and_writes_nothing(
+    connlab_env: dict[str, str],
+) -> None:
+    """This machine's own fingerprint, so only the calibration can tell: a folder calibrated a hundred
+    times faster than anything here holds another machine's results."""
+    folder = Path(connlab_env["CONNLAB_RESULTS_DIR"]) / "lab-box"
+    folder.mkdir(parents=True)
+    recorded = {
+        "id": "lab-box",
+        **machine.fingerprint(),
+        "calibration_tps": 5e6,
+        "calibration_spread_tps": 1.0,
+    }
+    (folder / "machine.yaml").write_text(yaml.safe_dump(recorded))
+    result = subprocess.run(
+        [sys.executable, "-m", "connlab.cli", "run", "clients-sweep", "--profile", "tiny",
+         "--machine", "lab-box"],
+        env=connlab_env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: results/lab-box/ calibrates at 5e+06 tps (its machine.yaml), this run at ")
+    assert line.endswith("MACHINE=lab-box-2")
+    assert sorted(path.name for path in folder.rglob("*")) == ["machine.yaml"]
+    assert yaml.safe_load((folder / "machine.yaml").read_text()) == recorded

@@ -12,7 +12,7 @@ Runs written before these columns existed carry none of them: nothing here is as
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,9 +45,9 @@ def _number(text: str | None) -> float | None:
 def read_provenance(path: Path, text: str) -> list[RunProvenance]:
     """Each distinct provenance a run file's rows carry (a resumed run: one per session, most often the
     same), with the line it first appears on; empty for a file without the columns."""
-    header, _, _ = text.partition("\n")
-    if FINGERPRINT_COLUMN not in header:
-        return []
+    header_end = text.find("\n")
+    if text.find(FINGERPRINT_COLUMN, 0, header_end if header_end >= 0 else len(text)) < 0:
+        return []  # a file written before the columns: not parsed a second time
     found: dict[tuple[str, ...], RunProvenance] = {}
     reader = csv.DictReader(text.splitlines(keepends=True))
     try:
@@ -111,18 +111,11 @@ def _calibration_problems(
 
 
 def folder_problems(
-    machine_file: Path,
-    machine: MachineFile | None,
-    run_files: Iterable[Path],
-    read_text: Callable[[Path], str | None],
+    machine_file: Path, machine: MachineFile | None, runs: Iterable[RunProvenance]
 ) -> Iterator[str]:
-    """The runs of one machine folder that disagree with its machine.yaml (or, where it records no
-    fingerprint or calibration, with the folder's first run that does). read_text: the validator's safe
-    reader (regular files only, size-limited); a file it cannot read is the file's own check's to report."""
-    runs: list[RunProvenance] = []
-    for path in sorted(run_files):
-        text = read_text(path)
-        if text is not None:
-            runs.extend(read_provenance(path, text))
-    yield from _fingerprint_problems(machine_file, machine, runs)
-    yield from _calibration_problems(machine_file, machine, runs)
+    """The runs of one machine folder (read_provenance of each run file) that disagree with its
+    machine.yaml, or, where it records no fingerprint or calibration, with the folder's first run that
+    does."""
+    ordered = sorted(runs, key=lambda run: (str(run.path), run.line))
+    yield from _fingerprint_problems(machine_file, machine, ordered)
+    yield from _calibration_problems(machine_file, machine, ordered)

@@ -41,8 +41,6 @@ from connlab.paths import MACHINE_FILE_NAME, RESULTS_DIR
 
 MAX_FILE_BYTES = 20 * 2**20
 MAX_YAML_BYTES = 64 * 2**10
-# A run file's header is a line of column names: a few kilobytes at most.
-MAX_HEADER_BYTES = 16 * 2**10
 SAFE_ID = re.compile(SAFE_ID_PATTERN)
 RUN_ID = re.compile(r"^(tiny|quick|full)-[0-9]{8}T[0-9]{6}Z$")
 # Numbers whose text alone proves them valid for the type (ASCII, in range, finite): at most 9 digits for
@@ -283,12 +281,17 @@ def _cell_problem(column: Column, text: str) -> str | None:
     return None
 
 
-def validate_csv(path: Path, machine_id: str | None = None) -> Iterator[str]:
-    """A raw run file: columns, types, ranges, and that its passes are complete."""
+def validate_csv(
+    path: Path, machine_id: str | None = None, runs: list[machine_runs.RunProvenance] | None = None
+) -> Iterator[str]:
+    """A raw run file: columns, types, ranges, and that its passes are complete. runs, where given, gains
+    the run's provenance (connlab.data.machine_runs) from the text read here, so it is read once."""
     text, reason = _read_text(path, MAX_FILE_BYTES)
     if text is None:
         yield f"{path}:1: (file): {reason}"
         return
+    if runs is not None:
+        runs.extend(machine_runs.read_provenance(path, text))
     found = _shaped_file_problems(path, text, machine_id)
     if found is None:
         found = _clean_file_problems(path, text, machine_id)
@@ -531,7 +534,7 @@ def validate_machine_folder(folder: Path, entries: list[FolderEntry] | None = No
                 f"{folder / MACHINE_FILE_NAME}:1: published: published reference data lives in folders named "
                 f"published-<name> with `published: true`, and only there"
             )
-    run_files: list[Path] = []
+    runs: list[machine_runs.RunProvenance] = []
     for entry in folder_entries(folder) if entries is None else entries:
         path = entry.path
         relative = path.relative_to(folder)
@@ -547,27 +550,12 @@ def validate_machine_folder(folder: Path, entries: list[FolderEntry] | None = No
         elif published and relative == Path(PUBLISHED_FILE_NAME):
             yield from validate_published_csv(path)
         elif not published and path.suffix == ".csv" and len(relative.parts) == 2:
-            yield from validate_csv(path, folder.name)
-            run_files.append(path)
+            yield from validate_csv(path, folder.name, runs)
         else:
             expected = PUBLISHED_FILE_NAME if published else "<experiment>/<run-id>.csv"
             yield f"{path}:1: (file): unexpected file; this folder holds {MACHINE_FILE_NAME} and {expected}"
     # One id, one machine: the runs agree with machine.yaml's fingerprint and calibration.
-    yield from machine_runs.folder_problems(folder / MACHINE_FILE_NAME, machine, run_files, _provenance_text)
-
-
-def _provenance_text(path: Path) -> str | None:
-    """A run file's text where its header names the provenance columns, else None: a file written before
-    them is not read a second time."""
-    descriptor, _ = _open_regular(path)
-    if descriptor is None:
-        return None
-    with os.fdopen(descriptor, "rb") as file:
-        head = file.read(MAX_HEADER_BYTES)
-    if machine_runs.FINGERPRINT_COLUMN.encode() not in head.partition(b"\n")[0]:
-        return None
-    text, _ = _read_text(path, MAX_FILE_BYTES)
-    return text
+    yield from machine_runs.folder_problems(folder / MACHINE_FILE_NAME, machine, runs)
 
 
 def _special_reason(path: Path) -> str:
