@@ -31,7 +31,6 @@ SITE     := $(BUILD)/site
 PORT     ?= 8000
 # PG_VERSION=<major> (14-18): a pinned PostgreSQL build from PyPI instead of Debian's package (read from the
 # environment by connlab; unset: Debian's package, or the PyPI build of 15 where Debian's is missing).
-export NO_MKDOCS_2_WARNING := 1
 
 VENV_STAMP     := $(VENV)/.installed
 NODE_STAMP     := node_modules/.installed

@@ -19,8 +19,6 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from connlab.site.charts_first import PENDING, SCRIPTS_STATE
-
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Page, Route
 
@@ -152,8 +150,12 @@ def watched(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Watche
         context.close()
 
 
-# On a chart page Material's script runs once the charts are drawn (connlab.site.charts_first).
-PAGE_SCRIPTS_RAN_JS = f"() => document.documentElement.getAttribute({SCRIPTS_STATE!r}) !== {PENDING!r}"
+# Material's script has started the page (its document$ announces pages, and charts.js follows it), or the
+# page has no Material (a test's bare page).
+PAGE_SCRIPTS_RAN_JS = (
+    "() => typeof window.document$ !== 'undefined'"
+    " || !document.querySelector('script[src*=\"javascripts/bundle.\"]')"
+)
 
 
 def wait_for_charts(w: Watched) -> None:

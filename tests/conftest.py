@@ -322,7 +322,6 @@ def connlab_env(shared_tmp: Path, cgroup_prefix: str) -> dict[str, str]:
         CONNLAB_LOCK_FILE=str(shared_tmp / "measure.lock"),
         CONNLAB_CGROUP_PREFIX=cgroup_prefix,
         COLUMNS="200",
-        NO_MKDOCS_2_WARNING="1",
         PYTHONUNBUFFERED="1",
     )
     return env

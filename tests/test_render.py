@@ -21,6 +21,7 @@ from connlab.data.aggregate import aggregate_all
 from connlab.data.validate import validate_results
 from connlab.site import charts
 from connlab.site.chart_html import NO_SVG_FALLBACK
+from connlab.site.fragments import markdown_extensions
 from connlab.site.render import (
     PageRenderer,
     compare,
@@ -39,17 +40,7 @@ if TYPE_CHECKING:
 
 ARTICLE = "too-many-connections"
 # The Markdown extensions of mkdocs.yml: contributed text must survive exactly these.
-MARKDOWN_EXTENSIONS = [
-    "admonition",
-    "attr_list",
-    "md_in_html",
-    "connlab.site.fast_tables",
-    "connlab.site.wrapped_tables",
-    "toc",
-    "pymdownx.superfences",
-    "pymdownx.tabbed",
-    "pymdownx.details",
-]
+MARKDOWN_EXTENSIONS = markdown_extensions()[0]
 MACHINE_DESCRIPTION = "<script>alert('x')</script> a *fast* [box](http://evil.example)"
 
 
@@ -323,7 +314,8 @@ def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) ->
         docs / "articles" / "pgbouncer-trade.md",
         docs / "methodology.md",
         docs / "machines.md",
-        docs / "machines" / "alpha-box.md",
+        docs / "machines" / "alpha-box.html",  # a machine page's HTML fragment, stamped by publish
+        docs / "machines" / "_shell.md",  # the page MkDocs builds for every machine page
     }
     assert (docs / "index.md").is_file()
     assert (docs / "assets" / "charts.js").is_file()

@@ -34,7 +34,6 @@ from browser_support import (
 from conftest import build_site
 from connlab.site.chart_html import chart_block
 from connlab.site.charts import usl_simulator
-from connlab.site.charts_first import AFTER_CHARTS_TYPE, FALLBACK_MS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Route
@@ -191,15 +190,11 @@ def test_chart_libraries_load_only_where_a_page_has_a_chart(watched: Watched, si
 
 
 # The chart requests a page names in its head (connlab/site/preloads.py), and the compiled charts' variants.
-# Every preload the page had: they are removed once the charts are drawn (connlab.site.charts_first).
 PRELOADS_SEEN_INIT = """window.__preloads = [];
 new MutationObserver(records => records.forEach(record => record.addedNodes.forEach(node => {
   if (node.nodeName === "LINK" && node.rel === "preload") window.__preloads.push([node.as, node.href]);
 }))).observe(document, {childList: true, subtree: true});"""
 PRELOADS_JS = "() => window.__preloads"
-# The scripts of the page besides charts.js, run once its charts were drawn (none is left inert).
-LIVE_SCRIPTS_JS = f"""() => [...document.scripts].filter(s => s.src && !s.src.endsWith("/assets/charts.js"))
-  .map(s => s.type === {AFTER_CHARTS_TYPE!r} ? "inert " + s.src : s.src)"""
 VARIANT_FILE = re.compile(r"\.((?:wide|narrow)-(?:light|dark)(?:-fixed)?)\.json$")
 
 
@@ -233,60 +228,47 @@ def test_a_chart_page_preloads_what_charts_js_then_uses(
     page.goto(site_url + machine.url, wait_until="load")
     wait_for_charts(watched)
     preloaded = page.evaluate(PRELOADS_JS)
-    assert page.locator("link[rel=preload]").count() == 0, "preloads left for Material to ask for again"
     kinds = sorted({kind for kind, _ in preloaded})
     assert kinds == ["fetch", "script"], preloaded
     charts = [url for url in fetched if "/assets/vendor/" in url or "/assets/vega/" in url]
     assert len(charts) == len(set(charts)), f"a chart file was fetched twice: {charts}"
-    # The page's other scripts, run once the charts are drawn, are preloaded too (connlab.site.charts_first).
-    waited = page.evaluate(LIVE_SCRIPTS_JS)
-    assert any("/javascripts/bundle." in src for src in waited), waited
-    assert {href for _, href in preloaded} <= set(charts) | set(waited), "a preloaded file nothing asked for"
-    assert set(waited) <= set(fetched)
+    assert {href for _, href in preloaded} <= set(charts), "a preloaded file nothing asked for"
     variants = {match.group(1) for url in charts if (match := VARIANT_FILE.search(urlsplit(url).path))}
     # A chart whose plot the column leaves too narrow is drawn again at a fixed width, from that variant.
     assert {name for name in variants if not name.endswith("-fixed")} == {variant}, charts
     watched.assert_clean()
 
 
-# When Material's script announces itself (it sets window.document$): whether every chart was drawn by then.
-MATERIAL_STARTED_INIT = """Object.defineProperty(window, "document$", {configurable: true, set(value) {
-  window.__chartsDrawnAtMaterial = [...document.querySelectorAll("figure.connlab-chart")].every(
-    f => f.querySelector(".connlab-chart__view svg") && f.hasAttribute("data-rendered-scheme"));
-  Object.defineProperty(window, "document$", {configurable: true, writable: true, value});
-}});"""
-
-
-def test_materials_script_runs_once_a_chart_pages_charts_are_drawn(
+def test_materials_script_runs_on_a_machine_page_and_search_finds_the_machine(
     watched: Watched, site_url: str, chart_pages: list[ChartPage]
 ) -> None:
-    """On a chart page the charts are drawn first (connlab.site.charts_first); Material's script runs after,
-    sees the page it would have seen (its palette toggle redraws the charts) and its search answers."""
+    """A machine page is the shell MkDocs built with the machine's content: Material's script runs on it (its
+    palette toggle redraws the charts), and its search finds the machine by its name, the one part of a
+    machine page the index holds (connlab.site.publish)."""
     page = watched.page
-    page.add_init_script(MATERIAL_STARTED_INIT)
     machine = next(chart_page for chart_page in chart_pages if chart_page.browser_only)
     page.goto(site_url + machine.url, wait_until="load")
     wait_for_charts(watched)
-    assert page.evaluate("window.__chartsDrawnAtMaterial") is True
-    assert page.locator(f'script[type="{AFTER_CHARTS_TYPE}"]').count() == 0, "a script left waiting"
     page.locator(PALETTE_TOGGLE.format(index=1)).click()
     wait_for_charts(watched)
     assert set(page.locator(FIGURE).evaluate_all("fs => fs.map(f => f.dataset.renderedScheme)")) == {"slate"}
+    name = machine.url.rstrip("/").rsplit("/", 1)[-1]
     page.keyboard.press("/")
-    page.keyboard.type("pgbouncer")
-    page.locator(".md-search-result__item").first.wait_for()
+    page.keyboard.type(name)
+    first = page.locator(".md-search-result__item").first
+    first.wait_for()
+    assert name in first.inner_text()
     watched.assert_clean()
 
 
 def test_materials_script_runs_on_a_chart_page_whose_charts_js_did_not_load(
     watched: Watched, site_url: str, chart_pages: list[ChartPage]
 ) -> None:
-    """Without charts.js nothing says the charts are drawn: Material's script still runs, FALLBACK_MS after
-    the page was parsed, and its palette toggle works."""
+    """Without charts.js, Material's script still runs and its palette toggle works."""
     page = watched.page
     page.route("**/assets/charts.js", lambda route: route.abort())
     page.goto(site_url + chart_pages[0].url, wait_until="load")
-    page.wait_for_function(PAGE_SCRIPTS_RAN_JS, timeout=FALLBACK_MS + TIMEOUT_MS)
+    page.wait_for_function(PAGE_SCRIPTS_RAN_JS, timeout=TIMEOUT_MS)
     assert page.evaluate("typeof window.document$") == "object"
     page.locator(PALETTE_TOGGLE.format(index=1)).click()
     page.wait_for_function("() => document.body.dataset.mdColorScheme === 'slate'")
@@ -765,3 +747,30 @@ def test_a_chart_not_compiled_reached_from_a_compiled_page_draws(watched: Watche
     # vega-embed's second run may come from the browser's memory cache, unseen as a request.
     assert libraries[:3] == ["vega.min.js", "vega-embed.min.js", "vega-lite.min.js"]
     watched.assert_clean()
+
+
+FILE_NOTICE = "#connlab-file-notice"
+
+
+def test_a_page_opened_as_a_file_says_to_serve_the_site(
+    browser: Browser, built_site: Path, chart_pages: list[ChartPage]
+) -> None:
+    """Opened from the file system (build/site/index.html), a page cannot fetch its compiled charts or the
+    search index: the home page and a machine page say so at their top and name `make serve` (README: The
+    site). Served, no page says it."""
+    machine = next(chart_page for chart_page in chart_pages if chart_page.browser_only)
+    page = browser.new_page()
+    try:
+        for relative in ("index.html", f"{machine.url}index.html"):
+            page.goto((built_site / relative).as_uri(), wait_until="load")
+            notice = page.locator(FILE_NOTICE)
+            notice.wait_for(state="visible")
+            assert "make serve" in notice.inner_text()
+    finally:
+        page.close()
+
+
+def test_a_served_page_says_nothing_about_files(watched: Watched, site_url: str) -> None:
+    watched.page.goto(site_url, wait_until="load")
+    watched.page.wait_for_function(PAGE_SCRIPTS_RAN_JS)
+    assert watched.page.locator(FILE_NOTICE).count() == 0

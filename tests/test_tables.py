@@ -1,8 +1,10 @@
-"""Markdown tables assembled in Python (connlab.site.tables)."""
+"""The generated tables, written as HTML in Python (connlab.site.tables)."""
 
 from __future__ import annotations
 
-from connlab.site.tables import Column, fits_table, markdown_table, points_table
+import re
+
+from connlab.site.tables import Column, fits_table, html_table, points_table
 
 POINT = {
     "workload": "mixed", "clients": 8, "clients_per_core": 4.0, "tps_median": 12345.6, "tps_min": 12000.0,
@@ -12,24 +14,30 @@ POINT = {
 }  # fmt: skip
 
 
-def test_a_table_has_a_header_an_alignment_row_and_a_row_per_record() -> None:
+def _cells(table: str, row: int) -> list[str]:
+    """The text of each cell of a body row."""
+    body = table.split("<tbody>", 1)[1]
+    return re.findall(r"<td[^>]*>(.*?)</td>", body.split("</tr>")[row])
+
+
+def test_a_table_has_a_header_and_a_row_per_record_right_aligning_numbers() -> None:
     columns = [Column("name", lambda r: str(r["name"])), Column("n", lambda r: str(r["n"]), numeric=True)]
-    assert markdown_table(columns, [{"name": "a", "n": 1}, {"name": "b", "n": 2}]) == (
-        "| name | n |\n|---|---:|\n| a | 1 |\n| b | 2 |\n"
-    )
-    assert markdown_table(columns, []) == "| name | n |\n|---|---:|\n"
+    table = html_table(columns, [{"name": "a", "n": 1}, {"name": "b", "n": 2}])
+    assert '<tr><th>name</th><th style="text-align: right;">n</th></tr>' in table
+    assert _cells(table, 0) == ["a", "1"] and _cells(table, 1) == ["b", "2"]
+    # A raw HTML block: blank lines around it, so Markdown passes it as it is.
+    assert table.startswith("\n<table>") and table.endswith("</table>\n\n")
+    assert "<tbody>\n</tbody>" in html_table(columns, [])
 
 
 def test_the_points_table_formats_each_figure() -> None:
-    row = points_table([POINT]).splitlines()[2]
-    assert row == (
-        "| mixed | 8 | 4.0 | 12,346 (12,000–12,500) | 0.648 (0.640–0.660) | 1.23 | 0.98 | 0.51 † | 3/3 |"
-    )
+    assert _cells(points_table([POINT]), 0) == [
+        "mixed", "8", "4.0", "12,346 (12,000–12,500)", "0.648 (0.640–0.660)", "1.23", "0.98", "0.51 †", "3/3",
+    ]  # fmt: skip
 
 
 def test_contributed_text_in_a_table_is_shown_literally() -> None:
-    row = points_table([{**POINT, "workload": "<b>|x"}]).splitlines()[2]
-    assert row.startswith("| &lt;b&gt;\\|x | ")
+    assert _cells(points_table([{**POINT, "workload": "<b>|x\n\ny"}]), 0)[0] == "&lt;b&gt;|x y"
 
 
 def test_the_fits_table_says_when_lambda_was_fixed() -> None:
@@ -37,5 +45,8 @@ def test_the_fits_table_says_when_lambda_was_fixed() -> None:
         "workload": "tpcb-like", "basis": "medians", "anchored": True, "lambda_tps": 2065.2, "sigma": 0.3678,
         "kappa": 0.004152, "r_squared": 0.9512, "points": 10, "n_star": None, "measured_peak_clients": 8,
     }  # fmt: skip
-    row = fits_table([fit]).splitlines()[2]
-    assert row == "| tpcb\\-like | medians | yes | 2,065 | 0.368 | 0.00415 | 0.951 | 10 | – | 8 |"
+    table = fits_table([fit])
+    assert _cells(table, 0) == [
+        "tpcb-like", "medians", "yes", "2,065", "0.368", "0.00415", "0.951", "10", "–", "8",
+    ]  # fmt: skip
+    assert '<th style="text-align: right;">N*</th>' in table

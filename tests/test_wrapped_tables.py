@@ -11,6 +11,7 @@ import markdown
 import material
 import pytest
 
+from connlab.site.tables import points_table
 from connlab.site.wrapped_tables import TABLE_CLASS, WRAPPER_END, WRAPPER_START, wrap_tables
 
 REPO = Path(__file__).resolve().parents[1]
@@ -18,7 +19,7 @@ TABLES_CSS = REPO / "site_src" / "assets" / "tables.css"
 MATERIAL_CSS = sorted(
     (Path(material.__file__).parent / "templates" / "assets" / "stylesheets").glob("main.*.min.css")
 )
-EXTENSIONS = ["connlab.site.fast_tables", "connlab.site.wrapped_tables"]
+EXTENSIONS = ["tables", "connlab.site.wrapped_tables"]
 TABLE_MD = "| a | b |\n|---|---|\n| 1 | 2 |\n"
 
 
@@ -47,11 +48,11 @@ def test_a_table_with_a_class_and_text_without_a_table_are_left_as_they_are(html
     assert wrap_tables(html) == html
 
 
-def test_markdown_tables_come_out_wrapped_both_fast_and_slow() -> None:
-    """fast_tables keeps a table of plain cells aside as raw HTML, and leaves one with markup to
-    Python-Markdown: the wrappers go around both."""
+def test_markdown_tables_and_generated_html_tables_come_out_wrapped() -> None:
+    """A table written in Markdown (a template's) and one written as raw HTML (connlab.site.tables): the
+    wrappers go around both."""
     plain = markdown.markdown(TABLE_MD, extensions=EXTENSIONS)
-    marked = markdown.markdown(TABLE_MD.replace("| 1 |", "| [1](x) |"), extensions=EXTENSIONS)
+    marked = markdown.markdown(points_table([]), extensions=EXTENSIONS)
     for html in (plain, marked):
         assert html.count(WRAPPER_START) == html.count("<table") == 1, html
         assert html.startswith(f'{WRAPPER_START}<table class="{TABLE_CLASS}">'), html

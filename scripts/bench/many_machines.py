@@ -219,7 +219,7 @@ def chart_draw_seconds(site: Path, page: str, loads: int = DRAW_LOADS) -> float 
     page (served locally, cache empty: a fresh browser each time) until the first frame after every chart on
     it was drawn; None where Chromium or Playwright is missing. Clocked by the page itself
     (CHARTS_DRAWN_CLOCK): a check polled from outside the page would wait for whatever runs after the last
-    chart, and on a chart page Material's script runs right then (connlab.site.charts_first). Served as
+    chart, and Material's script may be busy right then. Served as
     `make serve` serves the site, by Python's threading HTTP server: one that answered one request at a time
     would hold the chart libraries back behind the search index, as no web server does."""
     try:

@@ -27,6 +27,9 @@ DATA_DIR = BUILD_DIR / "data"
 FACTS_DIR = DATA_DIR / "facts"
 DOCS_DIR = BUILD_DIR / "docs"
 SITE_DIR = BUILD_DIR / "site"
+# MkDocs' own output (the human pages, the machine pages' shell, the theme's files), copied into SITE_DIR
+# where it changed: a clean MkDocs build empties its folder, which must not take the machine pages with it.
+MKDOCS_SITE_DIR = BUILD_DIR / "mkdocs-site"
 # Results of the expensive steps (USL fits, chart specs, SVG fallbacks), each file named by the SHA-256 of its
 # inputs: a rebuild recomputes only what a change touched.
 CACHE_DIR = BUILD_DIR / "cache"

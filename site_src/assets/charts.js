@@ -49,8 +49,8 @@
   // expressions_asset_name); it files them under the set's name here.
   var EXPRESSIONS_SCRIPT = ".expressions.js";
   var EXPRESSIONS_GLOBAL = "connlabExpressions";
-  // Fired on the document once a page's charts are drawn (or failed to be): the page's other scripts,
-  // Material's among them, wait for it there (connlab/site/charts_first.py: CHARTS_DRAWN_EVENT).
+  // Fired on the document once a page's charts are drawn (or failed to be): what measures how long a page
+  // takes to draw (scripts/bench/many_machines.py, the browser tests) waits for it.
   var CHARTS_DRAWN = "connlab:charts-drawn";
   // How many of a compiled figure's expressions were interpreted for want of a function: the browser tests
   // require none.
@@ -681,9 +681,8 @@
     window.document$.subscribe(renderAll);
     return true;
   }
-  // On a page with a chart, Material's script runs only once its charts are drawn (CHARTS_DRAWN,
-  // connlab/site/charts_first.py): they are drawn once the document is parsed, and Material is followed
-  // from the DOMContentLoaded that is fired again once its script has run.
+  // Material's script runs before this one (mkdocs.yml's extra_javascript come after it): its document$
+  // announces each page, the first included; without Material the page is drawn once it is parsed.
   if (!follow()) {
     if (document.readyState === "loading") {
       document.addEventListener("DOMContentLoaded", function () {
@@ -692,5 +691,25 @@
     } else {
       renderAll();
     }
+  }
+  // Opened as a file (build/site/index.html in a browser), the compiled charts and the search index cannot be
+  // fetched: every page says so at its top, and how to serve the site instead (README: The site).
+  var FILE_NOTICE = "connlab-file-notice";
+  function noticeOpenedAsFile() {
+    if (window.location.protocol !== "file:" || document.getElementById(FILE_NOTICE)) return;
+    var notice = document.createElement("p");
+    notice.id = FILE_NOTICE;
+    notice.className = "admonition warning";
+    notice.setAttribute("role", "note");
+    notice.textContent =
+      "This page was opened as a file: its charts and the search need the site served. " +
+      "Run `make serve` in the repository and open http://127.0.0.1:8000/ instead.";
+    var content = document.querySelector("article") || document.body;
+    content.insertBefore(notice, content.firstChild);
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", noticeOpenedAsFile);
+  } else {
+    noticeOpenedAsFile();
   }
 })();

@@ -99,7 +99,7 @@ NO_SVG_FALLBACK = (
 
 
 CHART_CLASS = "connlab-chart"
-# How every chart block's first line starts (connlab.site.chart_blocks finds the blocks by it).
+# How every chart block's first line starts (connlab.site.preloads finds the figures by it).
 FIGURE_START = f'<figure class="{CHART_CLASS}'
 
 

@@ -3,8 +3,9 @@ renders one machine's page.
 
 A machine's page depends on its own facts, its own verdicts, the published figures beside them, the templates
 and the code, never on another machine (its verdict table leaves out the summary across machines for this
-reason). The cache holds the finished Markdown. A machine page's charts are drawn in the browser from the
-spec the page holds, with no file beside them (connlab.site.chart_book), so the page is all there is to keep.
+reason). What is kept is the page's HTML fragment (connlab.site.fragments), which publishing stamps into the
+site's shell page. A machine page's charts are drawn in the browser from the spec the page holds, with no
+file beside them (connlab.site.chart_book), so the fragment is all there is to keep.
 
 Many pages to render (a cold build) are rendered in worker processes across the cores, each with its own
 renderer over the same data and a share of the machines; each writes its pages and their cache entries,
@@ -17,7 +18,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from connlab.contract.cache import (
     canonical_bytes,
@@ -31,14 +32,23 @@ from connlab.contract.files import write_if_changed
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, EXPERIMENTS_DIR, REPO_ROOT, SITE_SRC_DIR
 from connlab.site import compiled_charts
-from connlab.site.pages import machine_page
+from connlab.site.pages import machine_fragment, machine_page
 from connlab.site.verdicts import VerdictTable
-from connlab.site.workers import page_workers
 
-if TYPE_CHECKING:
-    from connlab.site.render import PageRenderer
+# The renderer (connlab.site.render.PageRenderer), which imports this module: known here by what it does.
+PageRenderer = Any
 
 PAGES_CACHE_DIR = CACHE_DIR / "machine-pages"
+# Fewer due pages than this are rendered in the stage's own process; each worker gets at least half as many.
+MIN_PAGES_FOR_WORKERS = 48
+
+
+def page_workers(pages: int) -> int:
+    """Worker processes for this many pages (one per core when there are many); 0: render them here."""
+    workers = min(os.cpu_count() or 1, pages // (MIN_PAGES_FOR_WORKERS // 2) or 1)
+    return workers if pages >= MIN_PAGES_FOR_WORKERS and workers >= 2 else 0
+
+
 # Everything a page is made with besides its data: the templates, the experiments (plans), the code.
 CODE_ROOTS = (SITE_SRC_DIR, EXPERIMENTS_DIR, REPO_ROOT / "scripts" / "connlab")
 CODE_SUFFIXES = {".j2", ".md", ".yaml", ".sql", ".py"}
@@ -93,7 +103,7 @@ def render_machine_pages(
         if machine.get("published"):
             continue
         machine_id = str(machine["id"])
-        path = renderer.docs_dir / machine_page(machine_id)
+        path = renderer.docs_dir / machine_fragment(machine_id)
         inputs = [machine, *(renderer.machine_inputs(slug, machine_id) for slug in slugs)]
         # orjson: encoding a thousand machines' inputs with json took a quarter of a second of every render.
         key = digest(code, canonical_bytes(inputs).decode())
@@ -114,7 +124,7 @@ def render_machine_pages(
             _render_one(renderer, slugs, result, path, machine_id, key)
         return result
     shares = [
-        (renderer.data_dir, renderer.docs_dir, slugs, due[index::workers], cache_dir)
+        (type(renderer), renderer.data_dir, renderer.docs_dir, slugs, due[index::workers], cache_dir)
         for index in range(workers)
     ]
     with WorkerPool(workers) as pool:
@@ -132,9 +142,10 @@ Due = list[tuple[Path, str, str]]  # (page, machine, key) of each page to render
 def _render_one(
     renderer: PageRenderer, slugs: list[str], result: MachinePages, path: Path, machine_id: str, key: str
 ) -> None:
-    """A machine's page with chart placeholders; its key noted, to store once the charts are made."""
+    """A machine's page as HTML with chart placeholders; its key noted, to store once the charts are made."""
     first = len(renderer.chart_book.requests)
-    result.pages[path] = renderer.render_machine_page(machine_id, slugs)
+    markdown = renderer.render_machine_page(machine_id, slugs)
+    result.pages[path] = renderer.fragments.convert(machine_page(machine_id), markdown)
     if any(request.file_names() for request in renderer.chart_book.requests[first:]):
         # The cache keeps the page alone: a chart file beside it would be neither kept nor checked.
         raise ValueError(f"{path}: a machine page's charts are drawn in the browser only (svg=False)")
@@ -142,13 +153,11 @@ def _render_one(
 
 
 def render_share(
-    data_dir: Path, docs_dir: Path, slugs: list[str], due: Due, cache_dir: Path
+    renderer_class: type, data_dir: Path, docs_dir: Path, slugs: list[str], due: Due, cache_dir: Path
 ) -> tuple[dict[Path, str], list[Path]]:
     """A worker's share of the machine pages, rendered, their charts made, written and cached: what
     render_site does for the pages it renders itself."""
-    from connlab.site.render import PageRenderer  # render imports this module
-
-    renderer = PageRenderer(data_dir, docs_dir)
+    renderer = renderer_class(data_dir, docs_dir)
     share = MachinePages({}, {}, {})
     for path, machine_id, key in due:
         _render_one(renderer, slugs, share, path, machine_id, key)
@@ -158,8 +167,8 @@ def render_share(
     return share.rendered, written
 
 
-# A cached page is the page's Markdown itself, under its key.
-PAGE_SUFFIX = ".md"
+# A cached page is the page's HTML fragment itself, under its key.
+PAGE_SUFFIX = ".html"
 
 
 def store_machine_pages(

@@ -95,8 +95,32 @@ class FactsIndex:
 
 
 def machine_page(machine: str) -> str:
-    """The docs-relative Markdown file of a machine's page."""
+    """A machine's page as MkDocs would name its Markdown (what links and relative URLs are made from)."""
     return f"{MACHINE_PAGES_DIR}/{machine}.md"
+
+
+def machine_fragment(machine: str) -> str:
+    """The docs-relative file of a machine page's HTML fragment (render writes it, publish stamps it into
+    the shell; mkdocs.yml's exclude_docs keeps MkDocs from copying it)."""
+    return f"{MACHINE_PAGES_DIR}/{machine}{FRAGMENT_SUFFIX}"
+
+
+FRAGMENT_SUFFIX = ".html"
+# The one page MkDocs builds for every machine page: the theme, the navigation and the assets around a
+# marker, published at the depth of a machine page (machines/<id>/) so that its relative links hold for each.
+SHELL_PAGE = f"{MACHINE_PAGES_DIR}/_shell.md"
+# The shell's title and content, each replaced by a machine page's (connlab.site.publish).
+SHELL_TITLE = "connlab-machine-page-title"
+SHELL_CONTENT = "connlab-machine-page-content"
+SHELL_MARKDOWN = f"""---
+search:
+  exclude: true
+---
+
+# {SHELL_TITLE}
+
+{SHELL_CONTENT}
+"""
 
 
 def page_url(from_page: str, to_page: str) -> str:

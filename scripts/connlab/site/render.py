@@ -39,6 +39,7 @@ from connlab.site.chart_book import ChartBook
 from connlab.site.chart_cache import warm_svg_renderer
 from connlab.site.compiled_charts import write_compiled_assets
 from connlab.site.formats import is_missing, number, percent, plain_text, significant
+from connlab.site.fragments import FragmentConverter
 from connlab.site.page_cache import (
     ACROSS_MACHINE_CLAIM_KEYS,
     record_written,
@@ -49,8 +50,11 @@ from connlab.site.page_cache import (
 from connlab.site.pages import (
     ARTICLE_VIEW,
     CHARTS_SUBDIR,
+    FRAGMENT_SUFFIX,
     MACHINE_PAGES_DIR,
     MACHINE_VIEW,
+    SHELL_MARKDOWN,
+    SHELL_PAGE,
     FactsIndex,
     machine_page,
     picker_options,
@@ -209,6 +213,18 @@ class PageRenderer:
         self._json_files: dict[Path, dict] = {}
         machines_file = data_dir / MACHINES_JSON
         self.machines = loads_fast(machines_file.read_bytes()) if machines_file.exists() else []
+        # A machine page's Markdown to HTML: its links are checked against the pages the site will have.
+        self.fragments = FragmentConverter(lambda page: page in self._site_pages())
+
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def _site_pages(self) -> frozenset[str]:
+        """Every page of the site as MkDocs would name its Markdown: articles, pages, machines' pages."""
+        articles = {f"articles/{t.name.removesuffix('.j2')}" for t in ARTICLES_SRC_DIR.glob("*.md.j2")}
+        sources = (
+            str(path.relative_to(PAGES_SRC_DIR)).removesuffix(".j2") for path in PAGES_SRC_DIR.rglob("*.md*")
+        )
+        machines = {machine_page(str(m["id"])) for m in self.machines if not m.get("published")}
+        return frozenset({*articles, *(s for s in sources if s.endswith(".md")), *machines})
 
     def claims(self, slug: str) -> list[dict]:
         return self.claims_file(slug).get("claims", [])
@@ -460,8 +476,14 @@ def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Pat
         if asset.is_file():
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
-    # A machine page whose machine is gone must not linger in the site, nor its charts.
-    for stale in set((docs_dir / MACHINE_PAGES_DIR).glob("*.md")) - set(pages) - machine_pages.kept:
+    # The page every machine page is stamped into (connlab.site.publish).
+    if write_if_changed(docs_dir / SHELL_PAGE, SHELL_MARKDOWN):
+        written.append(docs_dir / SHELL_PAGE)
+    # A machine page whose machine is gone must not linger in the site, nor its charts; nor a machine's
+    # Markdown page from a build before machine pages were fragments (MkDocs would build it).
+    machines_dir = docs_dir / MACHINE_PAGES_DIR
+    fragments = set(machines_dir.glob(f"*{FRAGMENT_SUFFIX}"))
+    for stale in fragments - set(pages) - machine_pages.kept | set(machines_dir.glob("[!_]*.md")):
         stale.unlink()
     for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_book.files:
         stale.unlink()

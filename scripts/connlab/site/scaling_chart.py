@@ -10,7 +10,6 @@ import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from connlab.site.charts import LINE_PER_MACHINE_UP_TO
 from connlab.site.lazy import lazy_import
 
 if TYPE_CHECKING:
@@ -24,6 +23,9 @@ HEIGHT = 300
 REFERENCE_PER_CORE = 4
 
 
+# Up to this many measured machines, the normalised chart (connlab.site.charts) draws a line per machine;
+# past it, their spread.
+LINE_PER_MACHINE_UP_TO = 12
 # Up to this many measured machines, a dot each; past it, one dot per experiment and core count (the
 # median of the machines' peaks, the rule from the lowest to the highest), so the chart and its legend keep
 # their size whatever the number of machines. Published machines always keep their own dot.

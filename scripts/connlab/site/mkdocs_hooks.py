@@ -1,0 +1,65 @@
+"""Everything the site asks of MkDocs beyond its configuration, through MkDocs' public hook API (mkdocs.yml
+names this file under `hooks:`): MkDocs calls each `on_<event>` function; nothing of MkDocs is replaced.
+
+- on_env: the theme's compiled templates kept under build/cache between builds (Jinja's own bytecode cache,
+  which checks each template against its source).
+- on_page_markdown: a human page's links to machine pages (`machines/<id>.md`), which MkDocs does not build
+  (connlab.site.publish stamps them), written as the links MkDocs would have made, each checked against the
+  machine pages the render wrote: a link to a machine without a page fails the build as MkDocs' own check
+  would.
+- on_post_page: a page with charts starts their requests from its head (connlab.site.preloads).
+
+Written for the versions in WRITTEN_FOR (tests/test_mkdocs_hooks.py holds the installed ones to them): the
+hooks' names and arguments are MkDocs 1.x's; a successor changes this file and mkdocs.yml only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from mkdocs.exceptions import PluginError
+
+from connlab.paths import CACHE_DIR
+from connlab.site.pages import MACHINE_PAGES_DIR, machine_fragment, page_url
+from connlab.site.preloads import with_chart_preloads
+
+WRITTEN_FOR = {"mkdocs": "1.6.1", "mkdocs-material": "9.8.1"}
+
+# The theme's templates compiled, kept between builds.
+THEME_BYTECODE_DIR = CACHE_DIR / "jinja-theme"
+
+
+def on_env(env: jinja2.Environment, config: Any, files: Any) -> jinja2.Environment:
+    THEME_BYTECODE_DIR.mkdir(parents=True, exist_ok=True)
+    env.bytecode_cache = jinja2.FileSystemBytecodeCache(str(THEME_BYTECODE_DIR))
+    return env
+
+
+# A Markdown link to a machine page: [text](<relative path>machines/<id>.md)
+_MACHINE_LINK = re.compile(
+    r"\[(?P<text>[^\]\n]*)\]\((?P<target>(?:\.\./)*" + MACHINE_PAGES_DIR + r"/(?P<id>[^/)#\s]+)\.md)\)"
+)
+
+
+def machine_links(markdown: str, page: str, docs_dir: Path) -> str:
+    """The page's Markdown links to machine pages as HTML links to where the pages are published."""
+
+    def link(found: re.Match[str]) -> str:
+        machine = found.group("id")
+        if not (docs_dir / machine_fragment(machine)).is_file():
+            raise PluginError(f"{page}: a link to {found.group('target')}, a machine without a page")
+        url = page_url(page, f"{MACHINE_PAGES_DIR}/{machine}.md")
+        return f'<a href="{url}">{found.group("text")}</a>'
+
+    return _MACHINE_LINK.sub(link, markdown)
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    return machine_links(markdown, page.file.src_uri, Path(config["docs_dir"]))
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    return with_chart_preloads(output)
