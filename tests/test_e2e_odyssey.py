@@ -226,12 +226,16 @@ def test_prepared_statements_through_odyssey(
     pooler = odyssey_for(cluster, password, verifier, version, **settings)
     with pooler:
         report, output = run_pgbench(pooler, password, 2 * POOL, "-M", "prepared")
+    collisions = [error for error in report.errors if "prepared statement" in error]
     if works:
         assert report.ok and report.tps and report.tps > 0, f"{variant}: {output}"
+        assert collisions == [], f"{variant}: {output}"
     else:
-        # More clients than server connections: a statement prepared on one is missing on the next.
-        assert not report.ok and report.exit_code == 2, f"{variant}: {output}"
-        assert "prepared statement" in output, f"{variant}: {output}"
+        # More clients than server connections, and nothing tracks the statements: a client's PREPARE meets
+        # another client's "P_0" on the server connection it lands on ("already exists"), or its EXECUTE
+        # lands where there is none ("does not exist", and the run is aborted). pgbench 15 only logs the
+        # first kind, so whether the run fails depends on timing; the collision itself does not.
+        assert collisions, f"{variant}: exit {report.exit_code}: {output}"
 
 
 def test_a_stop_with_clients_connected_leaves_no_process(scram_cluster: tuple[Cluster, str, str]) -> None:
