@@ -436,22 +436,23 @@ def write_answers(data_dir: Path, facts_dir: Path, claims_dir: Path, measured: l
         claims = _read(claims_file)
         source = claims.get("source")
         per_machine = [c for c in claims.get("claims", []) if c.get("scope", "machine") == "machine"]
-        rows = [claim_row(claim, measured, source) for claim in per_machine]
+        experiments = claims.get("experiments", [])
+        covered = coverage(
+            machines_facts, measured, experiments, facts[slug].get("poolers", []) if slug in facts else []
+        )
+        # A machine that ran none of the article's experiments has no column: a line under the table names it.
+        ran = covered["ran"] if experiments else measured
+        rows = [claim_row(claim, ran, source) for claim in per_machine]
         by_id = {row["id"]: row for row in rows}
         payload = {
-            "measured": measured,
+            "measured": ran,
             "short_answer": short_answer(slug, by_id),
             "findings": findings(rows),
             "rows": rows,
-            "dates": measured_dates(machines_facts, claims.get("experiments", [])),
+            "dates": measured_dates(machines_facts, experiments),
             "pool_sizes": pools if slug in POOL_SIZE_ARTICLES else [],
-            "coverage": coverage(
-                machines_facts,
-                measured,
-                claims.get("experiments", []),
-                facts[slug].get("poolers", []) if slug in facts else [],
-            ),
-            "columns": columns(machines_facts, measured, claims.get("experiments", [])),
+            "coverage": covered,
+            "columns": columns(machines_facts, ran, experiments),
             "simulator_default": most_thorough(machines_facts, fitted),
             "usl": usl_across(facts["pool-sizing"], machines_facts, machines_json)
             if slug == "pool-sizing"
