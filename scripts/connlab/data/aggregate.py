@@ -220,6 +220,10 @@ def _clean(value: object) -> object:
         return None
     if isinstance(value, int | float | str | bool) or value is None:
         return value
+    if isinstance(value, dict):  # machine.yaml's remote_server
+        return {str(key): _clean(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
     try:
         return float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):

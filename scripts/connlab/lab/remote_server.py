@@ -115,7 +115,10 @@ def connect_problem(url: ServerUrl, error: BaseException) -> str:
         )
     if "no password supplied" in lowered:
         return f"{url.shown}: no password for user {url.user}: give it in the URL, PGPASSWORD or ~/.pgpass"
-    if "no pg_hba.conf entry" in lowered and ("no encryption" in lowered or "ssl off" in lowered):
+    # "no pg_hba.conf entry ..." where only hostssl lines match, "pg_hba.conf rejects ..." where a line says
+    # reject without TLS; "no encryption" (or "SSL off" before PostgreSQL 14) says TLS is what was missing.
+    refused = "no pg_hba.conf entry" in lowered or "pg_hba.conf rejects" in lowered
+    if refused and ("no encryption" in lowered or "ssl off" in lowered):
         return (
             f"{url.shown}: the server requires TLS for user {url.user}, and the harness measures a named "
             f"server without it (sslmode=disable): allow this client a non-TLS connection (a `host` line in "
@@ -237,9 +240,11 @@ class RemoteServer:
                 "FROM pg_roles WHERE rolname = 'pg_checkpoint'), false) "
                 "FROM pg_roles WHERE rolname = current_user"
             ).fetchone()
+            # Another role's sessions show no backend_type to a role without pg_read_all_stats; their
+            # database they do show, which only client backends (and autovacuum workers) have.
             others = conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-                "AND pid <> pg_backend_pid()"
+                "SELECT count(*) FROM pg_stat_activity WHERE datname IS NOT NULL "
+                "AND coalesce(backend_type, 'client backend') = 'client backend' AND pid <> pg_backend_pid()"
             ).fetchone()[0]
             self.version = conn.execute("SHOW server_version").fetchone()[0]
         return ServerFacts(self.version, dict(rows), bool(superuser), bool(checkpoint), int(others))
