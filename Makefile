@@ -104,9 +104,9 @@ $(NODE_STAMP): package.json package-lock.json
 # ---------------------------------------------------------------------------------------------------------
 # Measuring
 # ---------------------------------------------------------------------------------------------------------
-## run: run (or resume) experiment EXP with PROFILE=quick|full on this machine (EXP=clients-sweep)
+## run: run (or resume) experiment EXP with PROFILE=quick|full here; SERVER_URL=... SERVER_CORES=N: that server
 run: $(VENV_STAMP)
-	$(CONNLAB) run $(EXP) --profile $(PROFILE)
+	$(CONNLAB) run $(EXP) --profile $(PROFILE)$(if $(SERVER_URL), --server "$(SERVER_URL)" --server-cores "$(SERVER_CORES)")$(if $(YES), --yes)
 
 ## run-all: run (or resume) every experiment with PROFILE=quick|full, one after the other, one ETA for all
 run-all: $(VENV_STAMP)
