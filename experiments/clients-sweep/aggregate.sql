@@ -11,7 +11,7 @@ SELECT
     latency_avg_median, latency_avg_min, latency_avg_max, latency_p50_median,
     latency_p95_median, latency_p95_min, latency_p95_max, latency_p99_median, latency_stddev_median,
     server_cpu_median, client_cpu_median, steal_pct_max, cpu_pressure_pct_max, checkpoints, autovacuums,
-    errors
+    errors, client_cpu_share_max, client_budget_cores
 FROM point_stats;
 
 -- The peak: the highest median among points where pgbench never saturated its own cores (a
@@ -19,18 +19,24 @@ FROM point_stats;
 CREATE OR REPLACE TABLE peaks AS
 SELECT * FROM peak_stats;
 
--- Every point relative to its machine's peak: the price of oversubscription.
+-- Every point relative to its machine's peak: the price of oversubscription. The range is the site's one
+-- convention for a ratio: the point's slowest pass over the peak's fastest, to its fastest over the peak's
+-- slowest (methodology page, "Verdicts").
 CREATE OR REPLACE TABLE relative_to_peak AS
 SELECT
     p.machine, p.workload, p.clients, p.clients_per_core,
     p.clients / k.peak_clients                          AS clients_over_peak,
     p.tps_median / k.peak_tps                           AS tps_share,
-    p.tps_min / k.peak_tps                              AS tps_share_min,
-    p.tps_max / k.peak_tps                              AS tps_share_max,
+    p.tps_min / k.peak_tps_max                          AS tps_share_min,
+    p.tps_max / k.peak_tps_min                          AS tps_share_max,
     p.latency_avg_median / k.peak_latency_ms            AS latency_factor,
-    p.latency_avg_min / k.peak_latency_ms               AS latency_factor_min,
-    p.latency_avg_max / k.peak_latency_ms               AS latency_factor_max,
-    p.latency_p95_median / k.peak_latency_p95_ms        AS latency_p95_factor
+    p.latency_avg_min / k.peak_latency_max_ms           AS latency_factor_min,
+    p.latency_avg_max / k.peak_latency_min_ms           AS latency_factor_max,
+    p.latency_p95_median / k.peak_latency_p95_ms        AS latency_p95_factor,
+    -- Whether pgbench set the point's rate (the peak never is: peak_stats leaves such points out).
+    p.windows_client_saturated > 0                      AS client_saturated,
+    p.client_cpu_share_max                              AS client_cpu,
+    p.client_budget_cores                               AS client_cores
 FROM points p
 JOIN peaks k USING (machine, workload)
 WHERE p.tps_median IS NOT NULL;
@@ -117,18 +123,20 @@ LEFT JOIN pass_peaks pp ON pp.machine = k.machine AND pp.workload = k.workload
 GROUP BY k.machine, k.published, k.workload, mk.server_cores, m.server_cores, k.points, k.peak_clients, k.peak_clients_per_core;
 
 -- Every point past the peak with its share of the peak and its latency multiple, each with the range of
--- the passes (against the peak's median). A published curve has no range; where its article printed the
--- headline figure itself (share of the peak, latency at the peak), that figure is used.
+-- the passes (against the peak's own passes, as relative_to_peak). A published curve has no range; where
+-- its article printed the headline figure itself (share of the peak, latency at the peak), that figure is
+-- used.
 CREATE OR REPLACE TABLE oversubscription AS
 SELECT r.machine, false AS published, r.workload, r.clients, r.clients_per_core,
        r.tps_share, r.tps_share_min, r.tps_share_max,
-       r.latency_factor, r.latency_factor_min, r.latency_factor_max
+       r.latency_factor, r.latency_factor_min, r.latency_factor_max,
+       r.client_saturated, r.client_cpu, r.client_cores
 FROM relative_to_peak r JOIN peaks k USING (machine, workload)
 WHERE r.clients > k.peak_clients
 UNION ALL
 SELECT c.machine, true, c.workload, c.clients, c.clients_per_core,
        coalesce(s.value, c.tps / k.peak_tps), NULL, NULL,
-       coalesce(l.value / a.value, c.latency_avg_ms / k.peak_latency_ms), NULL, NULL
+       coalesce(l.value / a.value, c.latency_avg_ms / k.peak_latency_ms), NULL, NULL, NULL, NULL, NULL
 FROM curves c
 JOIN curve_peaks k USING (machine, workload)
 LEFT JOIN main.published s ON s.machine = c.machine AND s.workload = c.workload AND s.clients = c.clients

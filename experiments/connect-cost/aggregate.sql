@@ -9,7 +9,7 @@ SELECT
     windows, windows_ok, windows_client_saturated, tps_median, tps_min, tps_max,
     ms_per_tx_median, ms_per_tx_min, ms_per_tx_max, latency_avg_median,
     connection_ms_median, connection_ms_min, connection_ms_max,
-    server_cpu_median, client_cpu_median, errors
+    server_cpu_median, client_cpu_median, errors, client_cpu_share_max, client_budget_cores
 FROM point_stats;
 
 -- New against held, and SCRAM against trust, per machine, transport and client count.
@@ -29,7 +29,12 @@ SELECT
     (s.connection_ms_median - t.connection_ms_median) / s.connection_ms_median AS auth_share_of_handshake,
     -- 1 - trust/SCRAM over the passes' extremes: the range the passes allow.
     1 - t.connection_ms_max / s.connection_ms_min  AS auth_share_low,
-    1 - t.connection_ms_min / s.connection_ms_max  AS auth_share_high
+    1 - t.connection_ms_min / s.connection_ms_max  AS auth_share_high,
+    -- Whether pgbench set any of the three rates.
+    h.windows_client_saturated + t.windows_client_saturated + s.windows_client_saturated > 0
+                                                    AS client_saturated,
+    greatest(h.client_cpu_share_max, t.client_cpu_share_max, s.client_cpu_share_max) AS client_cpu,
+    h.client_budget_cores                           AS client_cores
 FROM points h
 JOIN points t ON t.machine = h.machine AND t.clients = h.clients AND t.workload = 'new-trust-' || h.transport
 JOIN points s ON s.machine = h.machine AND s.clients = h.clients AND s.workload = 'new-scram-' || h.transport

@@ -9,7 +9,8 @@ SELECT machine, profile, base_workload(workload) AS workload, major_of(workload)
        clients, server_cores, clients_per_core, windows, windows_ok, windows_client_saturated,
        tps_median, tps_min, tps_max, latency_avg_median, latency_avg_min, latency_avg_max,
        connection_ms_median, connection_ms_min, connection_ms_max,
-       server_cpu_median, client_cpu_median, cpu_pressure_pct_max, errors
+       server_cpu_median, client_cpu_median, cpu_pressure_pct_max, errors,
+       client_cpu_share_max, client_budget_cores
 FROM point_stats;
 
 -- The exact server each major was (e.g. 15.18 and 18.6).
@@ -137,7 +138,11 @@ SELECT h.machine, h.major, v.postgres_version,
        c.tps_median AS new_tps, c.tps_min AS new_tps_min, c.tps_max AS new_tps_max,
        c.connection_ms_median, c.connection_ms_min, c.connection_ms_max,
        1000.0 / c.tps_median - 1000.0 / h.tps_median AS new_connection_ms_per_tx,
-       h.tps_median / c.tps_median AS held_over_new
+       h.tps_median / c.tps_median AS held_over_new,
+       -- Whether pgbench set either rate: the most of its cores it used in a pass.
+       h.windows_client_saturated + c.windows_client_saturated > 0 AS client_saturated,
+       greatest(h.client_cpu_share_max, c.client_cpu_share_max) AS client_cpu,
+       h.client_budget_cores AS client_cores
 FROM points h
 JOIN points c ON c.machine = h.machine AND c.major = h.major AND c.clients = h.clients
 JOIN versions v ON v.machine = h.machine AND v.major = h.major
@@ -151,7 +156,9 @@ SELECT o.machine, o.major AS old_major, n.major AS new_major,
        n.connection_ms_max / o.connection_ms_min AS connection_ratio_high,
        n.new_tps / o.new_tps AS new_tps_ratio,
        n.new_tps_min / o.new_tps_max AS new_tps_ratio_low,
-       n.new_tps_max / o.new_tps_min AS new_tps_ratio_high
+       n.new_tps_max / o.new_tps_min AS new_tps_ratio_high,
+       o.client_saturated OR n.client_saturated AS client_saturated,
+       greatest(o.client_cpu, n.client_cpu) AS client_cpu, o.client_cores
 FROM connect_cost o
 JOIN connect_cost n ON n.machine = o.machine
 WHERE o.major = (SELECT min(major) FROM connect_cost x WHERE x.machine = o.machine)

@@ -19,7 +19,11 @@ SELECT one.machine, one.clients, one.server_cores, one.clients_per_core,
        two.tps_min / one.tps_max AS two_over_one_low,
        two.tps_max / one.tps_min AS two_over_one_high,
        one.pooler_cpu_median AS one_pooler_cpu, two.pooler_cpu_median AS two_pooler_cpu,
-       one.server_backends_max AS one_backends, two.server_backends_max AS two_backends
+       one.server_backends_max AS one_backends, two.server_backends_max AS two_backends,
+       one.server_cpu_median AS one_server_cpu,
+       greatest(one.client_cpu_share_max, two.client_cpu_share_max) AS client_cpu,
+       one.windows_client_saturated + two.windows_client_saturated > 0 AS client_saturated,
+       one.client_budget_cores AS client_cores
 FROM point_stats one
 JOIN point_stats two ON two.machine = one.machine AND two.clients = one.clients
 LEFT JOIN point_stats d ON d.machine = one.machine AND d.clients = one.clients AND d.target = 'direct'

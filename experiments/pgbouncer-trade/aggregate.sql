@@ -21,7 +21,13 @@ SELECT d.machine, d.clients, d.server_cores, d.clients_per_core,
        p.tps_median / d.tps_median AS speedup,
        p.tps_min / d.tps_max AS speedup_low,
        p.tps_max / d.tps_min AS speedup_high,
-       p.pooler_cpu_median AS pooler_cpu
+       p.pooler_cpu_median AS pooler_cpu,
+       -- Whether pgbench, not the path, set either side's rate: the most of its cores it used in a pass.
+       -- A client-bound pooled side makes the speed-up a lower bound (the pooler could have gone faster).
+       d.client_cpu_share_max AS direct_client_cpu, p.client_cpu_share_max AS pooled_client_cpu,
+       d.windows_client_saturated > 0 AS direct_client_saturated,
+       p.windows_client_saturated > 0 AS pooled_client_saturated,
+       d.client_budget_cores AS client_cores
 FROM point_stats d JOIN point_stats p ON p.machine = d.machine AND p.clients = d.clients
 WHERE d.workload = 'churn-direct' AND p.workload = 'churn-pgbouncer';
 
@@ -31,19 +37,35 @@ CREATE OR REPLACE TABLE direct_curve AS
 SELECT machine, regexp_replace(workload, '^direct-', '') AS builtin, clients, server_cores, clients_per_core,
        tps_median, tps_min, tps_max, latency_avg_median, latency_avg_min, latency_avg_max,
        server_cpu_median, server_backends_max,
-       tps_median / max(tps_median) OVER (PARTITION BY machine, workload) AS share_of_peak
+       tps_median / max(tps_median) OVER (PARTITION BY machine, workload) AS share_of_peak,
+       client_cpu_share_max AS client_cpu, windows_client_saturated > 0 AS client_saturated,
+       client_budget_cores AS client_cores
 FROM point_stats
 WHERE target = 'direct' AND workload IN ('direct-select-only', 'direct-tpcb-like');
 
 -- Table 3: persistent clients through PgBouncer at a fixed crowd, by pool size, against the same crowd
 -- direct. Statements through the pooler per second = transactions x statements per transaction: pgbench's
 -- select-only sends 1, tpcb-like 7 (BEGIN, three updates, a select, an insert, END), as the seed counts them.
--- Per-backend server CPU: the server's cores spread over the backends it held (the pool, plus the
--- harness's own sampler connection).
+-- Per-backend server CPU: the server's cores spread over the backends it held. PgBouncer ran inside the
+-- server's CPU budget and its cgroup, so the server's CPU counts the pooler's too: taken out here, else a
+-- backend would be charged with the pooler's work (server_cpu keeps the cgroup's figure as read).
 CREATE OR REPLACE TABLE pool_sizes AS
 WITH pooled AS (
     SELECT *, regexp_extract(workload, '^pooled-(select-only|tpcb-like)', 1) AS builtin
     FROM point_stats WHERE target = 'pgbouncer' AND workload LIKE 'pooled-%'
+),
+-- The pooler against one backend, per pass: both were read around the same window, so each pass gives
+-- one ratio, and the range is the smallest to the largest of them.
+per_pass AS (
+    SELECT machine, workload, clients,
+           pooler_cpu_cores / nullif((server_cpu_cores - pooler_cpu_cores) / nullif(server_backends_max, 0), 0)
+               AS ratio
+    FROM windows WHERE target = 'pgbouncer' AND workload LIKE 'pooled-%' AND pooler_cpu_cores IS NOT NULL
+),
+backend AS (
+    SELECT machine, workload, clients, median(ratio) AS pooler_over_backend,
+           min(ratio) AS pooler_over_backend_low, max(ratio) AS pooler_over_backend_high
+    FROM per_pass GROUP BY machine, workload, clients
 )
 SELECT p.machine, p.builtin, p.clients, p.server_cores, p.pool_size,
        p.tps_median AS pooled_tps, p.tps_min AS pooled_tps_min, p.tps_max AS pooled_tps_max,
@@ -59,8 +81,15 @@ SELECT p.machine, p.builtin, p.clients, p.server_cores, p.pool_size,
        p.pooler_cpu_median AS pooler_cpu, p.pooler_cpu_min, p.pooler_cpu_max,
        p.server_cpu_median AS server_cpu,
        p.server_backends_max AS server_backends,
-       p.server_cpu_median / nullif(p.server_backends_max, 0) AS server_cpu_per_backend
+       (p.server_cpu_median - coalesce(p.pooler_cpu_median, 0)) / nullif(p.server_backends_max, 0)
+           AS server_cpu_per_backend,
+       b.pooler_over_backend, b.pooler_over_backend_low, b.pooler_over_backend_high,
+       p.client_cpu_share_max AS pooled_client_cpu, d.client_cpu_share_max AS direct_client_cpu,
+       p.windows_client_saturated > 0 AS pooled_client_saturated,
+       d.windows_client_saturated > 0 AS direct_client_saturated,
+       p.client_budget_cores AS client_cores
 FROM pooled p
+LEFT JOIN backend b USING (machine, workload, clients)
 LEFT JOIN point_stats d
   ON d.machine = p.machine AND d.clients = p.clients AND d.target = 'direct'
  AND d.workload = 'direct-' || p.builtin;

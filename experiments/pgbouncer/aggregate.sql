@@ -21,7 +21,12 @@ SELECT d.machine, d.clients, d.server_cores, d.clients_per_core,
        p.tps_max / d.tps_min AS pooled_over_direct_high,
        d.server_backends_max AS direct_backends, p.server_backends_max AS pooled_backends,
        p.server_backends_min AS pooled_backends_low,
-       p.pooler_cpu_median AS pooler_cpu
+       p.pooler_cpu_median AS pooler_cpu,
+       -- Whether pgbench set either side's rate: the most of its cores it used in a pass.
+       d.windows_client_saturated > 0 AS direct_client_saturated,
+       p.windows_client_saturated > 0 AS pooled_client_saturated,
+       greatest(d.client_cpu_share_max, p.client_cpu_share_max) AS client_cpu,
+       d.client_budget_cores AS client_cores
 FROM point_stats d JOIN point_stats p ON p.machine = d.machine AND p.clients = d.clients
 WHERE d.target = 'direct' AND p.target = 'pgbouncer'
   AND d.workload NOT LIKE 'churn-%' AND p.workload NOT LIKE 'churn-%';
@@ -32,7 +37,11 @@ CREATE OR REPLACE TABLE churn AS
 SELECT d.machine, d.clients, d.clients_per_core, regexp_extract(d.workload, '[a-z]+$') AS auth,
        d.tps_median AS direct_tps, p.tps_median AS pooled_tps, p.tps_median / d.tps_median AS speedup,
        p.tps_min / d.tps_max AS speedup_low, p.tps_max / d.tps_min AS speedup_high,
-       p.pooler_cpu_median AS pooler_cpu
+       p.pooler_cpu_median AS pooler_cpu,
+       d.windows_client_saturated > 0 AS direct_client_saturated,
+       p.windows_client_saturated > 0 AS pooled_client_saturated,
+       greatest(d.client_cpu_share_max, p.client_cpu_share_max) AS client_cpu,
+       d.client_budget_cores AS client_cores
 FROM point_stats d JOIN point_stats p
   ON p.machine = d.machine AND p.clients = d.clients
  AND regexp_extract(p.workload, '[a-z]+$') = regexp_extract(d.workload, '[a-z]+$')

@@ -3,13 +3,17 @@
 
 CREATE OR REPLACE TABLE churn AS
 SELECT machine, target, clients, windows, windows_ok, tps_median, tps_min, tps_max,
-       connection_ms_median, connection_ms_min, connection_ms_max, errors
+       connection_ms_median, connection_ms_min, connection_ms_max, errors,
+       -- Whether pgbench, not the pooler, set the rate: the most of its cores it used in a pass.
+       client_cpu_share_max AS client_cpu, windows_client_saturated > 0 AS client_saturated,
+       client_budget_cores AS client_cores
 FROM point_stats;
 
 -- From the fewest to the most clients: rises, falls, or no measurable difference where the ranges overlap.
 CREATE OR REPLACE TABLE churn_direction AS
 SELECT lo.machine, lo.target, lo.clients AS clients_low, hi.clients AS clients_high,
        lo.tps_median AS tps_low, hi.tps_median AS tps_high,
+       lo.windows_client_saturated > 0 OR hi.windows_client_saturated > 0 AS client_saturated,
        CASE WHEN hi.tps_min > lo.tps_max THEN 'rises'
             WHEN hi.tps_max < lo.tps_min THEN 'falls'
             ELSE 'no measurable difference' END AS direction

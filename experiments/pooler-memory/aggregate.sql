@@ -24,7 +24,9 @@ CREATE OR REPLACE TABLE memory_at_start AS
 SELECT machine, target AS pooler,
        median(pooler_start_rss_bytes) / 1048576.0 AS rss_mib,
        median(pooler_start_pss_bytes) / 1048576.0 AS pss_mib,
-       max(pooler_start_processes) AS processes
+       max(pooler_start_processes) AS processes,
+       -- How many starts the figures rest on: a verdict on one says so.
+       count(*) AS starts
 FROM (SELECT DISTINCT machine, run_id, target, pooler_start_rss_bytes, pooler_start_pss_bytes,
              pooler_start_processes FROM windows WHERE pooler_start_rss_bytes IS NOT NULL)
 GROUP BY machine, target;
@@ -40,7 +42,9 @@ WITH connect AS (
     FROM windows GROUP BY machine, target, clients
 )
 SELECT p.machine, p.target AS pooler, p.clients, p.windows, p.windows_ok, p.tps_median, p.tps_min, p.tps_max,
-       c.connection_ms_median, c.connection_ms_min, c.connection_ms_max
+       c.connection_ms_median, c.connection_ms_min, c.connection_ms_max,
+       p.client_cpu_share_max AS client_cpu, p.windows_client_saturated > 0 AS client_saturated,
+       p.client_budget_cores AS client_cores
 FROM point_stats p JOIN connect c USING (machine, target, clients);
 
 -- Every pair of poolers at the same client count: where the passes' ranges overlap the difference is

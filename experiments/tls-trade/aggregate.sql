@@ -26,7 +26,12 @@ SELECT t.machine, t.connect, t.target, t.clients, t.server_cores, t.clients_per_
        t.tps_max / p.tps_min AS tls_over_plain_high,
        p.connection_ms_median AS plain_connection_ms, t.connection_ms_median AS tls_connection_ms,
        (t.connection_ms_median - p.connection_ms_median) / t.connection_ms_median AS handshake_share,
-       p.pooler_cpu_median AS plain_pooler_cpu, t.pooler_cpu_median AS tls_pooler_cpu
+       p.pooler_cpu_median AS plain_pooler_cpu, t.pooler_cpu_median AS tls_pooler_cpu,
+       -- Whether pgbench, not the path, set either side's rate: the most of its cores it used in a pass.
+       p.client_cpu_share_max AS plain_client_cpu, t.client_cpu_share_max AS tls_client_cpu,
+       p.windows_client_saturated > 0 AS plain_client_saturated,
+       t.windows_client_saturated > 0 AS tls_client_saturated,
+       t.client_budget_cores AS client_cores
 FROM tagged t JOIN tagged p
   ON p.machine = t.machine AND p.connect = t.connect AND p.target = t.target AND p.clients = t.clients
 WHERE t.encryption = 'tls' AND p.encryption = 'plain';
@@ -42,6 +47,13 @@ SELECT machine, clients, clients_per_core,
        d.tls_tps AS direct_tls_tps, p.tls_tps AS pooled_tls_tps,
        p.tls_tps / d.tls_tps AS tls_speedup,
        p.tls_tps_min / d.tls_tps_max AS tls_speedup_low,
-       p.tls_tps_max / d.tls_tps_min AS tls_speedup_high
+       p.tls_tps_max / d.tls_tps_min AS tls_speedup_high,
+       d.plain_client_cpu AS direct_plain_client_cpu, p.plain_client_cpu AS pooled_plain_client_cpu,
+       d.tls_client_cpu AS direct_tls_client_cpu, p.tls_client_cpu AS pooled_tls_client_cpu,
+       d.plain_client_saturated AS direct_plain_client_saturated,
+       p.plain_client_saturated AS pooled_plain_client_saturated,
+       d.tls_client_saturated AS direct_tls_client_saturated,
+       p.tls_client_saturated AS pooled_tls_client_saturated,
+       p.client_cores
 FROM tls_cost d JOIN tls_cost p USING (machine, connect, clients, clients_per_core)
 WHERE connect = 'churn' AND d.target = 'direct' AND p.target = 'pgbouncer';

@@ -5,7 +5,10 @@
 CREATE OR REPLACE TABLE points AS
 SELECT
     machine, profile, workload, clients, clients_per_core,
-    windows, windows_ok, tps_median, tps_min, tps_max, latency_avg_median, polls
+    windows, windows_ok, tps_median, tps_min, tps_max, latency_avg_median, polls,
+    -- Whether pgbench set the point's rate: the most of its cores it used in a pass.
+    windows_client_saturated > 0 AS client_saturated, client_cpu_share_max AS client_cpu,
+    client_budget_cores AS client_cores
 FROM point_stats;
 
 -- One row per window and state (running, or a wait event as Type:Name) with its sample count.
@@ -69,7 +72,9 @@ SELECT e.machine, e.workload, e.near_clients, e.far_clients,
        (SELECT max(point_samples) FROM states s WHERE s.machine = e.machine AND s.workload = e.workload
           AND s.clients = e.near_clients) AS near_samples,
        (SELECT max(point_samples) FROM states s WHERE s.machine = e.machine AND s.workload = e.workload
-          AND s.clients = e.far_clients) AS far_samples
+          AND s.clients = e.far_clients) AS far_samples,
+       pn.client_saturated OR pf.client_saturated AS client_saturated,
+       greatest(pn.client_cpu, pf.client_cpu) AS client_cpu, pn.client_cores
 FROM ends e
 JOIN points pn ON pn.machine = e.machine AND pn.workload = e.workload AND pn.clients = e.near_clients
 JOIN points pf ON pf.machine = e.machine AND pf.workload = e.workload AND pf.clients = e.far_clients

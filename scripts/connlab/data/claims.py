@@ -5,13 +5,29 @@ sentence, what the seed measured, whether the claim is the seed's own statement 
 a threshold, and a DuckDB query over the aggregated tables returning one row per machine:
 
 - `machine`, `value` (the figure on the medians), optionally `low` and `high` (the range the passes allow);
-- optionally `reason`: why the claim cannot be evaluated there, in words ("5 client counts; a fit needs 6").
+- optionally `reason`: why the claim cannot be evaluated there, in words ("5 client counts; a fit needs 6");
+- optionally `client_saturated` (whether pgbench used at least 90% of its cores in any pass at the points the
+  value rests on), `client_cpu` (the most of its cores it used there, a share) and `client_cores`;
+- optionally `bound`: 'at least' or 'at most', the direction a client-bound point biases the value (a
+  client-bound pooled rate is a floor on what the pooler could do, so a speed-up over it is 'at least');
+- optionally `readings`: how many readings the value rests on, where that is one (a single start, a single
+  long window), so the page says it.
 
-The verdict is computed here, never in the query, so every claim is judged by the same rule: it *holds* when
-the value and the whole range of the passes meet the threshold, *does not hold* when none of them does, and is
+The verdict is computed here, never in the query, so every claim is judged by the same rule. The range
+convention is one for every figure: a figure's range runs from its smallest to its largest pass, and a ratio's
+from the smallest numerator over the largest denominator to the largest over the smallest (or, where both
+sides are read in the same window, from the smallest to the largest of the passes' own ratios). A claim
+*holds* when the value and the whole range meet the threshold, *does not hold* when none of them does, and is
 *inconclusive* when the range straddles the threshold. A machine the query does not return has no data for
 the claim ("not measured"); a row with no value must say why, or the build stops: a claim that cannot be
 checked must not be published as if it had been.
+
+The load generator is never the measurement: where pgbench saturated its cores at the claim's points, the
+verdict is "cannot be evaluated" with pgbench's figure, unless the query states the bias's direction; then
+the value is a bound, and only what the bound decides is judged (an 'at least' value that already meets
+'at least 18.9' holds; one below it decides nothing). A claim that reads an experiment with client-bound
+windows on a machine and does not say whether its own points were stops the build, naming both. Each verdict
+carries the dates its experiments were measured on that machine (main.measured).
 """
 
 from __future__ import annotations
@@ -68,6 +84,28 @@ class Threshold(BaseModel):
         return f"{words} {self.value:g}"
 
 
+Bound = Literal["at least", "at most"]
+
+
+def judge_bound(threshold: Threshold, bound: Bound, low: float, high: float) -> str | None:
+    """What a one-sided bound decides: the verdict, or None where the bound leaves it open. 'at least': the
+    true value of every pass is at least its reading, so the smallest reading decides; 'at most': the
+    largest."""
+    if bound == "at least":
+        floor = low
+        if isinstance(threshold.value, tuple):
+            return DOES_NOT_HOLD if floor > threshold.value[1] else None
+        if threshold.op in (">=", ">"):
+            return HOLDS if threshold.met(floor) else None
+        return DOES_NOT_HOLD if not threshold.met(floor) else None
+    ceiling = high
+    if isinstance(threshold.value, tuple):
+        return DOES_NOT_HOLD if ceiling < threshold.value[0] else None
+    if threshold.op in ("<=", "<"):
+        return HOLDS if threshold.met(ceiling) else None
+    return DOES_NOT_HOLD if not threshold.met(ceiling) else None
+
+
 def judge(threshold: Threshold, value: float, low: float | None, high: float | None) -> str:
     """Holds / does not hold / inconclusive: the median's verdict, unless the passes' range disagrees."""
     low = value if low is None else min(low, value)
@@ -93,8 +131,13 @@ class Claim(BaseModel):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     claim: str = Field(description="the sentence, with its operating point and threshold in words")
     seed: str = Field(description="what the source article measured, with its figure")
-    reading: Literal["seed", "project"] = Field(
-        description="seed: the source's own statement and figure; project: a looser reading of our own"
+    reading: Literal["seed", "project", "conjecture"] = Field(
+        description="seed: the source's own statement and figure; project: a looser reading of our own; "
+        "conjecture: what the seed expected but says it did not test"
+    )
+    operating_point: str | None = Field(
+        default=None,
+        description="where the operating point is the project's choice, not the seed's: which, and why",
     )
     value_label: str = Field(description="what the value column means, e.g. 'clients per core at the peak'")
     threshold: Threshold
@@ -102,7 +145,23 @@ class Claim(BaseModel):
         default="machine",
         description="machine: a verdict per machine; across: one verdict over the measured machines together",
     )
+    client_bound: Literal["reported", "excluded", "not-a-bias"] = Field(
+        default="reported",
+        description="reported: the query returns client_saturated for its own points; excluded: the "
+        "tables it reads leave client-bound points out (peaks, curves and fits are made only of points where "
+        "pgbench never saturated); not-a-bias: a client-bound point does not bias what it reads (pgbench's "
+        "own saturation is the measurement, a count, a memory figure, or an identity that holds whatever "
+        "sets the rate)",
+    )
     query: str
+
+
+# How a page names each kind of reading, so no template has to spell them.
+READING_LABELS = {
+    "seed": "Seed's statement",
+    "project": "Project's reading",
+    "conjecture": "Seed's expectation, untested by the seed",
+}
 
 
 class ClaimsFile(BaseModel):
@@ -110,6 +169,14 @@ class ClaimsFile(BaseModel):
 
     source: str = Field(description="the results folder of the article's own published source")
     claims: list[Claim] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> ClaimsFile:
+        ids = [claim.id for claim in self.claims]
+        twice = sorted({claim_id for claim_id in ids if ids.count(claim_id) > 1})
+        if twice:
+            raise ValueError(f"claim ids must be unique; twice: {', '.join(twice)}")
+        return self
 
 
 def _number(value: object, where: str) -> float | None:
@@ -122,29 +189,93 @@ def _number(value: object, where: str) -> float | None:
     return None if math.isnan(number) else number
 
 
+# Every verdict has these keys, so a page can show each of them without asking whether it is there.
+EMPTY_VERDICT = {
+    "verdict": NOT_MEASURED,
+    "value": None,
+    "low": None,
+    "high": None,
+    "reason": None,
+    "bound": None,
+    "client_saturated": None,
+    "client_cpu": None,
+    "client_cores": None,
+    "readings": None,
+    "measured_on": None,
+}
+
+
+def client_words(share: float | None, cores: float | None) -> str:
+    """'pgbench used 0.95 of its core', '... 93% of its 2 cores': what the load generator used, in words."""
+    if share is None:
+        return "pgbench saturated its cores"
+    if cores is None or cores == 1:
+        return f"pgbench used {share:.2f} of its core"
+    return f"pgbench used {share:.0%} of its {cores:g} cores"
+
+
+def _bound(value: object, where: str) -> Bound | None:
+    if value is None:
+        return None
+    if value not in ("at least", "at most"):
+        raise LabError(f"{where}: column bound must be 'at least', 'at most' or null, got {value!r}")
+    return value  # type: ignore[return-value]
+
+
+def _readings(value: object, where: str) -> int | None:
+    number = _number(value, f"{where}: column readings")
+    if number is not None and (number < 1 or number != int(number)):
+        raise LabError(f"{where}: column readings must be a whole number of at least 1, got {value!r}")
+    return None if number is None else int(number)
+
+
 def _verdict(claim: Claim, row: dict | None, where: str) -> dict:
     if row is None:
-        return {"verdict": NOT_MEASURED, "value": None, "low": None, "high": None, "reason": None}
+        return dict(EMPTY_VERDICT)
     value = _number(row.get("value"), f"{where}: column value")
     low = _number(row.get("low"), f"{where}: column low")
     high = _number(row.get("high"), f"{where}: column high")
+    saturated = row.get("client_saturated")
+    client = {
+        "client_saturated": None if saturated is None else bool(saturated),
+        "client_cpu": _number(row.get("client_cpu"), f"{where}: column client_cpu"),
+        "client_cores": _number(row.get("client_cores"), f"{where}: column client_cores"),
+        "readings": _readings(row.get("readings"), where),
+    }
+    bound = _bound(row.get("bound"), where)
     reason = row.get("reason")
     note = {"note": str(row["note"])} if row.get("note") else {}
+    base = {**EMPTY_VERDICT, **client, **note}
     if reason:
-        return {
-            "verdict": CANNOT_EVALUATE,
-            "value": None,
-            "low": None,
-            "high": None,
-            "reason": str(reason),
-            **note,
-        }
+        return {**base, "verdict": CANNOT_EVALUATE, "reason": str(reason)}
     if value is None:
         raise LabError(f"{where}: no value and no reason; say in words why the claim cannot be evaluated")
     if low is not None and high is not None and low > high:
         raise LabError(f"{where}: low {low} is above high {high}")
-    verdict = judge(claim.threshold, value, low, high)
-    return {"verdict": verdict, "value": value, "low": low, "high": high, "reason": None, **note}
+    figures = {"value": value, "low": low, "high": high}
+    if client["client_saturated"] and claim.client_bound != "not-a-bias":
+        used = client_words(client["client_cpu"], client["client_cores"])
+        if bound is None:
+            return {
+                **base,
+                "verdict": CANNOT_EVALUATE,
+                "reason": f"{used}: the figure is the load generator's, not the server's or the pooler's",
+            }
+        floor = value if low is None else min(low, value)
+        ceiling = value if high is None else max(high, value)
+        decided = judge_bound(claim.threshold, bound, floor, ceiling)
+        if decided is None:
+            end = floor if bound == "at least" else ceiling
+            return {
+                **base,
+                **figures,
+                "bound": bound,
+                "verdict": CANNOT_EVALUATE,
+                "reason": f"{used}, so the figure is {bound} {end:.3g}, which cannot decide "
+                f"'{claim.threshold.text()}'",
+            }
+        return {**base, **figures, "bound": bound, "verdict": decided}
+    return {**base, **figures, "verdict": judge(claim.threshold, value, low, high)}
 
 
 def summarise(verdicts: list[dict], measured: list[str]) -> str:
@@ -167,18 +298,73 @@ def _check_across(claim: Claim, rows: list[dict], names: list[str], path: Path) 
         raise LabError(f"{where}: query must return a column value")
     if len(rows) > 1:
         raise LabError(f"{where}: a claim across machines returns one row, got {len(rows)}")
-    across = (
-        _verdict(claim, rows[0], where)
-        if rows
-        else {"verdict": NOT_MEASURED, "value": None, "low": None, "high": None, "reason": None}
-    )
+    across = _verdict(claim, rows[0], where) if rows else dict(EMPTY_VERDICT)
     return {
         **claim.model_dump(exclude={"query", "threshold"}),
+        "reading_label": READING_LABELS[claim.reading],
         "threshold": claim.threshold.text(),
         "verdicts": [],
         "across": across,
         "summary": across["verdict"],
     }
+
+
+class Runs(BaseModel):
+    """What main.measured says of one machine's windows in one experiment: when, and how many were
+    client-bound."""
+
+    first: str | None
+    last: str | None
+    client_saturated: int
+
+
+def measured_runs(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Runs]:
+    """Each (machine, experiment)'s dates and client-bound windows, from main.measured (none where the
+    database has no such table: a claim over tables of its own)."""
+    try:
+        rows = con.execute(
+            "SELECT machine, experiment, first_window, last_window, windows_client_saturated "
+            "FROM main.measured"
+        ).fetchall()
+    except duckdb.CatalogException:
+        return {}
+    return {
+        (str(machine), str(experiment)): Runs(
+            first=None if first is None else str(first),
+            last=None if last is None else str(last),
+            client_saturated=int(saturated or 0),
+        )
+        for machine, experiment, first, last, saturated in rows
+    }
+
+
+def measured_on(runs: list[Runs]) -> str | None:
+    """The days the windows were measured: '2026-12-01', or '2026-11-30 to 2026-12-01' over several."""
+    days = sorted({day[:10] for r in runs for day in (r.first, r.last) if day})
+    if not days:
+        return None
+    return days[0] if days[0] == days[-1] else f"{days[0]} to {days[-1]}"
+
+
+def claim_experiments(claim: Claim) -> list[str]:
+    """The experiments whose tables one claim's query reads."""
+    schemas = set(_SCHEMA_REFERENCE.findall(claim.query))
+    return sorted(name for name in experiment_names() if name.replace("-", "_") in schemas)
+
+
+def _check_client(claim: Claim, verdict: dict, runs: dict[str, Runs], where: str) -> None:
+    """A claim that reads an experiment with client-bound windows on this machine must say whether its own
+    points were: else a verdict could rest on the load generator without a word."""
+    if claim.client_bound != "reported" or verdict["verdict"] == NOT_MEASURED:
+        return
+    if verdict["client_saturated"] is not None:
+        return
+    bound = {name: r.client_saturated for name, r in runs.items() if r.client_saturated}
+    if bound:
+        named = ", ".join(f"{name} ({n} client-bound windows)" for name, n in sorted(bound.items()))
+        raise LabError(
+            f"{where}: reads {named}; return client_saturated (and client_cpu) for the claim's own points"
+        )
 
 
 def check_claim(
@@ -188,9 +374,13 @@ def check_claim(
     machines: list[str],
     measured: list[str],
     kept: dict[str, dict] | None = None,
+    runs: dict[tuple[str, str], Runs] | None = None,
 ) -> dict:
     """The claim's verdicts. kept: a claim per machine's verdicts from the last build, by machine, for the
-    machines whose data did not change since; only the other machines' rows are queried."""
+    machines whose data did not change since; only the other machines' rows are queried. runs: main.measured
+    by machine and experiment (measured_runs), read once per claims file."""
+    runs = measured_runs(con) if runs is None else runs
+    experiments = claim_experiments(claim)
     if kept is not None and claim.scope == "machine":
         redone = [machine for machine in machines if machine not in kept]
         # The query's rows of those machines alone: DuckDB pushes the filter down into most queries.
@@ -208,6 +398,16 @@ def check_claim(
         raise LabError(f"{path}: claim {claim.id}: query failed: {str(error).splitlines()[0]}") from error
     if claim.scope == "across":
         return _check_across(claim, rows, names, path)
+
+    def verdict_of(machine: str) -> dict:
+        where = f"{path}: claim {claim.id}: {machine}"
+        verdict = _verdict(claim, by_machine.get(machine), where)
+        own = {name: runs[(machine, name)] for name in experiments if (machine, name) in runs}
+        _check_client(claim, verdict, own, where)
+        if verdict["verdict"] != NOT_MEASURED:
+            verdict["measured_on"] = measured_on(list(own.values()))
+        return {"machine": machine, **verdict}
+
     missing = {"machine", "value"} - set(names)
     if missing:
         raise LabError(
@@ -220,17 +420,10 @@ def check_claim(
         if machine in by_machine:
             raise LabError(f"{path}: claim {claim.id}: more than one row for machine {machine}")
         by_machine[machine] = row
-    verdicts = [
-        kept[machine]
-        if machine in kept
-        else {
-            "machine": machine,
-            **_verdict(claim, by_machine.get(machine), f"{path}: claim {claim.id}: {machine}"),
-        }
-        for machine in machines
-    ]
+    verdicts = [kept[machine] if machine in kept else verdict_of(machine) for machine in machines]
     return {
         **claim.model_dump(exclude={"query", "threshold"}),
+        "reading_label": READING_LABELS[claim.reading],
         "threshold": claim.threshold.text(),
         "verdicts": verdicts,
         "summary": summarise(verdicts, measured),
@@ -264,8 +457,9 @@ def evaluate_claims(
     measured = measured if measured is not None else machines
     target = out_dir / path.name.replace(".claims.yaml", ".json")
     before = _verdicts_before(target, changed)
+    runs = measured_runs(con)
     results = [
-        check_claim(con, claim, path, machines, measured, _kept(before, claim.id, machines, changed))
+        check_claim(con, claim, path, machines, measured, _kept(before, claim.id, machines, changed), runs)
         for claim in claims.claims
     ]
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -34,6 +34,9 @@ SELECT
     count(*) AS windows,
     count(*) FILTER (WHERE ok) AS windows_ok,
     count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
+    -- The most pgbench used of its own cores (or quota) in any pass: a claim on the point says it where
+    -- the load generator, not the server, set the figure.
+    max(client_cpu_cores / nullif(coalesce(client_cpu_budget, client_cores), 0)) AS client_cpu_share_max,
     median(tps) FILTER (WHERE ok) AS tps_median,
     min(tps) FILTER (WHERE ok) AS tps_min,
     max(tps) FILTER (WHERE ok) AS tps_max,
@@ -87,6 +90,8 @@ SELECT
     arg_max(tps_min, tps_median) AS peak_tps_min,
     arg_max(tps_max, tps_median) AS peak_tps_max,
     arg_max(latency_avg_median, tps_median) AS peak_latency_ms,
+    arg_max(latency_avg_min, tps_median) AS peak_latency_min_ms,
+    arg_max(latency_avg_max, tps_median) AS peak_latency_max_ms,
     arg_max(latency_p95_median, tps_median) AS peak_latency_p95_ms
 FROM point_stats
 WHERE windows_ok > 0 AND windows_client_saturated = 0

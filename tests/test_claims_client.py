@@ -1,0 +1,316 @@
+"""A verdict never rests on the load generator without saying so: where pgbench saturated its cores at a
+claim's points the verdict is "cannot be evaluated" with pgbench's figure, or, where the query states the
+bias's direction, a bound that is judged only where it decides; a claim that reads an experiment with
+client-bound windows and does not say whether its own points were stops the build. Every verdict carries
+the dates its experiments were measured, and how many readings it rests on where the query says."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+import yaml
+
+from connlab.contract.yaml_models import load_yaml_model
+from connlab.data.aggregate import aggregate_all
+from connlab.data.claims import (
+    CANNOT_EVALUATE,
+    DOES_NOT_HOLD,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_MEASURED,
+    ClaimsFile,
+    Runs,
+    Threshold,
+    claim_experiments,
+    client_words,
+    evaluate_claims,
+    judge_bound,
+    measured_on,
+)
+from connlab.errors import LabError
+from connlab.paths import ARTICLES_SRC_DIR, RESULTS_DIR
+
+MACHINES = ["bound-box", "free-box"]
+
+
+@pytest.fixture
+def con() -> duckdb.DuckDBPyConnection:
+    """A pooler-churn table of one client-bound machine and one free one, and main.measured saying so."""
+    connection = duckdb.connect()
+    connection.execute(
+        "CREATE SCHEMA pooler_churn; CREATE TABLE pooler_churn.t (machine VARCHAR, value DOUBLE, low DOUBLE, "
+        "high DOUBLE, client_saturated BOOLEAN, client_cpu DOUBLE, client_cores DOUBLE)"
+    )
+    connection.execute(
+        "INSERT INTO pooler_churn.t VALUES ('bound-box', 3.0, 2.7, 3.1, true, 0.95, 1), "
+        "('free-box', 3.0, 2.7, 3.1, false, 0.4, 1)"
+    )
+    connection.execute(
+        "CREATE TABLE main.measured AS SELECT * FROM (VALUES "
+        "('bound-box', 'pooler-churn', '2026-12-01T10:00:00Z', '2026-12-01T11:00:00Z', 6), "
+        "('free-box', 'pooler-churn', '2026-11-30T23:00:00Z', '2026-12-01T01:00:00Z', 0)) "
+        "AS m(machine, experiment, first_window, last_window, windows_client_saturated)"
+    )
+    return connection
+
+
+def claim(query: str, threshold: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "the-claim",
+        "claim": "The claim.",
+        "seed": "What the source measured.",
+        "reading": "seed",
+        "value_label": "a value",
+        "threshold": threshold or {"op": ">=", "value": 2},
+        "query": query,
+        **extra,
+    }
+
+
+def verdicts(con: duckdb.DuckDBPyConnection, tmp_path: Path, **fields: Any) -> dict[str, dict[str, Any]]:
+    path = tmp_path / "demo.claims.yaml"
+    path.write_text(yaml.safe_dump({"source": "free-box", "claims": [claim(**fields)]}, sort_keys=False))
+    out = evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+    [result] = json.loads(out.read_text())["claims"]
+    return {v["machine"]: v for v in result["verdicts"]}
+
+
+COLUMNS = "machine, value, low, high, client_saturated, client_cpu, client_cores"
+
+
+def test_a_client_bound_point_cannot_be_evaluated(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    by_machine = verdicts(con, tmp_path, query=f"SELECT {COLUMNS} FROM pooler_churn.t")
+    bound = by_machine["bound-box"]
+    assert bound["verdict"] == CANNOT_EVALUATE
+    assert bound["reason"].startswith("pgbench used 0.95 of its core")
+    assert bound["client_cpu"] == 0.95 and bound["client_saturated"] is True
+    assert bound["value"] is None  # the load generator's figure is not shown as the claim's
+    free = by_machine["free-box"]
+    assert free["verdict"] == HOLDS and free["client_saturated"] is False and free["client_cpu"] == 0.4
+
+
+def test_a_bound_is_judged_only_where_it_decides(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    query = f"SELECT {COLUMNS}, 'at least' AS bound FROM pooler_churn.t"
+    decided = verdicts(con, tmp_path, query=query)["bound-box"]
+    assert (decided["verdict"], decided["bound"], decided["value"]) == (HOLDS, "at least", 3.0)
+    open_ = verdicts(con, tmp_path, query=query, threshold={"op": ">=", "value": 18.9})["bound-box"]
+    assert open_["verdict"] == CANNOT_EVALUATE
+    assert open_["reason"] == (
+        "pgbench used 0.95 of its core, so the figure is at least 2.7, which cannot decide 'at least 18.9'"
+    )
+    assert open_["value"] == 3.0 and open_["bound"] == "at least"  # the bound is shown with its reason
+    refuted = verdicts(con, tmp_path, query=query, threshold={"op": "<=", "value": 2})["bound-box"]
+    assert refuted["verdict"] == DOES_NOT_HOLD
+
+
+def test_a_claim_silent_on_client_bound_windows_stops_the_build(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    with pytest.raises(LabError, match=r"claim the-claim: bound-box: reads pooler-churn \(6 client-bound"):
+        verdicts(con, tmp_path, query="SELECT machine, value, low, high FROM pooler_churn.t")
+    # A claim about pgbench's own saturation is measured by those windows.
+    about = verdicts(
+        con, tmp_path, query="SELECT machine, value FROM pooler_churn.t", client_bound="not-a-bias"
+    )
+    assert about["bound-box"]["verdict"] == HOLDS
+    # A query over tables that leave client-bound points out says so in its claim, and is judged.
+    kept_out = verdicts(
+        con, tmp_path, query="SELECT machine, value FROM pooler_churn.t", client_bound="excluded"
+    )
+    assert kept_out["bound-box"]["verdict"] == HOLDS and kept_out["bound-box"]["client_saturated"] is None
+
+
+def test_every_verdict_carries_its_experiments_dates(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    by_machine = verdicts(con, tmp_path, query=f"SELECT {COLUMNS}, 1 AS readings FROM pooler_churn.t")
+    assert by_machine["bound-box"]["measured_on"] == "2026-12-01"
+    assert by_machine["free-box"]["measured_on"] == "2026-11-30 to 2026-12-01"
+    assert by_machine["free-box"]["readings"] == 1
+    assert measured_on([]) is None
+    assert measured_on([Runs(first=None, last=None, client_saturated=0)]) is None
+
+
+@pytest.mark.parametrize(
+    ("column", "message"),
+    [("'at best' AS bound", "column bound must be"), ("0 AS readings", "column readings must be a whole")],
+)
+def test_a_bad_bound_or_readings_names_the_claim(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path, column: str, message: str
+) -> None:
+    with pytest.raises(LabError, match=f"claim the-claim: .*{message}"):
+        verdicts(con, tmp_path, query=f"SELECT {COLUMNS}, {column} FROM pooler_churn.t")
+
+
+def test_claim_ids_are_unique(tmp_path: Path) -> None:
+    path = tmp_path / "twice.claims.yaml"
+    path.write_text(yaml.safe_dump({"source": "x", "claims": [claim("SELECT 1"), claim("SELECT 2")]}))
+    with pytest.raises(LabError, match="twice: the-claim"):
+        load_yaml_model(path, ClaimsFile)
+
+
+@pytest.mark.parametrize(
+    ("op", "value", "bound", "low", "high", "expected"),
+    [
+        (">=", 2, "at least", 2.5, 3, HOLDS),  # the floor already meets it
+        (">=", 2, "at least", 1.5, 3, None),  # the true value could be either side
+        ("<=", 2, "at least", 2.5, 3, DOES_NOT_HOLD),  # the floor already exceeds it
+        ("<=", 2, "at least", 1.5, 3, None),
+        ("<=", 2, "at most", 1, 1.5, HOLDS),
+        ("<=", 2, "at most", 1, 2.5, None),
+        (">", 1, "at most", 0.3, 0.9, DOES_NOT_HOLD),
+        (">", 1, "at most", 0.3, 1.5, None),
+        ("between", (1, 2), "at least", 2.5, 3, DOES_NOT_HOLD),
+        ("between", (1, 2), "at least", 1.5, 3, None),
+        ("between", (1, 2), "at most", 0.2, 0.5, DOES_NOT_HOLD),
+    ],
+)
+def test_judge_bound(op: str, value: Any, bound: Any, low: float, high: float, expected: str | None) -> None:
+    assert judge_bound(Threshold(op=op, value=value), bound, low, high) == expected  # type: ignore[arg-type]
+
+
+def test_client_words() -> None:
+    assert client_words(0.947, 1) == "pgbench used 0.95 of its core"
+    assert client_words(0.93, 2) == "pgbench used 93% of its 2 cores"
+    assert client_words(None, None) == "pgbench saturated its cores"
+
+
+# -- over the committed results -------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def committed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out_dir = tmp_path_factory.mktemp("data")
+    aggregate_all(out_dir=out_dir)
+    return out_dir
+
+
+@pytest.fixture(scope="module")
+def committed(committed_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    return {
+        path.stem: json.loads(path.read_text())["claims"]
+        for path in sorted((committed_dir / "claims").glob("*.json"))
+    }
+
+
+def test_every_claim_on_measured_windows_says_how_it_treats_a_client_bound_point(committed_dir: Path) -> None:
+    """Not only where today's results hold client-bound windows: a machine added tomorrow may have them
+    anywhere, and its verdicts must say so too."""
+    con = duckdb.connect(str(committed_dir / "connlab.duckdb"), read_only=True)
+    silent = []
+    for path in sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml")):
+        for definition in load_yaml_model(path, ClaimsFile).claims:
+            if not claim_experiments(definition) or definition.client_bound != "reported":
+                continue
+            names = [column[0] for column in con.execute(definition.query).description]
+            if "client_saturated" not in names:
+                silent.append(f"{path.name}: {definition.id}")
+    con.close()
+    assert silent == []
+
+
+def _saturated_in_raw() -> set[tuple[str, str]]:
+    """(machine, experiment) pairs with a client-bound window in the most thorough profile, read straight
+    from the committed CSVs, apart from the aggregation."""
+    return set(
+        duckdb.sql(
+            f"""
+            WITH best AS (
+                SELECT * FROM read_csv('{RESULTS_DIR}/*/*/*.csv', union_by_name = true)
+                QUALIFY CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END
+                      = max(CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END)
+                        OVER (PARTITION BY machine, experiment)
+            )
+            SELECT DISTINCT machine, experiment FROM best WHERE client_saturated
+            """
+        ).fetchall()
+    )
+
+
+def test_no_committed_verdict_rests_on_a_client_bound_window_unsaid(
+    committed: dict[str, list[dict[str, Any]]],
+) -> None:
+    saturated = _saturated_in_raw()
+    assert saturated, "the committed results hold client-bound windows; this test must see some"
+    claims = {
+        c.id: c
+        for path in ARTICLES_SRC_DIR.glob("*.claims.yaml")
+        for c in load_yaml_model(path, ClaimsFile).claims
+    }
+    looked = 0
+    for article, results in committed.items():
+        for result in results:
+            definition = claims[result["id"]]
+            for verdict in result["verdicts"]:
+                where = f"{article}: {result['id']}: {verdict['machine']}"
+                if verdict["verdict"] == NOT_MEASURED:
+                    continue
+                bound_here = {
+                    experiment
+                    for experiment in claim_experiments(definition)
+                    if (verdict["machine"], experiment) in saturated
+                }
+                if bound_here and definition.client_bound == "reported":
+                    # It read client-bound windows on this machine: it must say whether its points were.
+                    assert verdict["client_saturated"] is not None, where
+                    looked += 1
+                if verdict["client_saturated"] and definition.client_bound == "reported":
+                    assert verdict["verdict"] in (CANNOT_EVALUATE, HOLDS, DOES_NOT_HOLD, INCONCLUSIVE), where
+                    assert verdict["verdict"] != INCONCLUSIVE, where
+                    if verdict["bound"] is None:
+                        assert verdict["verdict"] == CANNOT_EVALUATE, where
+                        assert verdict["reason"].startswith("pgbench used"), where
+                        assert verdict["client_cpu"] is not None and verdict["client_cpu"] >= 0.9, where
+                    elif verdict["verdict"] == CANNOT_EVALUATE:
+                        assert f"is {verdict['bound']}" in verdict["reason"], where
+    assert looked, "no claim read a client-bound experiment: the check above checked nothing"
+
+
+def test_committed_churn_verdicts_say_pgbench_was_the_limit(
+    committed: dict[str, list[dict[str, Any]]],
+) -> None:
+    """The PgBouncer churn windows where pgbench used its whole core (issue 41's 24 windows): the verdicts on
+    them are not published as measurements of the pooler."""
+    raw = duckdb.sql(
+        f"""
+        SELECT DISTINCT machine FROM read_csv('{RESULTS_DIR}/*/pooler-churn/*.csv', union_by_name = true)
+        WHERE workload = 'churn-pgbouncer' AND client_saturated AND profile = 'full'
+        """
+    ).fetchall()
+    machines = {machine for (machine,) in raw}
+    churn = {c["id"]: {v["machine"]: v for v in c["verdicts"]} for c in committed["four-poolers"]}
+    for machine in machines:
+        verdict = churn["pgbouncer-falls-with-churn"][machine]
+        assert verdict["verdict"] == CANNOT_EVALUATE and verdict["client_saturated"], machine
+
+
+def test_committed_verdicts_carry_their_experiments_dates(committed: dict[str, list[dict[str, Any]]]) -> None:
+    dates = dict(
+        duckdb.sql(
+            f"""
+            SELECT machine || '/' || experiment, max(started_at)::DATE::VARCHAR
+            FROM read_csv('{RESULTS_DIR}/*/*/*.csv', union_by_name = true) GROUP BY ALL
+            """
+        ).fetchall()
+    )
+    claims = {
+        c.id: c
+        for path in ARTICLES_SRC_DIR.glob("*.claims.yaml")
+        for c in load_yaml_model(path, ClaimsFile).claims
+    }
+    checked = 0
+    for results in committed.values():
+        for result in results:
+            experiments = claim_experiments(claims[result["id"]])
+            for verdict in result["verdicts"]:
+                days = [
+                    dates[f"{verdict['machine']}/{e}"]
+                    for e in experiments
+                    if f"{verdict['machine']}/{e}" in dates
+                ]
+                if verdict["verdict"] == NOT_MEASURED or not days:
+                    continue
+                assert verdict["measured_on"] is not None, (result["id"], verdict["machine"])
+                assert max(days) in verdict["measured_on"], (result["id"], verdict["machine"])
+                checked += 1
+    assert checked
