@@ -461,8 +461,15 @@ def write_answers(data_dir: Path, facts_dir: Path, claims_dir: Path, measured: l
         target = out_dir / f"{slug}.json"
         if write_bytes_if_changed(target, canonical_bytes(payload)):
             written.append(target)
+    # Each machine page's lead: its pool size (where it measured one) and when its data was measured.
+    leads = {}
+    for machine in measured:
+        own = {"measured": [r for r in machines_facts.get("measured", []) if r["machine"] == machine]}
+        leads[machine] = {"machine": machine, "dates": measured_dates(own, []), "pool_size": None}
+    for found in pools:
+        leads[found["machine"]] = {**leads.get(found["machine"], {}), **found}
     target = out_dir / POOL_SIZES_FILE
-    if write_bytes_if_changed(target, canonical_bytes({p["machine"]: p for p in pools})):
+    if write_bytes_if_changed(target, canonical_bytes(leads)):
         written.append(target)
     return written
 
