@@ -177,6 +177,50 @@ def test_client_words() -> None:
     assert client_words(None, None) == "pgbench saturated its cores"
 
 
+def test_a_pooler_without_a_core_of_its_own_cannot_be_near_one(tmp_path: Path) -> None:
+    """pgbouncer-trade's pooler-near-a-core over constructed rows: its own budget below the load, a shared
+    budget used whole (before the pooler had a cgroup of its own, and after), and a pooler with room."""
+    [near] = [
+        c
+        for c in load_yaml_model(ARTICLES_SRC_DIR / "pgbouncer-trade.claims.yaml", ClaimsFile).claims
+        if c.id == "pooler-near-a-core"
+    ]
+    con = duckdb.connect()
+    con.execute(
+        "CREATE SCHEMA pgbouncer_trade; CREATE TABLE pgbouncer_trade.pool_sizes AS SELECT * FROM (VALUES "
+        "('small-budget', 0.4, 0.5, false, false, 0.6, 1.0), "
+        "('shared-old', 0.22, NULL, true, true, 0.94, 1.0), "
+        "('shared-new', 0.3, 1.0, true, false, 0.97, 1.0), "
+        "('room', 0.8, 1.0, false, false, 1.5, 2.0)) "
+        "AS t(machine, pooler_cpu, pooler_cpu_budget, pooler_shares_server_cores, pooler_in_server_cgroup, "
+        "busy_cpu, server_cores)"
+    )
+    con.execute(
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN builtin VARCHAR DEFAULT 'select-only'; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN clients INTEGER DEFAULT 200; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN pooler_cpu_min DOUBLE DEFAULT NULL; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN pooler_cpu_max DOUBLE DEFAULT NULL; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN pooled_client_saturated BOOLEAN DEFAULT false; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN pooled_client_cpu DOUBLE DEFAULT 0.5; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN client_cores DOUBLE DEFAULT 1; "
+        "CREATE TABLE main.published (machine VARCHAR, experiment VARCHAR, metric VARCHAR, value DOUBLE)"
+    )
+    path = tmp_path / "near.claims.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {"source": "room", "claims": [near.model_dump(exclude_defaults=False)]}, sort_keys=False
+        )
+    )
+    machines = ["small-budget", "shared-old", "shared-new", "room"]
+    out = evaluate_claims(con, path, machines, tmp_path / "claims")
+    by_machine = {v["machine"]: v for v in json.loads(out.read_text())["claims"][0]["verdicts"]}
+    assert by_machine["small-budget"]["reason"].startswith("PgBouncer's own budget was 0.5 of a core")
+    assert "inside the server's cgroup" in by_machine["shared-old"]["reason"]
+    assert by_machine["shared-new"]["verdict"] == CANNOT_EVALUATE
+    assert "inside the server's cgroup" not in by_machine["shared-new"]["reason"]
+    assert by_machine["room"]["verdict"] == HOLDS
+
+
 # -- over the committed results -------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def committed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -21,6 +21,12 @@ SELECT one.machine, one.clients, one.server_cores, one.clients_per_core,
        one.pooler_cpu_median AS one_pooler_cpu, two.pooler_cpu_median AS two_pooler_cpu,
        one.server_backends_max AS one_backends, two.server_backends_max AS two_backends,
        one.server_cpu_median AS one_server_cpu,
+       -- The server and the one pooler together, counted once (before the pooler had a cgroup of its own
+       -- the server's cgroup counted both), and the pooler's own budget where it had one.
+       one.server_cpu_median + CASE WHEN one.pooler_in_server_cgroup THEN 0
+                                    ELSE coalesce(one.pooler_cpu_median, 0) END AS one_busy_cpu,
+       one.pooler_cpu_budget AS one_pooler_cpu_budget, one.pooler_shares_server_cores AS one_pooler_shares_server_cores,
+       one.pooler_in_server_cgroup AS one_pooler_in_server_cgroup,
        greatest(one.client_cpu_share_max, two.client_cpu_share_max) AS client_cpu,
        one.windows_client_saturated + two.windows_client_saturated > 0 AS client_saturated,
        one.client_budget_cores AS client_cores

@@ -46,9 +46,10 @@ WHERE target = 'direct' AND workload IN ('direct-select-only', 'direct-tpcb-like
 -- Table 3: persistent clients through PgBouncer at a fixed crowd, by pool size, against the same crowd
 -- direct. Statements through the pooler per second = transactions x statements per transaction: pgbench's
 -- select-only sends 1, tpcb-like 7 (BEGIN, three updates, a select, an insert, END), as the seed counts them.
--- Per-backend server CPU: the server's cores spread over the backends it held. PgBouncer ran inside the
--- server's CPU budget and its cgroup, so the server's CPU counts the pooler's too: taken out here, else a
--- backend would be charged with the pooler's work (server_cpu keeps the cgroup's figure as read).
+-- Per-backend server CPU: the server's cores spread over the backends it held. Where PgBouncer ran inside
+-- the server's cgroup (runs before the pooler had a cgroup of its own), the server's CPU counts the
+-- pooler's too: taken out here, else a backend would be charged with the pooler's work (server_cpu keeps
+-- the cgroup's figure as read). busy_cpu: the server and the pooler together.
 CREATE OR REPLACE TABLE pool_sizes AS
 WITH pooled AS (
     SELECT *, regexp_extract(workload, '^pooled-(select-only|tpcb-like)', 1) AS builtin
@@ -58,8 +59,9 @@ WITH pooled AS (
 -- one ratio, and the range is the smallest to the largest of them.
 per_pass AS (
     SELECT machine, workload, clients,
-           pooler_cpu_cores / nullif((server_cpu_cores - pooler_cpu_cores) / nullif(server_backends_max, 0), 0)
-               AS ratio
+           pooler_cpu_cores / nullif((server_cpu_cores - CASE WHEN pooler_cpu_budget IS NULL
+                                                               THEN pooler_cpu_cores ELSE 0 END)
+                                     / nullif(server_backends_max, 0), 0) AS ratio
     FROM windows WHERE target = 'pgbouncer' AND workload LIKE 'pooled-%' AND pooler_cpu_cores IS NOT NULL
 ),
 backend AS (
@@ -81,8 +83,11 @@ SELECT p.machine, p.builtin, p.clients, p.server_cores, p.pool_size,
        p.pooler_cpu_median AS pooler_cpu, p.pooler_cpu_min, p.pooler_cpu_max,
        p.server_cpu_median AS server_cpu,
        p.server_backends_max AS server_backends,
-       (p.server_cpu_median - coalesce(p.pooler_cpu_median, 0)) / nullif(p.server_backends_max, 0)
-           AS server_cpu_per_backend,
+       (p.server_cpu_median - CASE WHEN p.pooler_in_server_cgroup THEN coalesce(p.pooler_cpu_median, 0) ELSE 0 END)
+           / nullif(p.server_backends_max, 0) AS server_cpu_per_backend,
+       p.server_cpu_median + CASE WHEN p.pooler_in_server_cgroup THEN 0 ELSE coalesce(p.pooler_cpu_median, 0) END
+           AS busy_cpu,
+       p.pooler_cpu_budget, p.pooler_shares_server_cores, p.pooler_in_server_cgroup,
        b.pooler_over_backend, b.pooler_over_backend_low, b.pooler_over_backend_high,
        p.client_cpu_share_max AS pooled_client_cpu, d.client_cpu_share_max AS direct_client_cpu,
        p.windows_client_saturated > 0 AS pooled_client_saturated,

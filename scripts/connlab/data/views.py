@@ -61,6 +61,11 @@ SELECT
     median(pooler_cpu_cores) AS pooler_cpu_median,
     min(pooler_cpu_cores) AS pooler_cpu_min,
     max(pooler_cpu_cores) AS pooler_cpu_max,
+    -- The pooler's own budget where its run had a cgroup of its own; a pooler CPU figure without one was
+    -- read while the pooler ran inside the server's cgroup, whose CPU then counted the pooler's too.
+    max(pooler_cpu_budget) AS pooler_cpu_budget,
+    bool_or(coalesce(pooler_shares_server_cores, pooler_cpu_cores IS NOT NULL)) AS pooler_shares_server_cores,
+    bool_or(pooler_cpu_cores IS NOT NULL AND pooler_cpu_budget IS NULL) AS pooler_in_server_cgroup,
     max(steal_pct) AS steal_pct_max,
     max(cpu_pressure_pct) AS cpu_pressure_pct_max,
     sum(checkpoints) AS checkpoints,
