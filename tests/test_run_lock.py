@@ -131,6 +131,7 @@ def test_a_run_cgroup_name_carries_its_prefix_and_pid(monkeypatch: pytest.Monkey
     assert name == f"connlab-clt-abc-clients-sweep-tiny-20260101T000000Z-{os.getpid()}"
     assert cpu_budget.cgroup_owner(name) == os.getpid()
     assert cpu_budget.cgroup_owner(f"{name}-client") == os.getpid()
+    assert cpu_budget.cgroup_owner(f"{name}-pooler") == os.getpid()
     # Names of runs from before the PID was part of them, and the snippets' cgroups, have no owner.
     assert cpu_budget.cgroup_owner("connlab-clients-sweep-tiny-20260101T000000Z") is None
     assert cpu_budget.cgroup_owner("connlab-pg-versions-tiny-20260101T000000Z-pg16") is None
@@ -177,9 +178,16 @@ def test_cgroup_clean_up_spares_live_runs(
     cpu = cpu_budget.CGROUP_ROOT / "cpu"
     recorded = f"{prefix}-dead-run-{DEAD_PID}"
     cluster_folder(tmp_path, "dead-run", f"{DEAD_PID} 0", recorded)
-    dead = [cpu / recorded, cpu / f"{recorded}-client", cpu / f"{prefix}-no-folder-{DEAD_PID}-client"]
+    dead = [
+        cpu / recorded,
+        cpu / f"{recorded}-client",
+        cpu / f"{recorded}-pooler",
+        cpu / f"{prefix}-no-folder-{DEAD_PID}-client",
+        cpu / f"{prefix}-no-folder-{DEAD_PID}-pooler",
+    ]
     live = [
         cpu / f"{prefix}-mine-{os.getpid()}-client",
+        cpu / f"{prefix}-mine-{os.getpid()}-pooler",
         cpu / f"{prefix}-other-{os.getppid()}",
         cpu / f"{prefix}-check",  # no PID: not a run's, never touched
     ]
