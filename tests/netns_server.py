@@ -117,8 +117,11 @@ def _certificate(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def namespaced_server() -> Iterator[NamespacedServer]:
-    pid = os.getpid()
+def namespaced_server(
+    max_connections: int = MAX_CONNECTIONS, second: bool = False
+) -> Iterator[NamespacedServer]:
+    """second: a second server beside the first in the same test process (names and subnet of its own)."""
+    pid = os.getpid() * 2 + int(second)
     number = pid % 250 + 1
     namespace, host_link, far_link = f"clns{pid}", f"clv{pid}h", f"clv{pid}n"
     host_ip, server_ip = f"10.213.{number}.1", f"10.213.{number}.2"
@@ -162,7 +165,7 @@ def namespaced_server() -> Iterator[NamespacedServer]:
             "listen_addresses": f"'{server_ip}'",
             "port": PORT,
             "unix_socket_directories": f"'{server.socket_dir}'",
-            "max_connections": MAX_CONNECTIONS,
+            "max_connections": max_connections,
             "password_encryption": "'scram-sha-256'",
             "ssl": "on",
             "ssl_cert_file": f"'{folder / 'server.crt'}'",

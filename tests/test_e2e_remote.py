@@ -27,6 +27,8 @@ import psutil
 import pytest
 import yaml
 
+from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
+from connlab.lab.poolers.odyssey import Odyssey
 from netns_server import MAX_CONNECTIONS, RESTRICT_KEY, NamespacedServer, namespaced_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]
@@ -165,7 +167,7 @@ def test_a_tiny_sweep_and_pgbouncer_trade_measure_the_named_server_and_touch_not
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     rendered = connlab("render", env=environment(scratch), timeout=600)
     assert rendered.returncode == 0, rendered.stderr[-2000:]
-    page = next((scratch / "build" / "docs").rglob(f"{machine.name}.md"))
+    page = next((scratch / "build" / "docs").rglob(f"{machine.name}.*"))  # Markdown, or its HTML fragment
     assert re.search(
         r"remote server, measured from a client over a network with [0-9.]+ ms round trip", page.read_text()
     ), page
@@ -289,3 +291,28 @@ def test_ctrl_c_at_any_step_leaves_nothing_on_the_server_or_here(
     new_folders = private_folders() - folders
     assert not new_folders and not poolers_of(new_folders)
     assert server.passwords["tester"] not in stderr
+
+
+def test_pgpool_and_odyssey_run_beside_the_client_in_front_of_the_named_server(scratch: Path) -> None:
+    """pooler-churn's pools of 100 need a server with room for them: a second server, max_connections 150.
+    PgPool-II and Odyssey (where installed) start here and log in to it as the URL's user; pgcat is not set
+    up in front of a named server, and the run says so at the end."""
+    with namespaced_server(max_connections=150, second=True) as roomy:
+        before = roomy.dump()
+        result = connlab(*run_args("pooler-churn", roomy.url(with_password=True)), env=environment(scratch))
+        assert roomy.dump() == before and "bench" not in roomy.databases()
+    assert result.returncode == 2 and "pgcat: not set up in front of a remote server" in result.stderr
+    rows = [row for folder in (scratch / "results").glob("*/pooler-churn") for row in rows_of(folder)]
+    ran = {row["target"] for row in rows if row["ok"] == "true"}
+    assert {"direct", "pgbouncer", "pgpool"} <= ran, [(row["target"], row["error"]) for row in rows]
+    assert ("odyssey" in ran) == _installed(Odyssey)
+    assert all(row["transport"] == "tcp" for row in rows)
+    assert roomy.passwords["tester"] not in result.stderr
+
+
+def _installed(pooler: type[PoolerProcess]) -> bool:
+    try:
+        pooler.binary()
+    except PoolerUnavailable:
+        return False
+    return True

@@ -8,8 +8,8 @@ host, the server over the network, and everything the run made removed at its en
   URL's user there, and the server's own authentication (its password_encryption, recorded) is what it is.
 - CPU. No budget: the server's cores are what the user stated (`--server-cores`), pgbench and the poolers
   share this host's cores. cpu_budget_method says `remote`.
-- Poolers beside the client, as an application's side-car pooler: PgBouncer and PgPool-II start here and log
-  in to the named server as the URL's user. Odyssey and pgcat are not set up for it: their windows are left
+- Poolers beside the client, as an application's side-car pooler: PgBouncer, PgPool-II and Odyssey start
+  here and log in to the named server as the URL's user. pgcat is not set up for it: its windows are left
   out, named at the end, as for a pooler missing here.
 """
 
@@ -39,6 +39,7 @@ from connlab.lab.bench import PGBENCH_INIT_TIMEOUT_S, Bench, check_poolers
 from connlab.lab.cpu_budget import CpuPlan
 from connlab.lab.host import chown_to_server_user, find_bindir, find_program, free_port
 from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
+from connlab.lab.poolers.odyssey import Odyssey
 from connlab.lab.poolers.pgbouncer import PgBouncer
 from connlab.lab.poolers.pgpool import PgPool
 from connlab.lab.remote_server import RemoteServer, ServerFacts, ServerUrl, connect_problem
@@ -129,7 +130,15 @@ class RemotePgPool(RemoteLogin, PgPool):
     pass
 
 
-REMOTE_POOLERS: dict[str, type[PoolerProcess]] = {"pgbouncer": RemotePgBouncer, "pgpool": RemotePgPool}
+class RemoteOdyssey(RemoteLogin, Odyssey):
+    pass
+
+
+REMOTE_POOLERS: dict[str, type[PoolerProcess]] = {
+    "pgbouncer": RemotePgBouncer,
+    "pgpool": RemotePgPool,
+    "odyssey": RemoteOdyssey,
+}
 
 
 @contextlib.contextmanager
