@@ -253,6 +253,7 @@ def test_releasing_a_budget_kills_what_is_left_in_it(cgroup_guard: CgroupGuard) 
 def test_a_cpuset_list_writes_runs_of_cores_as_ranges() -> None:
     assert cpuset_list((0,)) == "0"
     assert cpuset_list((1, 0, 2, 5, 7, 6)) == "0-2,5-7"
+    assert cpuset_list((0, 4, 5), " ") == "0 4-5"  # as a row's pooler_cpus: no comma in a CSV cell
     assert cgroup_owner("connlab-x-1234-pooler") == 1234
 
 

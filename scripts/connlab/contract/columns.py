@@ -330,9 +330,11 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     Column(
         "pooler_cpus",
         "VARCHAR",
-        "the cores the pooler ran on, as a cpuset list (e.g. 0 or 0-1); empty without a pooler",
-        pattern=r"^[0-9]+(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*$",
-        pattern_hint="a cpuset list, e.g. 0 or 0,2-3",
+        "the cores the pooler ran on, a cpuset list with spaces for commas (e.g. 0, or 0-1 4); empty "
+        "without a pooler",
+        # No comma: a row's cells are told apart by their commas (connlab.data.row_shapes).
+        pattern=r"^[0-9]+(?:-[0-9]+)?(?: [0-9]+(?:-[0-9]+)?)*$",
+        pattern_hint="cores and ranges separated by spaces, e.g. 0 or 0 2-3",
         required=False,
         added_later=True,
     ),

@@ -74,7 +74,7 @@ def plan_cores(budget: float, online: int | None = None) -> CpuPlan:
     return CpuPlan(budget, cores[:server_count], cores[server_count:])
 
 
-def cpuset_list(cores: tuple[int, ...]) -> str:
+def cpuset_list(cores: tuple[int, ...], separator: str = ",") -> str:
     """Cores as a cpuset list, runs of consecutive cores as ranges: (0, 1, 2, 5) -> "0-2,5"."""
     runs: list[list[int]] = []
     for core in sorted(cores):
@@ -82,7 +82,7 @@ def cpuset_list(cores: tuple[int, ...]) -> str:
             runs[-1].append(core)
         else:
             runs.append([core])
-    return ",".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+    return separator.join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
 
 
 @dataclass
@@ -97,7 +97,8 @@ class PoolerBudget:
 
     @property
     def cpus(self) -> str:
-        return cpuset_list(self.cores)
+        """Its cores as a row's pooler_cpus gives them: a cpuset list with spaces for commas."""
+        return cpuset_list(self.cores, " ")
 
     @property
     def cpu_budget(self) -> float:
