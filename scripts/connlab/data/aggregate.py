@@ -220,10 +220,6 @@ def _clean(value: object) -> object:
         return None
     if isinstance(value, int | float | str | bool) or value is None:
         return value
-    if isinstance(value, dict):  # machine.yaml's remote_server
-        return {str(key): _clean(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_clean(item) for item in value]
     try:
         return float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -262,8 +258,7 @@ def _compute(
 MEASURED_WINDOWS_TABLE = f"""
 CREATE TABLE {MEASURED_WINDOWS} AS
 SELECT machine, any_value(profile) AS profile, count(*) AS windows, max(server_cpu_budget) AS server_cores,
-       min(started_at) AS first_window, max(started_at) AS last_window,
-       count(*) FILTER (WHERE client_saturated) AS windows_client_saturated
+       min(started_at) AS first_window, max(started_at) AS last_window
 FROM windows GROUP BY machine
 """
 
@@ -654,11 +649,10 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
 
 def register_measured(con: duckdb.DuckDBPyConnection) -> None:
     """main.measured: which experiments each machine measured, in which profile, and when (first and last
-    window), and how many of its windows were client-bound: what the site says once where a machine lacks
-    an experiment, and what a claim's verdict is checked against (connlab.data.claims)."""
+    window): what the site says once where a machine lacks an experiment."""
     selects = [
         f"SELECT machine, {sql_string(name)} AS experiment, profile, windows, server_cores, first_window, "
-        f"last_window, windows_client_saturated FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
+        f"last_window FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
         for name in experiment_names()
         if (EXPERIMENTS_DIR / name / AGGREGATE_SQL_NAME).exists()
     ]
@@ -668,7 +662,7 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
         else (
             "SELECT NULL::VARCHAR AS machine, NULL::VARCHAR AS experiment, NULL::VARCHAR AS profile, "
             "0 AS windows, NULL::DOUBLE AS server_cores, NULL::VARCHAR AS first_window, "
-            "NULL::VARCHAR AS last_window, 0 AS windows_client_saturated WHERE false"
+            "NULL::VARCHAR AS last_window WHERE false"
         )
     )
     con.execute(f"CREATE OR REPLACE TABLE main.measured AS {union}")
@@ -1001,7 +995,7 @@ def aggregate_all(
             for job in jobs:
                 job.result()
         # The articles' short answers and each machine's pool size, from the facts and verdicts just written.
-        write_answers(out_dir, facts_dir, out_dir / CLAIMS_SUBDIR, sorted(measured))
+        write_answers(out_dir, facts_dir, out_dir / CLAIMS_SUBDIR, sorted(measured), results_dir)
         _record_state(con, FACTS_STATE, facts_state, previous.get(FACTS_STATE, {}))
     except BaseException:
         con.close()

@@ -408,7 +408,19 @@ def pool_size(machine: str, sweep: dict, fits: dict, trade: dict) -> dict | None
 # -- writing ------------------------------------------------------------------------------------------
 
 
-def write_answers(data_dir: Path, facts_dir: Path, claims_dir: Path, measured: list[str]) -> list[Path]:
+def raw_files(results_dir: Path | None, machine: str) -> list[str]:
+    """The machine's raw files (machine.yaml and every run's CSV), relative to its results folder: its page
+    links them as downloads."""
+    folder = results_dir / machine if results_dir else None
+    if folder is None or not folder.is_dir():
+        return []
+    found = [folder / "machine.yaml", *sorted(folder.glob("*.csv")), *sorted(folder.glob("*/*.csv"))]
+    return [path.relative_to(folder).as_posix() for path in found if path.is_file()]
+
+
+def write_answers(
+    data_dir: Path, facts_dir: Path, claims_dir: Path, measured: list[str], results_dir: Path | None = None
+) -> list[Path]:
     """Every article's answers and every machine's pool size, from the facts and claims just written."""
     out_dir = data_dir / ANSWERS_SUBDIR
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -452,6 +464,7 @@ def write_answers(data_dir: Path, facts_dir: Path, claims_dir: Path, measured: l
             "dates": measured_dates(machines_facts, experiments),
             "pool_sizes": pools if slug in POOL_SIZE_ARTICLES else [],
             "coverage": covered,
+            "seed_raw": raw_files(results_dir, source) if source else [],
             "columns": columns(machines_facts, ran, experiments),
             "simulator_default": most_thorough(machines_facts, fitted),
             "usl": usl_across(facts["pool-sizing"], machines_facts, machines_json)
@@ -465,9 +478,18 @@ def write_answers(data_dir: Path, facts_dir: Path, claims_dir: Path, measured: l
     leads = {}
     for machine in measured:
         own = {"measured": [r for r in machines_facts.get("measured", []) if r["machine"] == machine]}
-        leads[machine] = {"machine": machine, "dates": measured_dates(own, []), "pool_size": None}
+        leads[machine] = {
+            "machine": machine,
+            "dates": measured_dates(own, []),
+            "pool_size": None,
+            "raw": raw_files(results_dir, machine),
+        }
     for found in pools:
         leads[found["machine"]] = {**leads.get(found["machine"], {}), **found}
+    # The published sets' raw files too: each article links the set it compares with.
+    for published in sorted(str(m["id"]) for m in machines_json if m.get("published")):
+        leads[published] = {"machine": published, "dates": None, "pool_size": None}
+        leads[published]["raw"] = raw_files(results_dir, published)
     target = out_dir / POOL_SIZES_FILE
     if write_bytes_if_changed(target, canonical_bytes(leads)):
         written.append(target)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import statistics
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,13 +34,13 @@ from connlab.paths import (
     FACTS_DIR,
     PAGES_SRC_DIR,
     PARTIALS_DIR,
+    RESULTS_DIR,
 )
 from connlab.site import charts, snippets, tables
 from connlab.site.chart_book import ChartBook
 from connlab.site.chart_cache import warm_svg_renderer
 from connlab.site.compiled_charts import write_compiled_assets
 from connlab.site.formats import is_missing, number, percent, plain_text, significant
-from connlab.site.fragments import FragmentConverter
 from connlab.site.page_cache import (
     ACROSS_MACHINE_CLAIM_KEYS,
     record_written,
@@ -50,11 +51,8 @@ from connlab.site.page_cache import (
 from connlab.site.pages import (
     ARTICLE_VIEW,
     CHARTS_SUBDIR,
-    FRAGMENT_SUFFIX,
     MACHINE_PAGES_DIR,
     MACHINE_VIEW,
-    SHELL_MARKDOWN,
-    SHELL_PAGE,
     FactsIndex,
     machine_page,
     picker_options,
@@ -213,18 +211,6 @@ class PageRenderer:
         self._json_files: dict[Path, dict] = {}
         machines_file = data_dir / MACHINES_JSON
         self.machines = loads_fast(machines_file.read_bytes()) if machines_file.exists() else []
-        # A machine page's Markdown to HTML: its links are checked against the pages the site will have.
-        self.fragments = FragmentConverter(lambda page: page in self._site_pages())
-
-    @functools.cache  # noqa: B019 (one renderer per build)
-    def _site_pages(self) -> frozenset[str]:
-        """Every page of the site as MkDocs would name its Markdown: articles, pages, machines' pages."""
-        articles = {f"articles/{t.name.removesuffix('.j2')}" for t in ARTICLES_SRC_DIR.glob("*.md.j2")}
-        sources = (
-            str(path.relative_to(PAGES_SRC_DIR)).removesuffix(".j2") for path in PAGES_SRC_DIR.rglob("*.md*")
-        )
-        machines = {machine_page(str(m["id"])) for m in self.machines if not m.get("published")}
-        return frozenset({*articles, *(s for s in sources if s.endswith(".md")), *machines})
 
     def claims(self, slug: str) -> list[dict]:
         return self.claims_file(slug).get("claims", [])
@@ -420,6 +406,21 @@ class PageRenderer:
         )
 
 
+# build/docs/<this>/<machine>/: the machine's raw results, downloadable from its page.
+RAW_SUBDIR = "raw"
+
+
+def _copy_if_newer(source: Path, target: Path) -> None:
+    """A raw file copied where the copy is missing, of another size or older, by its status alone: a
+    thousand machines' runs are not read on every build."""
+    if target.is_file():
+        kept, new = target.stat(), source.stat()
+        if kept.st_size == new.st_size and kept.st_mtime_ns >= new.st_mtime_ns:
+            return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source, target)
+
+
 def _file_status(path: Path) -> list[int] | None:
     try:
         status = os.stat(path)
@@ -476,14 +477,14 @@ def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Pat
         if asset.is_file():
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
-    # The page every machine page is stamped into (connlab.site.publish).
-    if write_if_changed(docs_dir / SHELL_PAGE, SHELL_MARKDOWN):
-        written.append(docs_dir / SHELL_PAGE)
-    # A machine page whose machine is gone must not linger in the site, nor its charts; nor a machine's
-    # Markdown page from a build before machine pages were fragments (MkDocs would build it).
-    machines_dir = docs_dir / MACHINE_PAGES_DIR
-    fragments = set(machines_dir.glob(f"*{FRAGMENT_SUFFIX}"))
-    for stale in fragments - set(pages) - machine_pages.kept | set(machines_dir.glob("[!_]*.md")):
+    # Each machine's raw files, as downloads its page links (connlab.data.answers lists them).
+    for lead in renderer._json(data_dir / ANSWERS_SUBDIR / POOL_SIZES_FILE).values():
+        for relative in lead.get("raw", []):
+            source = RESULTS_DIR / lead["machine"] / relative
+            if source.is_file():  # data aggregated from another results folder names files not here
+                _copy_if_newer(source, docs_dir / RAW_SUBDIR / lead["machine"] / relative)
+    # A machine page whose machine is gone must not linger in the site, nor its charts.
+    for stale in set((docs_dir / MACHINE_PAGES_DIR).glob("*.md")) - set(pages) - machine_pages.kept:
         stale.unlink()
     for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_book.files:
         stale.unlink()
