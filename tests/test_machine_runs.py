@@ -107,11 +107,21 @@ def test_without_a_recorded_fingerprint_the_runs_are_held_to_each_other(folder: 
     second = folder / "clients-sweep" / "quick-20261202T000000Z.csv"
     shutil.copy(folder / RUN, second)
     with_provenance(folder / RUN, machine_digest(), "6.18.44-fc-v669", 10000.0, 300.0)
-    with_provenance(second, "0123456789ab", "6.18.44-fc-v1045", 10000.0, 300.0)
+    with_provenance(second, "0123456789ab", "6.18.44-fc-v669", 10000.0, 300.0)  # same kernel, other flags
     # A copy keeps its run id; a run file names its own.
     second.write_text(second.read_text().replace("quick-20261201T002513Z", second.stem))
     [line] = validate_machine_folder(folder)
     assert line.startswith(f"{second}:2: machine_fingerprint:") and f"{folder / RUN}:2" in line
+
+
+def test_without_a_recorded_fingerprint_machine_yamls_kernel_still_tells(folder: Path) -> None:
+    data = recorded_machine()
+    del data["cpu_flags"]
+    (folder / "machine.yaml").write_text(yaml.safe_dump(data))
+    with_provenance(folder / RUN, "0123456789ab", "6.18.44-fc-v1045", 10000.0, 300.0)
+    [line] = validate_machine_folder(folder)
+    assert line.startswith(f"{folder / RUN}:2: kernel: measured on another machine than {folder}")
+    assert "(kernel 6.18.44-fc-v1045 here, 6.18.44-fc-v669 there)" in line
 
 
 def test_runs_written_before_the_provenance_columns_validate_as_they_are() -> None:

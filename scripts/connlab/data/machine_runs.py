@@ -76,10 +76,19 @@ def _fingerprint_problems(
     digest = fingerprint_digest(machine.model_dump()) if machine is not None else None
     if digest is not None and machine is not None:
         reference, kernel, where = digest, machine.kernel, str(machine_file)
-    elif runs:
-        reference, kernel, where = runs[0].fingerprint, runs[0].kernel, f"{runs[0].path}:{runs[0].line}"
     else:
-        return
+        # machine.yaml predates the fingerprint: its kernel still tells, and the runs are held to the first.
+        if machine is not None:
+            for run in runs:
+                if run.kernel and run.kernel != machine.kernel:
+                    yield (
+                        f"{run.path}:{run.line}: kernel: measured on another machine than {machine_file} "
+                        f"records (kernel {run.kernel} here, {machine.kernel} there); {WAY_OUT}"
+                    )
+            runs = [run for run in runs if not run.kernel or run.kernel == machine.kernel]
+        if not runs:
+            return
+        reference, kernel, where = runs[0].fingerprint, runs[0].kernel, f"{runs[0].path}:{runs[0].line}"
     for run in runs:
         if run.fingerprint != reference:
             yield (
