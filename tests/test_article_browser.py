@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from browser_support import CHARTS_RENDERED_JS, FIGURE
 from connlab.paths import SCREENSHOTS_DIR
 
 if TYPE_CHECKING:
@@ -129,6 +130,10 @@ def test_the_legend_comes_first_and_every_verdict_has_a_word_and_a_mark(
 @pytest.mark.parametrize("slug", ARTICLES)
 def test_every_toc_entry_lands_on_its_heading(browser: Browser, site_url: str, slug: str) -> None:
     with opened(browser, f"{site_url}articles/{slug}/", 1280, 900) as page:
+        # The charts draw as the page loads (charts.js, before the page's other scripts); a reader's click
+        # comes after, and so do the test's.
+        if page.locator(FIGURE).count():
+            page.wait_for_function(CHARTS_RENDERED_JS)
         anchors = page.evaluate(TOC_LINKS_JS)
         assert anchors, "the article has no table of contents"
         missed = {}
