@@ -331,6 +331,26 @@ def usl_across(sizing: dict, machines_facts: dict, machines_json: list[dict]) ->
     }
 
 
+def latency_across(sweep: dict, measured: list[str]) -> list[dict]:
+    """The mixed workload's mean latency against clients on up to PER_MACHINE_UP_TO measured machines, a
+    line each (the latency chart's rows; the series is named by its machine)."""
+    machines = [m for m in measured if any(p["machine"] == m for p in sweep.get("points", []))]
+    keep = set(machines[:PER_MACHINE_UP_TO])
+    return [
+        {
+            "machine": point["machine"],
+            "workload": f"mixed, {point['machine']}",
+            "clients": point["clients"],
+            "clients_per_core": point["clients_per_core"],
+            "latency_avg_median": point["latency_avg_median"],
+            "latency_avg_min": point["latency_avg_min"],
+            "latency_avg_max": point["latency_avg_max"],
+        }
+        for point in sweep.get("points", [])
+        if point["machine"] in keep and point["workload"] == "mixed" and point.get("latency_avg_median")
+    ]
+
+
 # -- one pool size per machine ------------------------------------------------------------------------
 
 
@@ -467,6 +487,9 @@ def write_answers(
             "seed_raw": raw_files(results_dir, source) if source else [],
             "columns": columns(machines_facts, ran, experiments),
             "simulator_default": most_thorough(machines_facts, fitted),
+            "latency": latency_across(facts["too-many-connections"], ran)
+            if slug == "too-many-connections"
+            else [],
             "usl": usl_across(facts["pool-sizing"], machines_facts, machines_json)
             if slug == "pool-sizing"
             else {},

@@ -10,10 +10,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from connlab.site.lazy import lazy_import
-
-# LINE_PER_MACHINE_UP_TO: the templates read it here, with the chart kinds.
-from connlab.site.scaling_chart import LINE_PER_MACHINE_UP_TO as LINE_PER_MACHINE_UP_TO
-from connlab.site.scaling_chart import peak_rows
 from connlab.site.usl_chart import filled_usl, usl_simulator, usl_template
 
 if TYPE_CHECKING:
@@ -47,7 +43,9 @@ def metric_vs_clients(
 ) -> dict:
     """A median line per series with a shaded min–max band: the run-to-run range stays visible."""
     y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=True)
-    color_enc = alt.Color(f"{color}:N", title=color)
+    # The legend's marks are drawn as the lines are (a stroke at full opacity), not as the bands' pale fill.
+    legend = alt.Legend(symbolType="stroke", symbolOpacity=1, symbolStrokeWidth=2)
+    color_enc = alt.Color(f"{color}:N", title=color, legend=legend)
     band = (
         _base(records)
         .mark_area(opacity=0.2)
@@ -144,6 +142,8 @@ def normalised_throughput(records: Records) -> dict:
     return alt.layer(lines, points).to_dict()
 
 
+# Up to this many measured machines, the normalised chart draws a line per machine; past it, their spread.
+LINE_PER_MACHINE_UP_TO = 12
 SPREAD_FIELDS = ("series", "clients_per_core", "machines", "tps_share", "tps_share_low", "tps_share_high")
 
 
@@ -374,6 +374,9 @@ def _as_given(records: Records) -> list[dict[str, object]]:
 
 
 def _peak_rows(records: Records) -> list[dict[str, object]]:
+    # Imported here: connlab.site.scaling_chart imports this module.
+    from connlab.site.scaling_chart import peak_rows
+
     return peak_rows(records)
 
 
