@@ -52,7 +52,7 @@ SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
 SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py scripts/connlab/errors.py scripts/connlab/paths.py \
                     scripts/connlab/interrupts.py scripts/connlab/contract/*.py scripts/connlab/contract/*/*.py)
 DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py)
-SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*.mjs)
+SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*/*.py scripts/connlab/site/*/*.mjs scripts/connlab/site/*/*.json)
 
 .PHONY: stage-code help all setup system-packages postgres odyssey run run-all contribute validate aggregate articles site serve check test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)

@@ -346,7 +346,7 @@ def browser() -> Iterator[Browser]:
 def docs_from_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """build/docs rendered from the committed facts fixture (tests/fixtures/facts_before): every page the
     site's templates make, for tests that convert them."""
-    from connlab.site.render import render_site
+    from connlab.site.render.renderer import render_site
 
     data = tmp_path_factory.mktemp("data")
     shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "facts_before", data, dirs_exist_ok=True)

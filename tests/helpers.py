@@ -10,8 +10,8 @@ from typing import Any
 import duckdb
 
 from connlab.contract.files import write_if_changed
-from connlab.site.page_cache import render_machine_pages, store_machine_pages
-from connlab.site.render import PageRenderer
+from connlab.site.render.machine_pages import render_machine_pages, store_machine_pages
+from connlab.site.render.renderer import PageRenderer
 
 Rows = list[dict[str, Any]]
 # The articles whose facts a machine page draws on.

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 # The audit event the site stage raises when it runs MkDocs in this interpreter (no process to see).
-from connlab.site.publish import MKDOCS_AUDIT_EVENT as MKDOCS_EVENT
+from connlab.site.publish.build import MKDOCS_AUDIT_EVENT as MKDOCS_EVENT
 
 PROCESS_MARKERS = ("e2e", "browser", "mkdocs", "process")
 MARKER_HELP = {
@@ -42,7 +42,7 @@ CONNLAB_RUNS = {"run", "run-all", "contribute"}
 CONNLAB_SITE = {"site", "build"}
 VERSION_FLAGS = {"--version", "-V"}
 # The one process a test may start unmarked: rendering a chart compiles the chart kinds with node, once per
-# build folder (connlab.site.compiled_charts, kept in its cache). Which test of a worker renders first is a
+# build folder (connlab.site.charts.compiled, kept in its cache). Which test of a worker renders first is a
 # matter of order, so no marker could name it; it is a step of rendering, seconds once per worker.
 CHART_COMPILERS = {"compile_vega.mjs", "compile_expressions.mjs"}
 

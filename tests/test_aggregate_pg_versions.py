@@ -21,7 +21,7 @@ from connlab.data.aggregate import (
     register_published,
 )
 from connlab.data.validate import validate_results
-from connlab.site.render import render_site
+from connlab.site.render.renderer import render_site
 
 if TYPE_CHECKING:
     from conftest import RunWriter

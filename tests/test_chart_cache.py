@@ -1,4 +1,4 @@
-"""Charts made once per distinct input (connlab.site.chart_cache, chart_book): a second render builds and
+"""Charts made once per distinct input (connlab.site.charts.cache, chart_book): a second render builds and
 draws nothing, changed records build again, and the page gets the same block either way."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from connlab.interrupts import WorkerPool
-from connlab.site import chart_cache, spec_template
-from connlab.site.chart_book import ChartBook
-from connlab.site.chart_cache import ChartCache
-from connlab.site.chart_html import spec_text
+from connlab.site.charts import cache as chart_cache
+from connlab.site.charts import spec_template
+from connlab.site.charts.book import ChartBook
+from connlab.site.charts.cache import ChartCache
+from connlab.site.charts.html import spec_text
 
 RECORDS = [
     {"workload": "mixed", "clients": n, "tps_median": 100.0 * n, "tps_min": 90.0 * n, "tps_max": 110.0 * n}

@@ -1,4 +1,4 @@
-"""The chart HTML block and its static SVG fallback (connlab.site.chart_html)."""
+"""The chart HTML block and its static SVG fallback (connlab.site.charts.html)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from connlab.site.chart_html import chart_block, write_svg_fallback
+from connlab.site.charts.html import chart_block, write_svg_fallback
 
 SPEC_RE = re.compile(r'<script type="application/json" class="connlab-chart__spec">(.*?)</script>', re.S)
 

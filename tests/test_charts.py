@@ -1,4 +1,4 @@
-"""Chart specs built by connlab.site.charts, starting with the USL simulator."""
+"""Chart specs built by connlab.site.charts.kinds, starting with the USL simulator."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import vl_convert
 
-from connlab.site.chart_html import VL_VERSION, render_svg
-from connlab.site.charts import (
+from connlab.site.charts.html import VL_VERSION, render_svg
+from connlab.site.charts.kinds import (
     MEASURED_HERE,
     PUBLISHED_ARTICLE,
     normalised_throughput,

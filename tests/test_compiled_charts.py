@@ -1,4 +1,4 @@
-"""The machine pages' chart kinds compiled to Vega at build time (connlab.site.compiled_charts): once per set
+"""The machine pages' chart kinds compiled to Vega at build time (connlab.site.charts.compiled): once per set
 of inputs, kept in the cache by their digest, written as one asset per variant that every page names, and
 only for charts drawn in the browser from a template."""
 
@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING
 import pytest
 
 from connlab.data.aggregate import aggregate_all
-from connlab.site import chart_cache, compiled_charts
-from connlab.site.chart_book import ChartBook
-from connlab.site.chart_cache import ChartCache
-from connlab.site.compiled_charts import KINDS, VARIANTS
-from connlab.site.pages import COMPILED_CHARTS_SUBDIR
-from connlab.site.publish import remove_stale
-from connlab.site.usl_chart import usl_template
+from connlab.site.charts import cache as chart_cache
+from connlab.site.charts import compiled as compiled_charts
+from connlab.site.charts.book import ChartBook
+from connlab.site.charts.cache import ChartCache
+from connlab.site.charts.compiled import KINDS, VARIANTS
+from connlab.site.charts.usl import usl_template
+from connlab.site.layout import COMPILED_CHARTS_SUBDIR
+from connlab.site.publish.build import sync
 from helpers import render, sweep
 
 if TYPE_CHECKING:
@@ -127,12 +128,13 @@ def test_the_assets_are_written_once_and_earlier_sets_removed(tmp_path: Path, co
     compiled_charts.write_compiled_assets(docs, tmp_path / "cache")
     assert {path: path.stat().st_mtime_ns for path in written} == times, "unchanged assets written again"
     assert len(compiles) == 1
-    # The site loses an earlier set's assets too.
+    # The site loses an earlier set's assets too: publishing keeps what MkDocs wrote (here, the docs' assets).
     site = tmp_path / "site" / COMPILED_CHARTS_SUBDIR
     site.mkdir(parents=True)
     (site / "an-earlier-set.wide-light.json").write_text("{}")
     shutil.copy(written[0], site / written[0].name)
-    assert remove_stale(docs, tmp_path / "site") == [site / "an-earlier-set.wide-light.json"]
+    sync(docs, tmp_path / "site", set())
+    assert sorted(path.name for path in site.iterdir()) == sorted(path.name for path in written)
 
 
 def figures(tmp_path: Path, requests: list[tuple[str, str, bool]]) -> list[str]:

@@ -1,4 +1,4 @@
-"""The compiled chart set's expressions made into functions at build time (connlab.site.compiled_expressions,
+"""The compiled chart set's expressions made into functions at build time (connlab.site.charts.expressions,
 compile_expressions.mjs): a script of Vega's own functions, kept in the cache by the set's digest, the same
 whether the set was compiled in this build or read back from the cache. That the browser draws every compiled
 chart with them, interpreting none of its expressions, is checked by tests/test_site_browser.py."""
@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from connlab.site import compiled_charts, compiled_expressions
-from connlab.site.compiled_charts import CACHE_SUBDIR, KINDS, VARIANTS
-from connlab.site.compiled_expressions import SCRIPT_END, expressions_asset_name
+from connlab.site.charts import compiled as compiled_charts
+from connlab.site.charts import expressions as compiled_expressions
+from connlab.site.charts.compiled import CACHE_SUBDIR, KINDS, VARIANTS
+from connlab.site.charts.expressions import SCRIPT_END, expressions_asset_name
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 

@@ -100,7 +100,7 @@ def test_a_stage_imports_only_the_contract_and_itself(module: str) -> None:
 def test_importing_the_site_loads_no_harness_nor_its_drivers() -> None:
     """Rendering pages needs no database driver, no process library, and nothing of the harness."""
     code = (
-        "import sys, connlab.site.render, connlab.site.snippets; "
+        "import sys, connlab.site.render.renderer, connlab.site.render.snippets; "
         "print(' '.join(m for m in sys.modules if m.startswith(('connlab.lab', 'connlab.data', "
         "'connlab.analysis', 'psycopg', 'psutil'))))"
     )
@@ -128,7 +128,7 @@ def source_files(modules: set[str]) -> set[str]:
     ("stage", "entries"),
     [
         ("data", ["connlab.cli", "connlab.data.aggregate", "connlab.data.validate"]),
-        ("site", ["connlab.cli", "connlab.site.render"]),
+        ("site", ["connlab.cli", "connlab.site.render.renderer"]),
     ],
 )
 def test_each_stamp_depends_on_exactly_the_code_its_stage_imports(stage: str, entries: list[str]) -> None:

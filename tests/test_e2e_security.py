@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from connlab.contract.experiment import experiment_names, make_plan
-from connlab.site.snippets import pgbench_block
+from connlab.site.render.snippets import pgbench_block
 from lab_watch import REPO_ROOT, lab_processes, start_run, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]

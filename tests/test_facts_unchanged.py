@@ -19,7 +19,7 @@ import pytest
 from connlab.contract.facts_files import read_facts
 from connlab.data.aggregate import aggregate_all
 from connlab.paths import ARTICLES_SRC_DIR, REPO_ROOT
-from connlab.site.render import render_site
+from connlab.site.render.renderer import render_site
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "facts_before"
 

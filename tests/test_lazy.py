@@ -1,4 +1,4 @@
-"""connlab.site.lazy: a module imported on its first use, from any number of threads at once."""
+"""connlab.site.charts.lazy: a module imported on its first use, from any number of threads at once."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from connlab.site.lazy import LazyModule, lazy_import
+from connlab.site.charts.lazy import LazyModule, lazy_import
 
 
 @pytest.mark.process
@@ -19,7 +19,7 @@ def test_many_threads_asking_at_once_all_get_the_whole_module() -> None:
     script = textwrap.dedent(
         """
         import sys, threading
-        from connlab.site.lazy import lazy_import
+        from connlab.site.charts.lazy import lazy_import
         assert "altair" not in sys.modules
         alt = lazy_import("altair")
         start, found = threading.Barrier(8), []

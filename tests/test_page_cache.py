@@ -1,5 +1,5 @@
-"""Machine pages cached by the hash of what they show (connlab.site.page_cache): an unchanged page is read
-back, not rendered; adding a machine renders that machine's page alone."""
+"""Machine pages cached by the hash of what they show (connlab.site.render.machine_pages): an
+unchanged page is read back, not rendered; adding a machine renders that machine's page alone."""
 
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ from connlab.contract.cache import canonical_json
 from connlab.contract.facts_files import machine_facts_path
 from connlab.contract.files import write_if_changed
 from connlab.data.aggregate import aggregate_all
-from connlab.site import page_cache as page_cache_module
-from connlab.site.chart_book import ChartBook
-from connlab.site.page_cache import (
+from connlab.site.charts.book import ChartBook
+from connlab.site.render import machine_pages as page_cache_module
+from connlab.site.render.machine_pages import (
     PAGE_SUFFIX,
     record_written,
     render_machine_pages,
     shared_verdicts,
     store_machine_pages,
 )
-from connlab.site.render import PageRenderer
+from connlab.site.render.renderer import PageRenderer
 from helpers import SLUGS, render, sweep
 
 if TYPE_CHECKING:

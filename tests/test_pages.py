@@ -1,10 +1,11 @@
-"""The article's two views (connlab.site.pages): facts cut per machine, links between pages, the picker."""
+"""The article's two views (connlab.site.layout): facts cut per machine, links between pages, the picker."""
 
 from __future__ import annotations
 
 import pytest
 
-from connlab.site.pages import ACROSS_MACHINE_FACTS, FactsIndex, machine_page, page_url, picker_options
+from connlab.site.layout import machine_page, page_url, picker_options
+from connlab.site.render.views import ACROSS_MACHINE_FACTS, FactsIndex
 
 FACTS = {
     "points": [

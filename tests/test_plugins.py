@@ -92,7 +92,7 @@ def test_every_committed_experiment_loads() -> None:
 
 def test_a_pooler_without_a_config_module_gets_a_block_that_says_so() -> None:
     """The harness may run a pooler whose files only its adapter knows; the block must not pretend."""
-    from connlab.site.snippets import pgbench_block
+    from connlab.site.render.snippets import pgbench_block
 
     plan = make_plan("queue-depth", "tiny")
     poolers = [pooler.model_copy(update={"kind": "newpooler"}) for pooler in plan.spec.poolers]

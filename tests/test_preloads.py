@@ -1,5 +1,5 @@
-"""connlab.site.preloads: a chart page names the requests charts.js will make in its head, and nothing else
-changes; tests/test_site_browser.py checks in the browser that charts.js uses each of them."""
+"""connlab.site.publish.preloads: a chart page names the requests charts.js will make in its head, and
+nothing else changes; tests/test_site_browser.py checks in the browser that charts.js uses each of them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from connlab.site.preloads import with_chart_preloads
+from connlab.site.publish.preloads import with_chart_preloads
 
 SET = "0123abcd"
 PAGE = """<html><head><title>A machine</title>

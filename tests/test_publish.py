@@ -1,7 +1,7 @@
-"""connlab.site.publish: MkDocs builds the human pages and the shell; each machine page is the shell stamped
-with its fragment, written again only when either changed; a machine gone leaves the site; machine pages are
-in the search index by their title and summary line only. connlab.site.mkdocs_hooks: what MkDocs is asked
-through its hooks, and the versions they were written for."""
+"""connlab.site.publish.build: MkDocs builds the human pages and the shell; each machine page is the
+shell stamped with its fragment, written again only when either changed; a machine gone leaves the site;
+machine pages are in the search index by their title and summary line only. connlab.site.publish.hooks:
+what MkDocs is asked through its hooks, and the versions they were written for."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ import pytest
 from mkdocs.exceptions import PluginError
 
 from connlab.errors import LabError
-from connlab.site.mkdocs_hooks import WRITTEN_FOR, machine_links
-from connlab.site.pages import SHELL_MARKDOWN, SHELL_PAGE
-from connlab.site.publish import STAMPED_INDEX, publish, stamp, summary_line
+from connlab.site.layout import SHELL_MARKDOWN, SHELL_PAGE
+from connlab.site.publish.build import STAMPED_INDEX, publish, stamp, summary_line
+from connlab.site.publish.hooks import WRITTEN_FOR, machine_links
 
-HOOKS = Path(__file__).resolve().parents[1] / "scripts" / "connlab" / "site" / "mkdocs_hooks.py"
+REPO = Path(__file__).resolve().parents[1]
+HOOKS = REPO / "scripts" / "connlab" / "site" / "publish" / "hooks.py"
 CONFIG = f"""site_name: Test
 theme:
   name: material
@@ -139,8 +140,8 @@ def test_stamping_replaces_the_shells_title_and_content_only() -> None:
 
 
 def test_the_hooks_are_those_of_the_versions_they_were_written_for() -> None:
-    """mkdocs_hooks uses MkDocs' hook API as these versions have it: moving to others is a decision,
+    """publish.hooks uses MkDocs' hook API as these versions have it: moving to others is a decision,
     made by reading their changes and updating WRITTEN_FOR with pyproject.toml."""
     assert {package: version(package) for package in WRITTEN_FOR} == WRITTEN_FOR
-    pinned = (HOOKS.parents[3] / "pyproject.toml").read_text()
+    pinned = (REPO / "pyproject.toml").read_text()
     assert all(f'"{package}=={pin}"' in pinned for package, pin in WRITTEN_FOR.items())

@@ -19,10 +19,10 @@ import yaml
 from conftest import PINNED_RESULTS, REPO_ROOT
 from connlab.data.aggregate import aggregate_all
 from connlab.data.validate import validate_results
-from connlab.site import charts
-from connlab.site.chart_html import NO_SVG_FALLBACK
-from connlab.site.fragments import markdown_extensions
-from connlab.site.render import (
+from connlab.site.charts import kinds as charts
+from connlab.site.charts.html import NO_SVG_FALLBACK
+from connlab.site.render.fragments import markdown_extensions
+from connlab.site.render.renderer import (
     PageRenderer,
     compare,
     number,
@@ -591,7 +591,7 @@ def test_past_twelve_machines_the_normalised_chart_draws_their_spread(tmp_path: 
 
 
 def test_indexed_pick_answers_as_pick_does() -> None:
-    from connlab.site.render import IndexedPick
+    from connlab.site.render.renderer import IndexedPick
 
     records = [{"machine": "a", "n": 1}, {"machine": "b", "n": 2}, {"machine": "b", "n": 3}, {"n": 4}]
     indexed = IndexedPick()
@@ -658,7 +658,7 @@ def test_the_machines_page_keeps_its_size_past_a_dozen_machines(tmp_path: Path) 
     """A row and a paragraph per measured machine up to a dozen, each row linked to the machine's page; past
     it, the median machine with the lowest and the highest, and the picker to every machine's page. The
     published sets are listed either way."""
-    from connlab.site.pages import picker_options
+    from connlab.site.layout import picker_options
 
     template = PageRenderer(tmp_path / "data", tmp_path / "docs").env.get_template("machines.md.j2")
     published = {"id": "published-seed", "published": True, "cpu_model": "Seed CPU", "cores": 8,

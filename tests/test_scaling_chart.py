@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from connlab.site.chart_html import render_svg, spec_text
-from connlab.site.scaling_chart import REFERENCE_PER_CORE, peak_rows, peaks_by_cores
+from connlab.site.charts.html import render_svg, spec_text
+from connlab.site.charts.scaling import REFERENCE_PER_CORE, peak_rows, peaks_by_cores
 
 RECORDS = [
     {"machine": "a", "published": False, "experiment": "clients-sweep", "server_cores": 1.0,

@@ -32,8 +32,8 @@ from browser_support import (
     wait_for_charts,
 )
 from conftest import build_site
-from connlab.site.chart_html import chart_block
-from connlab.site.charts import usl_simulator
+from connlab.site.charts.html import chart_block
+from connlab.site.charts.kinds import usl_simulator
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Route
@@ -189,7 +189,8 @@ def test_chart_libraries_load_only_where_a_page_has_a_chart(watched: Watched, si
     watched.assert_clean()
 
 
-# The chart requests a page names in its head (connlab/site/preloads.py), and the compiled charts' variants.
+# The chart requests a page names in its head (connlab/site/publish/preloads.py), and the compiled
+# charts' variants.
 PRELOADS_SEEN_INIT = """window.__preloads = [];
 new MutationObserver(records => records.forEach(record => record.addedNodes.forEach(node => {
   if (node.nodeName === "LINK" && node.rel === "preload") window.__preloads.push([node.as, node.href]);
@@ -244,7 +245,7 @@ def test_materials_script_runs_on_a_machine_page_and_search_finds_the_machine(
 ) -> None:
     """A machine page is the shell MkDocs built with the machine's content: Material's script runs on it (its
     palette toggle redraws the charts), and its search finds the machine by its name, the one part of a
-    machine page the index holds (connlab.site.publish)."""
+    machine page the index holds (connlab.site.publish.build)."""
     page = watched.page
     machine = next(chart_page for chart_page in chart_pages if chart_page.browser_only)
     page.goto(site_url + machine.url, wait_until="load")
@@ -631,7 +632,7 @@ VIEWS_JS = """
   .map(f => [f.id, f.getAttribute("data-rendered-scheme"), f.querySelector(".connlab-chart__view").innerHTML])
 """
 # How many expressions of each compiled chart Vega interpreted for want of the function written at build time
-# (charts.js: INTERPRETED; connlab.site.compiled_expressions).
+# (charts.js: INTERPRETED; connlab.site.charts.expressions).
 INTERPRETED_JS = """
 () => Object.fromEntries([...document.querySelectorAll("figure.connlab-chart[data-vega-kind]")]
   .map(f => [f.id, f.getAttribute("data-interpreted-expressions")]))

@@ -24,7 +24,7 @@ import pytest
 
 from browser_support import CHARTS_RENDERED_JS, FIGURE, TIMEOUT_MS
 from connlab.paths import SCREENSHOTS_DIR
-from connlab.site.vendor import NODE_MODULES
+from connlab.site.charts.vendor import NODE_MODULES
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -454,7 +454,8 @@ WRAPPER_STATE_JS = """
 
 
 # The tables of a page after Material's script ran: the scroll wrappers, the tables the build wrapped in them
-# (connlab.site.wrapped_tables), wrappers inside wrappers, and tables Material would style or wrap itself.
+# (connlab.site.render.wrapped_tables), wrappers inside wrappers, and tables Material would style or wrap
+# itself.
 TABLE_WRAPPERS_JS = """
 () => [".md-typeset__scrollwrap", ".md-typeset__scrollwrap > .md-typeset__table > table.connlab-table",
   ".md-typeset__scrollwrap .md-typeset__scrollwrap", ".md-typeset table:not([class])"]

@@ -18,7 +18,7 @@ from conftest import cgroup_v1_writable
 from connlab.contract.experiment import Plan, experiment_names, make_plan, window_options
 from connlab.contract.poolers import CONFIGS
 from connlab.contract.spec_parts import Workload
-from connlab.site.snippets import BLOCK_ORIGIN, SNIPPET_PORT, pgbench_block
+from connlab.site.render.snippets import BLOCK_ORIGIN, SNIPPET_PORT, pgbench_block
 
 CLIENT_COUNTS = [1, 2]
 # A shortened window lasts at least a second per this many of its clients (they connect in that time), and

@@ -1,10 +1,10 @@
-"""The generated tables, written as HTML in Python (connlab.site.tables)."""
+"""The generated tables, written as HTML in Python (connlab.site.render.tables)."""
 
 from __future__ import annotations
 
 import re
 
-from connlab.site.tables import Column, fits_table, html_table, points_table
+from connlab.site.render.tables import Column, fits_table, html_table, points_table
 
 POINT = {
     "workload": "mixed", "clients": 8, "clients_per_core": 4.0, "tps_median": 12345.6, "tps_min": 12000.0,

@@ -1,4 +1,5 @@
-"""The vendored chart JavaScript (connlab.site.vendor): the pinned builds copied into the site, once."""
+"""The vendored chart JavaScript (connlab.site.charts.vendor): the pinned builds copied into the site,
+once."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from connlab.site.vendor import NODE_MODULES, REQUIRED_BUILDS, copy_vendored_js
+from connlab.site.charts.vendor import NODE_MODULES, REQUIRED_BUILDS, copy_vendored_js
 
 
 @pytest.fixture

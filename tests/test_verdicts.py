@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from connlab.site.verdicts import build_table, columns_of, with_machines
+from connlab.site.render.verdicts import build_table, columns_of, with_machines
 
 COLUMNS = [
     {
@@ -88,7 +88,7 @@ def test_a_source_without_results_gets_no_column() -> None:
 def test_a_machines_header_takes_the_profile_of_the_articles_own_experiments() -> None:
     """A machine with one quick experiment is not indicative on an article whose claims read only its full
     experiments; it is on an article that reads the quick one."""
-    from connlab.site.verdicts import article_columns
+    from connlab.site.render.verdicts import article_columns
 
     columns = [
         {"machine": "m", "profile": "quick", "indicative": True, "server_cores": 1, "date": "2026-12-01"}

@@ -1,4 +1,4 @@
-"""connlab.site.wrapped_tables writes each table in Material's scroll wrappers, with a class Material's
+"""connlab.site.render.wrapped_tables writes each table in Material's scroll wrappers, with a class Material's
 script leaves alone; site_src/assets/tables.css restates Material's look for tables without a class for
 that class."""
 
@@ -11,15 +11,15 @@ import markdown
 import material
 import pytest
 
-from connlab.site.tables import points_table
-from connlab.site.wrapped_tables import TABLE_CLASS, WRAPPER_END, WRAPPER_START, wrap_tables
+from connlab.site.render.tables import points_table
+from connlab.site.render.wrapped_tables import TABLE_CLASS, WRAPPER_END, WRAPPER_START, wrap_tables
 
 REPO = Path(__file__).resolve().parents[1]
 TABLES_CSS = REPO / "site_src" / "assets" / "tables.css"
 MATERIAL_CSS = sorted(
     (Path(material.__file__).parent / "templates" / "assets" / "stylesheets").glob("main.*.min.css")
 )
-EXTENSIONS = ["tables", "connlab.site.wrapped_tables"]
+EXTENSIONS = ["tables", "connlab.site.render.wrapped_tables"]
 TABLE_MD = "| a | b |\n|---|---|\n| 1 | 2 |\n"
 
 
@@ -49,8 +49,8 @@ def test_a_table_with_a_class_and_text_without_a_table_are_left_as_they_are(html
 
 
 def test_markdown_tables_and_generated_html_tables_come_out_wrapped() -> None:
-    """A table written in Markdown (a template's) and one written as raw HTML (connlab.site.tables): the
-    wrappers go around both."""
+    """A table written in Markdown (a template's) and one written as raw HTML (connlab.site.render.tables):
+    the wrappers go around both."""
     plain = markdown.markdown(TABLE_MD, extensions=EXTENSIONS)
     marked = markdown.markdown(points_table([]), extensions=EXTENSIONS)
     for html in (plain, marked):

@@ -41,8 +41,8 @@ from pathlib import Path
 
 import yaml
 
-from connlab.site.compiled_expressions import expressions_asset_name
-from connlab.site.pages import COMPILED_CHARTS_SUBDIR
+from connlab.site.charts.expressions import expressions_asset_name
+from connlab.site.layout import COMPILED_CHARTS_SUBDIR
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_MACHINE = "amd-epyc-2c-24g"

@@ -229,7 +229,7 @@ def render() -> None:
 
 
 def _render() -> None:
-    from connlab.site.render import render_site
+    from connlab.site.render.renderer import render_site
 
     started = time.perf_counter()
     written = render_site()
@@ -244,7 +244,7 @@ def site() -> None:
 
 
 def _site() -> None:
-    from connlab.site.publish import publish
+    from connlab.site.publish.build import publish
 
     started = time.perf_counter()
     err.print(_timed(f"site built ({publish()})", started))

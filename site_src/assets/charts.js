@@ -1,7 +1,7 @@
 /*
  * Connection Lab charts: render every <figure class="connlab-chart"> with vega-embed.
  *
- * Each figure carries its Vega-Lite spec inline (see connlab/site/chart_html.py):
+ * Each figure carries its Vega-Lite spec inline (see connlab/site/charts/html.py):
  *
  *   <figure class="connlab-chart" id="chart-ID">
  *   <div class="connlab-chart__view"></div>
@@ -19,10 +19,10 @@
  * file loads them, from the site itself, only on a page that has a chart, and once per visit.
  *
  * A figure that names a compiled set and kind (data-vega-set, data-vega-kind: every chart of a kind built
- * from a template) is drawn from its kind's Vega, compiled at build time (connlab/site/compiled_charts.py)
+ * from a template) is drawn from its kind's Vega, compiled at build time (connlab/site/charts/compiled.py)
  * in the variant this file would have compiled, with the figure's rows and params put in: no Vega-Lite
  * compile in the browser, and vega-lite.min.js is loaded only for a page with a figure that names none. Its
- * expressions are the functions written for its set at build time (connlab/site/compiled_expressions.py), not
+ * expressions are the functions written for its set at build time (connlab/site/charts/expressions.py), not
  * interpreted.
  */
 (function () {

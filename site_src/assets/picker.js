@@ -1,4 +1,4 @@
-/* The machine picker (connlab.site.pages): the select points the link at the chosen machine's page.
+/* The machine picker (connlab.site.layout): the select points the link at the chosen machine's page.
    Choosing never navigates by itself, so a keyboard user can move through the list freely. */
 (function () {
   "use strict";

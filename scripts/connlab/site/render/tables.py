@@ -9,7 +9,7 @@ import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from connlab.site.formats import number, significant
+from connlab.site.render.formats import number, significant
 
 Record = dict[str, object]
 

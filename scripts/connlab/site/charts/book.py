@@ -1,7 +1,7 @@
 """The charts a render asks for: recorded while the templates run, made together once they have all run.
 
 A template's chart(...) call returns a placeholder; resolve() then builds the specs and draws the SVGs through
-the cache (connlab.site.chart_cache), all at once and in parallel, writes each chart's downloads (CSV, spec,
+the cache (connlab.site.charts.cache), all at once and in parallel, writes each chart's downloads (CSV, spec,
 SVG) and puts every chart's HTML block where its placeholder was.
 """
 
@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from connlab.contract.files import write_if_changed
-from connlab.site import compiled_charts
-from connlab.site.chart_cache import ChartCache, Records
-from connlab.site.chart_html import SPEC_SUFFIX, chart_block_of_text
+from connlab.site.charts import compiled as compiled_charts
+from connlab.site.charts.cache import ChartCache, Records
+from connlab.site.charts.html import SPEC_SUFFIX, chart_block_of_text
 
 DOWNLOADS = (("data (CSV)", ".csv"), ("Vega-Lite spec", SPEC_SUFFIX), ("SVG", ".svg"))
 # A machine's own page draws its charts in the browser only: drawing an SVG costs more than everything else

@@ -36,29 +36,32 @@ from connlab.paths import (
     PARTIALS_DIR,
     RESULTS_DIR,
 )
-from connlab.site import charts, snippets, tables
-from connlab.site.chart_book import ChartBook
-from connlab.site.chart_cache import warm_svg_renderer
-from connlab.site.compiled_charts import write_compiled_assets
-from connlab.site.formats import is_missing, number, percent, plain_text, significant
-from connlab.site.page_cache import (
+from connlab.site.charts import kinds as charts
+from connlab.site.charts.book import ChartBook
+from connlab.site.charts.cache import warm_svg_renderer
+from connlab.site.charts.compiled import write_compiled_assets
+from connlab.site.charts.vendor import copy_vendored_js
+from connlab.site.layout import (
+    CHARTS_SUBDIR,
+    FRAGMENT_SUFFIX,
+    MACHINE_PAGES_DIR,
+    SHELL_MARKDOWN,
+    SHELL_PAGE,
+    machine_page,
+    picker_options,
+)
+from connlab.site.render import snippets, tables
+from connlab.site.render.formats import is_missing, number, percent, plain_text, significant
+from connlab.site.render.fragments import FragmentConverter
+from connlab.site.render.machine_pages import (
     ACROSS_MACHINE_CLAIM_KEYS,
     record_written,
     render_machine_pages,
     shared_verdicts,
     store_machine_pages,
 )
-from connlab.site.pages import (
-    ARTICLE_VIEW,
-    CHARTS_SUBDIR,
-    MACHINE_PAGES_DIR,
-    MACHINE_VIEW,
-    FactsIndex,
-    machine_page,
-    picker_options,
-)
-from connlab.site.vendor import copy_vendored_js
-from connlab.site.verdicts import VerdictTable, article_columns, build_table, with_machines
+from connlab.site.render.verdicts import VerdictTable, article_columns, build_table, with_machines
+from connlab.site.render.views import ARTICLE_VIEW, MACHINE_VIEW, FactsIndex
 
 
 def pick(records: list[dict], **where: object) -> dict:
@@ -211,6 +214,18 @@ class PageRenderer:
         self._json_files: dict[Path, dict] = {}
         machines_file = data_dir / MACHINES_JSON
         self.machines = loads_fast(machines_file.read_bytes()) if machines_file.exists() else []
+        # A machine page's Markdown to HTML: its links are checked against the pages the site will have.
+        self.fragments = FragmentConverter(lambda page: page in self._site_pages())
+
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def _site_pages(self) -> frozenset[str]:
+        """Every page of the site as MkDocs would name its Markdown: articles, pages, machines' pages."""
+        articles = {f"articles/{t.name.removesuffix('.j2')}" for t in ARTICLES_SRC_DIR.glob("*.md.j2")}
+        sources = (
+            str(path.relative_to(PAGES_SRC_DIR)).removesuffix(".j2") for path in PAGES_SRC_DIR.rglob("*.md*")
+        )
+        machines = {machine_page(str(m["id"])) for m in self.machines if not m.get("published")}
+        return frozenset({*articles, *(s for s in sources if s.endswith(".md")), *machines})
 
     def claims(self, slug: str) -> list[dict]:
         return self.claims_file(slug).get("claims", [])
@@ -290,7 +305,7 @@ class PageRenderer:
         prefix = f"{'../' * depth}{CHARTS_SUBDIR}/"
 
         def chart(chart_id: str, kind: str, records: list[dict], caption: str, alt: str) -> str:
-            """A chart built by connlab.site.charts.<kind>, with its spec and data (and SVG unless the page
+            """A chart built by charts.kinds.<kind>, with its spec and data (and SVG unless the page
             draws its charts in the browser only) as downloads, made with every other chart once all pages
             are rendered: this returns a placeholder."""
             return self.chart_book.request(chart_id, kind, records, caption, alt, prefix, svg)
@@ -319,7 +334,7 @@ class PageRenderer:
             # The picker leads from an article to each machine's page; a machine's page shows none.
             picker=picker_options(page, self.machines) if machine is None else [],
             machines=self.machines,
-            # A machine's page draws its charts in the browser only (connlab.site.chart_book).
+            # A machine's page draws its charts in the browser only (connlab.site.charts.book).
             chart=self._chart_function(page, svg=machine is None),
             page=page,
         )
@@ -421,6 +436,21 @@ def _copy_if_newer(source: Path, target: Path) -> None:
     shutil.copy2(source, target)
 
 
+# build/docs/<this>/<machine>/: the machine's raw results, downloadable from its page.
+RAW_SUBDIR = "raw"
+
+
+def _copy_if_newer(source: Path, target: Path) -> None:
+    """A raw file copied where the copy is missing, of another size or older, by its status alone: a
+    thousand machines' runs are not read on every build."""
+    if target.is_file():
+        kept, new = target.stat(), source.stat()
+        if kept.st_size == new.st_size and kept.st_mtime_ns >= new.st_mtime_ns:
+            return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source, target)
+
+
 def _file_status(path: Path) -> list[int] | None:
     try:
         status = os.stat(path)
@@ -483,8 +513,14 @@ def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Pat
             source = RESULTS_DIR / lead["machine"] / relative
             if source.is_file():  # data aggregated from another results folder names files not here
                 _copy_if_newer(source, docs_dir / RAW_SUBDIR / lead["machine"] / relative)
-    # A machine page whose machine is gone must not linger in the site, nor its charts.
-    for stale in set((docs_dir / MACHINE_PAGES_DIR).glob("*.md")) - set(pages) - machine_pages.kept:
+    # The page every machine page is stamped into (connlab.site.publish.build).
+    if write_if_changed(docs_dir / SHELL_PAGE, SHELL_MARKDOWN):
+        written.append(docs_dir / SHELL_PAGE)
+    # A machine page whose machine is gone must not linger in the site, nor its charts; nor a machine's
+    # Markdown page from a build before machine pages were fragments (MkDocs would build it).
+    machines_dir = docs_dir / MACHINE_PAGES_DIR
+    fragments = set(machines_dir.glob(f"*{FRAGMENT_SUFFIX}"))
+    for stale in fragments - set(pages) - machine_pages.kept | set(machines_dir.glob("[!_]*.md")):
         stale.unlink()
     for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_book.files:
         stale.unlink()

@@ -69,7 +69,7 @@ def chart_block_of_text(
     *rendered page URL* (see the module docs / report on use_directory_urls). None: no SVG was drawn (the
     chart is drawn in the browser only) and the fallback says where its figures are.
     compiled: (the compiled set's name, the chart's kind) where its kind's Vega is compiled at build time
-    (connlab.site.compiled_charts): charts.js draws it from that, and the spec is kept for its downloads.
+    (connlab.site.charts.compiled): charts.js draws it from that, and the spec is kept for its downloads.
     The caller must surround the block with blank lines in the Markdown.
     """
     if not _CHART_ID.match(chart_id):
@@ -99,7 +99,7 @@ NO_SVG_FALLBACK = (
 
 
 CHART_CLASS = "connlab-chart"
-# How every chart block's first line starts (connlab.site.preloads finds the figures by it).
+# How every chart block's first line starts (connlab.site.publish.preloads finds the figures by it).
 FIGURE_START = f'<figure class="{CHART_CLASS}'
 
 

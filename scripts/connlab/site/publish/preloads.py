@@ -19,10 +19,10 @@ from __future__ import annotations
 import json
 import re
 
-from connlab.site.chart_html import COMPILED_SET_ATTRIBUTE, FIGURE_START
-from connlab.site.compiled_expressions import expressions_asset_name
-from connlab.site.pages import COMPILED_CHARTS_SUBDIR
-from connlab.site.vendor import vendored_path
+from connlab.site.charts.expressions import expressions_asset_name
+from connlab.site.charts.html import COMPILED_SET_ATTRIBUTE, FIGURE_START
+from connlab.site.charts.vendor import vendored_path
+from connlab.site.layout import COMPILED_CHARTS_SUBDIR
 
 # charts.js in the site (mkdocs.yml: extra_javascript), and where the page's script tag for it points.
 CHARTS_SCRIPT = "assets/charts.js"

@@ -4,12 +4,12 @@ names this file under `hooks:`): MkDocs calls each `on_<event>` function; nothin
 - on_env: the theme's compiled templates kept under build/cache between builds (Jinja's own bytecode cache,
   which checks each template against its source).
 - on_page_markdown: a human page's links to machine pages (`machines/<id>.md`), which MkDocs does not build
-  (connlab.site.publish stamps them), written as the links MkDocs would have made, each checked against the
+  (publish.build stamps them), written as the links MkDocs would have made, each checked against the
   machine pages the render wrote: a link to a machine without a page fails the build as MkDocs' own check
   would.
-- on_post_page: a page with charts starts their requests from its head (connlab.site.preloads).
+- on_post_page: a page with charts starts their requests from its head (connlab.site.publish.preloads).
 
-Written for the versions in WRITTEN_FOR (tests/test_mkdocs_hooks.py holds the installed ones to them): the
+Written for the versions in WRITTEN_FOR (tests/test_publish.py holds the installed ones to them): the
 hooks' names and arguments are MkDocs 1.x's; a successor changes this file and mkdocs.yml only.
 """
 
@@ -23,8 +23,8 @@ import jinja2
 from mkdocs.exceptions import PluginError
 
 from connlab.paths import CACHE_DIR
-from connlab.site.pages import MACHINE_PAGES_DIR, machine_fragment, page_url
-from connlab.site.preloads import with_chart_preloads
+from connlab.site.layout import MACHINE_PAGES_DIR, machine_fragment, page_url
+from connlab.site.publish.preloads import with_chart_preloads
 
 WRITTEN_FOR = {"mkdocs": "1.6.1", "mkdocs-material": "9.8.1"}
 

@@ -2,10 +2,10 @@
 stamped with the machine's HTML fragment.
 
 MkDocs builds what people write (the articles, the methodology, contributing, the Machines page) and the
-shell: a page with the theme, the navigation and the assets around a marker (connlab.site.pages:
+shell: a page with the theme, the navigation and the assets around a marker (connlab.site.layout:
 SHELL_MARKDOWN), at the depth of a machine page so that every relative link in it holds for each. It builds
 them clean, into a folder of its own (MKDOCS_SITE_DIR), through its public entry points (load_config, build)
-and hooks (connlab.site.mkdocs_hooks); what changed is then copied into the site. A machine page is the
+and hooks (connlab.site.publish.hooks); what changed is then copied into the site. A machine page is the
 shell with its title and content replaced by the machine's fragment, written again only when the shell or
 the fragment changed. Machine pages stay out of MkDocs' search index but for their title and the line that
 says what the machine is, which are added to the index file MkDocs wrote (search/search_index.json, the
@@ -32,8 +32,8 @@ from connlab.contract.cache import digest, read_json, write_atomically
 from connlab.contract.files import copy_if_changed, write_if_changed
 from connlab.errors import LabError
 from connlab.paths import DOCS_DIR, MKDOCS_SITE_DIR, REPO_ROOT, SITE_DIR
-from connlab.site.pages import FRAGMENT_SUFFIX, MACHINE_PAGES_DIR, SHELL_CONTENT, SHELL_PAGE, SHELL_TITLE
-from connlab.site.preloads import with_chart_preloads
+from connlab.site.layout import FRAGMENT_SUFFIX, MACHINE_PAGES_DIR, SHELL_CONTENT, SHELL_PAGE, SHELL_TITLE
+from connlab.site.publish.preloads import with_chart_preloads
 
 CONFIG_FILE = REPO_ROOT / "mkdocs.yml"
 # Raised (sys.audit) when MkDocs builds in this interpreter: the tests' process markers see a build that
@@ -87,10 +87,10 @@ def publish(
 
 
 class _Reported(logging.Handler):
-    """The errors MkDocs logs during a build, first lines only."""
+    """The warnings and errors MkDocs logs during a build (under --strict a warning stops it), last lines."""
 
     def __init__(self) -> None:
-        super().__init__(logging.ERROR)
+        super().__init__(logging.WARNING)
         self.lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:

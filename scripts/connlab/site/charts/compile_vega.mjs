@@ -1,4 +1,4 @@
-// Vega-Lite specs compiled to Vega exactly as vega-embed compiles them in the browser (connlab.site.compiled_charts):
+// Vega-Lite specs compiled to Vega exactly as vega-embed compiles them in the browser (connlab.site.charts.compiled):
 // the same vega-lite, vega-themes and vega-util from node_modules/, the theme merged under the options' config
 // as vega-embed's _embed merges them, then vegaLite.compile(spec, {config}).
 //

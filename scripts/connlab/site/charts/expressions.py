@@ -3,7 +3,7 @@
 Vega makes a function of every expression in a chart (signal updates, filters, formulas, mark encodings): with
 `new Function`, which a Content-Security-Policy without 'unsafe-eval' blocks, or, as charts.js asks it to, by
 interpreting the parsed expression for every datum. The interpreter took a fifth of the time a machine's page
-spent drawing its charts. compile_expressions.mjs parses every compiled chart (connlab.site.compiled_charts)
+spent drawing its charts. compile_expressions.mjs parses every compiled chart (connlab.site.charts.compiled)
 with the browser's vega and notes the function Vega's own code generator makes for each expression; the
 functions are written as one script per set, which the page loads from the site like any other script, and
 charts.js gives them to Vega in place of the interpreter. An expression the script lacks (a chart drawn from

@@ -1,6 +1,6 @@
 """The chart kinds the site draws, compiled to Vega once per build, not once per chart in a browser.
 
-Every chart kind built from a template (connlab.site.charts.TEMPLATED: all of today's) is that template with
+Every chart kind built from a template (charts.kinds.TEMPLATED: all of today's) is that template with
 a chart's rows (and, for the USL simulator, its params) put in: a machine's page draws a dozen such charts,
 an article a few across machines. Compiling Vega-Lite to Vega was a fifth of the browser's chart work on a
 machine's page, and gives the same Vega for every chart of a kind but the rows and params; and a page whose
@@ -36,18 +36,18 @@ from connlab.contract.cache import (
 )
 from connlab.contract.files import write_if_changed
 from connlab.paths import CACHE_DIR
-from connlab.site import charts
-from connlab.site.chart_cache import kind_template
-from connlab.site.compiled_expressions import (
+from connlab.site.charts import kinds as charts
+from connlab.site.charts.cache import kind_template
+from connlab.site.charts.expressions import (
     EXPRESSION_COMPILER,
     SCRIPT_END,
     compile_expressions,
     expressions_asset_name,
     run_node,
 )
-from connlab.site.pages import COMPILED_CHARTS_SUBDIR
-from connlab.site.spec_template import with_rows
-from connlab.site.vendor import NODE_MODULES
+from connlab.site.charts.spec_template import with_rows
+from connlab.site.charts.vendor import NODE_MODULES
+from connlab.site.layout import COMPILED_CHARTS_SUBDIR
 
 COMPILER = Path(__file__).with_name("compile_vega.mjs")
 # What the compilers' output depends on besides their input: these packages as node_modules holds them (vega
@@ -131,7 +131,7 @@ def compiler_versions(node_modules: Path = NODE_MODULES) -> dict[str, str]:
 def compiler_digest() -> str:
     """What the set's Vega is made with besides the chart code: node_modules' compilers, compile_vega.mjs and
     compile_expressions.mjs.
-    The machine pages' cache keys hold it (connlab.site.page_cache), as they hold the code, which makes
+    The machine pages' cache keys hold it (render.machine_pages), as they hold the code, which makes
     the templates and the configs: a new set (an upgraded vega-lite) renders the pages that name it again.
     Not set_name(), which builds every kind's template: in a cold build, before the page workers start."""
     return digest(canonical_json(compiler_versions()), source_digest(COMPILER, EXPRESSION_COMPILER))
@@ -168,7 +168,7 @@ def compile_specs(jobs: list[dict[str, Any]]) -> list[dict]:
 
 
 def expressions_script(compiled: Compiled, cache_dir: Path = CACHE_DIR) -> str:
-    """The script of the set's expressions' functions (connlab.site.compiled_expressions): from the cache,
+    """The script of the set's expressions' functions (connlab.site.charts.expressions): from the cache,
     else by one run of node over every variant's kinds."""
     path = cache_dir / CACHE_SUBDIR / expressions_asset_name(set_name())
     kept = read_text(path)

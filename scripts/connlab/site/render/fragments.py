@@ -2,8 +2,8 @@
 
 A machine's page is the article templates' machine view (prose with the machine's figures, written by the
 articles' authors in Markdown) plus what the project generates from the facts: tables and charts. The
-generated parts are HTML already: tables are raw HTML blocks (connlab.site.tables), and a chart is a
-placeholder here, replaced by its HTML block after the conversion (connlab.site.chart_book), so neither goes
+generated parts are HTML already: tables are raw HTML blocks (connlab.site.render.tables), and a chart is a
+placeholder here, replaced by its HTML block after the conversion (connlab.site.charts.book), so neither goes
 through Markdown. The prose is converted by Python-Markdown's public API with the extensions mkdocs.yml
 names, so it reads as on the pages MkDocs builds; its links to other pages (`../machines.md`) become the
 URLs MkDocs would have written, and a link to a page the site does not have fails the build, as MkDocs'
@@ -25,7 +25,7 @@ from markdown.extensions import Extension
 from markdown.treeprocessors import Treeprocessor
 
 from connlab.paths import REPO_ROOT
-from connlab.site.pages import page_url
+from connlab.site.layout import page_url
 
 CONFIG_FILE = REPO_ROOT / "mkdocs.yml"
 
@@ -88,7 +88,7 @@ class _PageLinksExtension(Extension):
         md.treeprocessors.register(PageLinks(md, self.page, self.exists), "connlab_page_links", 15)
 
 
-# A chart placeholder (connlab.site.chart_book: NUL never occurs in rendered text) on a line of its own
+# A chart placeholder (connlab.site.charts.book: NUL never occurs in rendered text) on a line of its own
 # becomes a paragraph of its own; the chart's block replaces the paragraph, not its text.
 _CHART_PARAGRAPH = re.compile(r"<p>(\x00chart:\d+\x00)</p>")
 

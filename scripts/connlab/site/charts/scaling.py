@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from connlab.site.lazy import lazy_import
+from connlab.site.charts.lazy import lazy_import
 
 if TYPE_CHECKING:
     import altair as alt
@@ -23,7 +23,7 @@ HEIGHT = 300
 REFERENCE_PER_CORE = 4
 
 
-# Up to this many measured machines, the normalised chart (connlab.site.charts) draws a line per machine;
+# Up to this many measured machines, the normalised chart (charts.kinds) draws a line per machine;
 # past it, their spread.
 LINE_PER_MACHINE_UP_TO = 12
 # Up to this many measured machines, a dot each; past it, one dot per experiment and core count (the
@@ -106,7 +106,7 @@ def peaks_by_cores(records: Records) -> dict:
         ],
     )
     # The line spans the rows' core counts, computed from the rows themselves: the spec is then the same
-    # whatever the rows, and made once as a template (connlab.site.chart_cache).
+    # whatever the rows, and made once as a template (connlab.site.charts.cache).
     line = (
         base.transform_aggregate(fewest="min(server_cores)", most="max(server_cores)")
         .transform_fold(["fewest", "most"], as_=["end", "server_cores"])

@@ -28,12 +28,15 @@ from connlab.contract.cache import (
 )
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR
-from connlab.site import charts, scaling_chart, spec_template, usl_chart
-from connlab.site.chart_html import VL_VERSION, render_svg, spec_text
-from connlab.site.spec_template import with_rows
+from connlab.site.charts import kinds as charts
+from connlab.site.charts import scaling as scaling_chart
+from connlab.site.charts import spec_template
+from connlab.site.charts import usl as usl_chart
+from connlab.site.charts.html import VL_VERSION, render_svg, spec_text
+from connlab.site.charts.spec_template import with_rows
 
 Records = list[dict[str, Any]]
-# Chart kinds kept in modules of their own, looked up before connlab.site.charts.
+# Chart kinds kept in modules of their own, looked up before connlab.site.charts.kinds.
 EXTRA_CHARTS: dict[str, Callable[[Records], dict]] = {"peaks_by_cores": scaling_chart.peaks_by_cores}
 # A spec depends on these modules' code and the Altair that runs it; an SVG on vl-convert and its Vega-Lite.
 SPEC_CODE = (charts, scaling_chart, usl_chart, spec_template)

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from connlab.contract.files import copy_if_changed
+from connlab.paths import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 NODE_MODULES = REPO_ROOT / "node_modules"
 
 # (package, path inside the package) of the UMD builds that define browser globals.
@@ -62,7 +62,7 @@ def copy_vendored_js(assets_dir: Path, node_modules: Path = NODE_MODULES) -> lis
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m connlab.site.vendor ASSETS_DIR", file=sys.stderr)
+        print("usage: python -m connlab.site.charts.vendor ASSETS_DIR", file=sys.stderr)
         return 2
     try:
         paths = copy_vendored_js(Path(args[0]))

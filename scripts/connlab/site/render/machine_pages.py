@@ -3,9 +3,9 @@ renders one machine's page.
 
 A machine's page depends on its own facts, its own verdicts, the published figures beside them, the templates
 and the code, never on another machine (its verdict table leaves out the summary across machines for this
-reason). What is kept is the page's HTML fragment (connlab.site.fragments), which publishing stamps into the
+reason). What is kept is the page's HTML fragment (render.fragments), which publishing stamps into the
 site's shell page. A machine page's charts are drawn in the browser from the spec the page holds, with no
-file beside them (connlab.site.chart_book), so the fragment is all there is to keep.
+file beside them (connlab.site.charts.book), so the fragment is all there is to keep.
 
 Many pages to render (a cold build) are rendered in worker processes across the cores, each with its own
 renderer over the same data and a share of the machines; each writes its pages and their cache entries,
@@ -31,11 +31,11 @@ from connlab.contract.cache import (
 from connlab.contract.files import write_if_changed
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, EXPERIMENTS_DIR, REPO_ROOT, SITE_SRC_DIR
-from connlab.site import compiled_charts
-from connlab.site.pages import machine_fragment, machine_page
-from connlab.site.verdicts import VerdictTable
+from connlab.site.charts import compiled as compiled_charts
+from connlab.site.layout import machine_fragment, machine_page
+from connlab.site.render.verdicts import VerdictTable
 
-# The renderer (connlab.site.render.PageRenderer), which imports this module: known here by what it does.
+# The renderer (render.renderer.PageRenderer), which imports this module: known here by what it does.
 PageRenderer = Any
 
 PAGES_CACHE_DIR = CACHE_DIR / "machine-pages"

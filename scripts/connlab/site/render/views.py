@@ -3,28 +3,19 @@
 An article's page stays the same size whatever the number of machines: it shows what compares machines
 (normalised curves, peaks per core, the verdicts summed up) and a machine picker. Each machine's detail (its
 tables, its charts, its verdicts) is the same template rendered with the facts of that machine alone, on
-machines/<id>.md. A template tells the views apart by `view` ("article" or "machine").
+machines/<id>/. A template tells the views apart by `view` ("article" or "machine").
 """
 
 from __future__ import annotations
 
-import posixpath
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from connlab.contract.facts_files import ACROSS_MACHINE_FACTS
 
 ARTICLE_VIEW = "article"
 MACHINE_VIEW = "machine"
-MACHINE_PAGES_DIR = "machines"
-# Every chart's files (CSV, spec, SVG) under build/docs; named here, not with the charts, so that publishing
-# does not import the chart code (Altair) to find them.
-CHARTS_SUBDIR = "charts"
-# The chart kinds compiled to Vega, one file per variant (connlab.site.compiled_charts), among the assets.
-COMPILED_CHARTS_SUBDIR = "assets/vega"
-
 Records = list[dict]
 
 
@@ -92,52 +83,3 @@ class FactsIndex:
             else:
                 view[name] = [r for m, rs in self.by_machine[name].items() if m not in measured for r in rs]
         return view
-
-
-def machine_page(machine: str) -> str:
-    """A machine's page as MkDocs would name its Markdown (what links and relative URLs are made from)."""
-    return f"{MACHINE_PAGES_DIR}/{machine}.md"
-
-
-def machine_fragment(machine: str) -> str:
-    """The docs-relative file of a machine page's HTML fragment (render writes it, publish stamps it into
-    the shell; mkdocs.yml's exclude_docs keeps MkDocs from copying it)."""
-    return f"{MACHINE_PAGES_DIR}/{machine}{FRAGMENT_SUFFIX}"
-
-
-FRAGMENT_SUFFIX = ".html"
-# The one page MkDocs builds for every machine page: the theme, the navigation and the assets around a
-# marker, published at the depth of a machine page (machines/<id>/) so that its relative links hold for each.
-SHELL_PAGE = f"{MACHINE_PAGES_DIR}/_shell.md"
-# The shell's title and content, each replaced by a machine page's (connlab.site.publish).
-SHELL_TITLE = "connlab-machine-page-title"
-SHELL_CONTENT = "connlab-machine-page-content"
-SHELL_MARKDOWN = f"""---
-search:
-  exclude: true
----
-
-# {SHELL_TITLE}
-
-{SHELL_CONTENT}
-"""
-
-
-def page_url(from_page: str, to_page: str) -> str:
-    """A relative URL between two Markdown pages as MkDocs serves them (directory URLs: a.md -> a/), for
-    raw HTML, whose links MkDocs does not rewrite."""
-    return posixpath.relpath(_directory(to_page), _directory(from_page)) + "/"
-
-
-def _directory(page: str) -> str:
-    path = PurePosixPath(page)
-    return str(path.parent if path.stem == "index" else path.with_suffix(""))
-
-
-def picker_options(page: str, machines: list[dict]) -> list[dict[str, str]]:
-    """The machine picker's entries on `page`: every measured machine, with the URL of its page (page_url's,
-    from one relative path to the machines' folder: a path computed per machine cost a third of a second
-    per page at a thousand machines)."""
-    to_folder = posixpath.relpath(MACHINE_PAGES_DIR, _directory(page))
-    prefix = "" if to_folder == "." else f"{to_folder}/"
-    return [{"id": str(m["id"]), "url": f"{prefix}{m['id']}/"} for m in machines if not m.get("published")]

@@ -12,8 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from connlab.site.lazy import lazy_import
-from connlab.site.spec_template import emptied, with_rows
+from connlab.site.charts.lazy import lazy_import
+from connlab.site.charts.spec_template import emptied, with_rows
 
 if TYPE_CHECKING:
     import altair as alt

@@ -9,8 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from connlab.site.lazy import lazy_import
-from connlab.site.usl_chart import filled_usl, usl_simulator, usl_template
+from connlab.site.charts.lazy import lazy_import
+
+# LINE_PER_MACHINE_UP_TO: the templates read it here, with the chart kinds.
+from connlab.site.charts.scaling import LINE_PER_MACHINE_UP_TO as LINE_PER_MACHINE_UP_TO
+from connlab.site.charts.scaling import peak_rows
+from connlab.site.charts.usl import filled_usl, usl_simulator, usl_template
 
 if TYPE_CHECKING:
     import altair as alt
@@ -43,9 +47,7 @@ def metric_vs_clients(
 ) -> dict:
     """A median line per series with a shaded min–max band: the run-to-run range stays visible."""
     y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=True)
-    # The legend's marks are drawn as the lines are (a stroke at full opacity), not as the bands' pale fill.
-    legend = alt.Legend(symbolType="stroke", symbolOpacity=1, symbolStrokeWidth=2)
-    color_enc = alt.Color(f"{color}:N", title=color, legend=legend)
+    color_enc = alt.Color(f"{color}:N", title=color)
     band = (
         _base(records)
         .mark_area(opacity=0.2)
@@ -142,8 +144,6 @@ def normalised_throughput(records: Records) -> dict:
     return alt.layer(lines, points).to_dict()
 
 
-# Up to this many measured machines, the normalised chart draws a line per machine; past it, their spread.
-LINE_PER_MACHINE_UP_TO = 12
 SPREAD_FIELDS = ("series", "clients_per_core", "machines", "tps_share", "tps_share_low", "tps_share_high")
 
 
@@ -374,9 +374,6 @@ def _as_given(records: Records) -> list[dict[str, object]]:
 
 
 def _peak_rows(records: Records) -> list[dict[str, object]]:
-    # Imported here: connlab.site.scaling_chart imports this module.
-    from connlab.site.scaling_chart import peak_rows
-
     return peak_rows(records)
 
 
