@@ -9,6 +9,7 @@ disagree, by the same two rules, stated here once:
 - the calibration: select-only with one client, CALIBRATION_PASSES short passes at the run's start. Two
   calibrations agree when they are no further apart than the calibration's own spread: the larger of the
   two passes' ranges (slowest to fastest), and never less than CALIBRATION_FLOOR of the folder's figure.
+  Only runs of HELD_PROFILES are held to it.
 """
 
 from __future__ import annotations
@@ -27,9 +28,15 @@ DIGEST_PATTERN = rf"^[0-9a-f]{{{DIGEST_LENGTH}}}$"
 # Three passes give a range; each is a third of the profile's calibration time (at least a second).
 CALIBRATION_PASSES = 3
 # The least spread two calibrations of one machine may differ by, as a share of the folder's figure. On
-# the first amd machine six runs' single-window calibrations lay within 13,881-15,432 tps, 6% either side
-# of their median on an idle virtual machine; a new kernel build measured 3-4x apart.
-CALIBRATION_FLOOR = 0.10
+# the first amd machine six runs' single-window calibrations lay within 13,881-15,432 tps (6% either side
+# of their median) on an idle virtual machine, and on a shared one one-second passes spread over a fifth
+# of their median while other work ran; another kernel build of that machine measured 3-4x apart, and a
+# third machine of its shape 42% below it.
+CALIBRATION_FLOOR = 0.20
+# The profiles whose calibration is held to the folder's. The tiny profile is the end-to-end tests': its
+# one-second passes run beside other tests, so its figure is recorded in its rows but never judged, nor
+# made the folder's.
+HELD_PROFILES = ("quick", "full")
 
 
 def fingerprint_digest(facts: Mapping[str, object]) -> str | None:

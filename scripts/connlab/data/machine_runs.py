@@ -4,9 +4,10 @@ Every run written since the fingerprint was recorded carries, on each row, the d
 fingerprint, its kernel and the calibration measured at its start (connlab.contract.provenance). A run
 whose fingerprint differs from the folder's, or whose calibration lies further from the folder's than the
 calibration's own spread, was measured on another machine (or on this one under other load): one line per
-such run names its file and what it differs from. The folder's figures are machine.yaml's; where
-machine.yaml lacks them (a file written before they were recorded), the first run that has them stands in.
-Runs written before these columns existed carry none of them: nothing here is asked of them.
+such run names its file and what it differs from (a tiny run's calibration is not judged: HELD_PROFILES).
+The folder's figures are machine.yaml's; where machine.yaml lacks them (a file written before they were
+recorded), the first run that has them stands in. Runs written before these columns existed carry none of
+them: nothing here is asked of them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from connlab.contract.machine_schema import MachineFile
-from connlab.contract.provenance import calibration_tolerance, calibrations_agree, fingerprint_digest
+from connlab.contract.provenance import (
+    HELD_PROFILES,
+    calibration_tolerance,
+    calibrations_agree,
+    fingerprint_digest,
+)
 
 FINGERPRINT_COLUMN = "machine_fingerprint"
 WAY_OUT = "move it to a folder of its own (a run names one with MACHINE=<new id>)"
@@ -101,7 +107,11 @@ def _fingerprint_problems(
 def _calibration_problems(
     machine_file: Path, machine: MachineFile | None, runs: list[RunProvenance]
 ) -> Iterator[str]:
-    calibrated = [(run, run.calibration_tps) for run in runs if run.calibration_tps is not None]
+    calibrated = [
+        (run, run.calibration_tps)
+        for run in runs
+        if run.calibration_tps is not None and run.path.stem.split("-", 1)[0] in HELD_PROFILES
+    ]
     if machine is not None and machine.calibration_tps is not None:
         reference, spread, where = machine.calibration_tps, machine.calibration_spread_tps, str(machine_file)
     elif calibrated:

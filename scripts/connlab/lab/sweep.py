@@ -24,7 +24,7 @@ from rich.progress import (
 
 from connlab.contract.experiment import Plan, Window
 from connlab.contract.machine_schema import SAFE_ID_PATTERN
-from connlab.contract.provenance import fingerprint_digest
+from connlab.contract.provenance import HELD_PROFILES, fingerprint_digest
 from connlab.errors import LabError
 from connlab.interrupts import raise_if_interrupted
 from connlab.lab import machine
@@ -135,7 +135,7 @@ def run_sweep(
         # machine's own: that figure says nothing of the machine, so it is neither measured nor held to the
         # folder's.
         calibration = None if plan.spec.server.versions else calibrate(bench, plan)
-        if calibration is not None:
+        if calibration is not None and plan.profile_name in HELD_PROFILES:
             refuse_another_calibration(machine_id, calibration)
             facts["calibration_tps"], facts["calibration_spread_tps"] = calibration.tps, calibration.spread
         provenance = run_provenance(facts, calibration)
