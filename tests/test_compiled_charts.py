@@ -191,5 +191,5 @@ def test_a_new_set_renders_the_machine_pages_again(
         monkeypatch.setattr(compiled_charts, "set_name", lambda name=name: name)
         monkeypatch.setattr(compiled_charts, "compiler_digest", lambda name=name: f"compiled by {name}")
         pages, rendered = render(data, docs, cache)
-        assert rendered == {docs / "machines" / "a-box.md"}, name
-        assert f'data-vega-set="{name}"' in pages[docs / "machines" / "a-box.md"]
+        assert rendered == {docs / "machines" / "a-box.html"}, name
+        assert f'data-vega-set="{name}"' in pages[docs / "machines" / "a-box.html"]

@@ -314,6 +314,7 @@ def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) ->
         docs / "articles" / "pgbouncer-trade.md",
         docs / "methodology.md",
         docs / "machines.md",
+        docs / "index.md",  # lists the articles from their registry
         docs / "machines" / "alpha-box.html",  # a machine page's HTML fragment, stamped by publish
         docs / "machines" / "_shell.md",  # the page MkDocs builds for every machine page
     }

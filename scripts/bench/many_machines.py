@@ -82,10 +82,16 @@ def _scale_csv(text: str, machine_id: str, factor: float) -> str:
     for row in rows:
         if "machine" in row:
             row["machine"] = machine_id
+        # Transactions are whole: tps follows their rounded count, so that the two still agree over the
+        # window's time (validation checks that they do).
+        ratio = factor
+        if row.get("transactions") and float(row["transactions"]) > 0:
+            scaled_transactions = round(float(row["transactions"]) * factor)
+            ratio = scaled_transactions / float(row["transactions"])
+            row["transactions"] = str(scaled_transactions)
         for column in SCALED_COLUMNS:
-            if row.get(column):
-                scaled = float(row[column]) * factor
-                row[column] = str(round(scaled)) if column == "transactions" else f"{scaled:.4f}"
+            if column != "transactions" and row.get(column):
+                row[column] = f"{float(row[column]) * ratio:.4f}"
         writer.writerow(row)
     return out.getvalue()
 

@@ -28,6 +28,9 @@
 (function () {
   "use strict";
 
+  // Shared with the Python (scripts/connlab/site/charts/constants.json): the render writes the file here.
+  var SHARED = {}; // connlab:constants
+
   var FIGURE = "figure.connlab-chart";
   var VIEW = ".connlab-chart__view";
   var SPEC = "script.connlab-chart__spec";
@@ -38,17 +41,17 @@
   var OFFERED = "a[data-offer]";
   var DOWNLOADS_LINE = ".connlab-chart__downloads";
   // The dataset a templated spec names its rows by (spec_template.py), and its compiled Vega's data.
-  var ROWS_DATASET = "rows";
+  var ROWS_DATASET = SHARED.rows_dataset;
   // A figure's compiled Vega: the set (its assets' name) and the kind in it (chart_html.py), and the folder of
   // the set's assets beside this file, one per variant (pages.py: COMPILED_CHARTS_SUBDIR; compiled_charts.py:
   // Variant.name).
-  var COMPILED_SET = "data-vega-set";
-  var COMPILED_KIND = "data-vega-kind";
+  var COMPILED_SET = SHARED.compiled_set_attribute;
+  var COMPILED_KIND = SHARED.compiled_kind_attribute;
   var COMPILED_FOLDER = "vega/";
   // The script of a compiled set's expressions' functions, beside its Vega (compiled_expressions.py:
   // expressions_asset_name); it files them under the set's name here.
-  var EXPRESSIONS_SCRIPT = ".expressions.js";
-  var EXPRESSIONS_GLOBAL = "connlabExpressions";
+  var EXPRESSIONS_SCRIPT = SHARED.expressions_suffix;
+  var EXPRESSIONS_GLOBAL = SHARED.expressions_global;
   // Fired on the document once a page's charts are drawn (or failed to be): what measures how long a page
   // takes to draw (scripts/bench/many_machines.py, the browser tests) waits for it.
   var CHARTS_DRAWN = "connlab:charts-drawn";
@@ -57,10 +60,10 @@
   var INTERPRETED = "data-interpreted-expressions";
   // Below this width (px) of the chart's column, legends go under the plot: beside it, a legend of
   // machine names takes half a phone's width from the plot.
-  var NARROW_WIDTH = 600;
+  var NARROW_WIDTH = SHARED.narrow_width;
   // The plot area (inside the axes) never gets narrower than this; where the column cannot hold it
   // and the axes, the chart keeps this width and its view scrolls sideways.
-  var MIN_PLOT_WIDTH = 250;
+  var MIN_PLOT_WIDTH = SHARED.min_plot_width;
 
   // Embeds that are live, so they can be finalized (timers, window listeners, tooltip
   // handlers released) before a re-render or once instant navigation removed them.

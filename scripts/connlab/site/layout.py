@@ -13,6 +13,9 @@ MACHINE_PAGES_DIR = "machines"
 CHARTS_SUBDIR = "charts"
 # The chart kinds compiled to Vega, one file per variant (connlab.site.charts.compiled), among the assets.
 COMPILED_CHARTS_SUBDIR = "assets/vega"
+# build/docs/<this>/<machine>/: each machine's raw results, downloadable from its page; files, not pages, so
+# publishing copies them into the site by their status and MkDocs never reads them (mkdocs.yml: exclude_docs).
+RAW_SUBDIR = "raw"
 
 
 def machine_page(machine: str) -> str:

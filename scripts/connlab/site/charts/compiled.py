@@ -38,6 +38,7 @@ from connlab.contract.files import write_if_changed
 from connlab.paths import CACHE_DIR
 from connlab.site.charts import kinds as charts
 from connlab.site.charts.cache import kind_template
+from connlab.site.charts.constants import MIN_PLOT_WIDTH
 from connlab.site.charts.expressions import (
     EXPRESSION_COMPILER,
     SCRIPT_END,
@@ -59,7 +60,6 @@ CACHE_SUBDIR = "vega"
 # the Vega must be compiled with it; tests/test_site_browser.py draws every chart of a machine's page and
 # of an article both ways and fails where the two disagree.
 NARROW_LEGEND = {"orient": "bottom", "direction": "vertical", "labelLimit": 0}
-MIN_PLOT_WIDTH = 250
 # The palettes: Material's scheme -> the vega-themes theme vega-embed is given (charts.js: embedOptions).
 THEMES: dict[str, str | None] = {"light": None, "dark": "dark"}
 

@@ -16,6 +16,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from connlab.site.charts.constants import EXPRESSIONS_SUFFIX
+
 EXPRESSION_COMPILER = Path(__file__).with_name("compile_expressions.mjs")
 # How the script ends when node wrote it whole: a kept copy that does not is made again.
 SCRIPT_END = "\n};\n"
@@ -23,7 +25,7 @@ SCRIPT_END = "\n};\n"
 
 def expressions_asset_name(set_name: str) -> str:
     """The set's script beside its variants' Vega (charts.js: expressionsUrl)."""
-    return f"{set_name}.expressions.js"
+    return f"{set_name}{EXPRESSIONS_SUFFIX}"
 
 
 def run_node(script: Path, stdin: str, *args: str) -> str:

@@ -16,6 +16,8 @@ from typing import Any
 
 import vl_convert
 
+from connlab.site.charts.constants import COMPILED_KIND_ATTRIBUTE, COMPILED_SET_ATTRIBUTE
+
 # Element ids and file names are built from the chart id, so keep it to a safe slug.
 _CHART_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
@@ -116,9 +118,8 @@ def _compiled_attributes(compiled: tuple[str, str] | None) -> str:
     return f' {COMPILED_SET_ATTRIBUTE}="{name}" {COMPILED_KIND_ATTRIBUTE}="{kind}"'
 
 
-# The figure's attributes naming its compiled Vega (charts.js: COMPILED_SET, COMPILED_KIND).
-COMPILED_SET_ATTRIBUTE = "data-vega-set"
-COMPILED_KIND_ATTRIBUTE = "data-vega-kind"
+# The figure's attributes naming its compiled Vega (COMPILED_SET_ATTRIBUTE, COMPILED_KIND_ATTRIBUTE) come from
+# constants.json, which charts.js reads too.
 
 
 def _fallback(svg_src: str | None, alt: str) -> str:

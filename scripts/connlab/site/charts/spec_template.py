@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-# The dataset a template's rows are given under; every layer that drew from no rows reads it.
-ROWS_DATASET = "rows"
+from connlab.site.charts.constants import ROWS_DATASET
+
+# The dataset a template's rows are given under (ROWS_DATASET); every layer that drew from no rows reads it.
 NO_ROWS: dict[str, list] = {"values": []}
 
 

@@ -32,7 +32,14 @@ from connlab.contract.cache import digest, read_json, write_atomically
 from connlab.contract.files import copy_if_changed, write_if_changed
 from connlab.errors import LabError
 from connlab.paths import DOCS_DIR, MKDOCS_SITE_DIR, REPO_ROOT, SITE_DIR
-from connlab.site.layout import FRAGMENT_SUFFIX, MACHINE_PAGES_DIR, SHELL_CONTENT, SHELL_PAGE, SHELL_TITLE
+from connlab.site.layout import (
+    FRAGMENT_SUFFIX,
+    MACHINE_PAGES_DIR,
+    RAW_SUBDIR,
+    SHELL_CONTENT,
+    SHELL_PAGE,
+    SHELL_TITLE,
+)
 from connlab.site.publish.preloads import with_chart_preloads
 
 CONFIG_FILE = REPO_ROOT / "mkdocs.yml"
@@ -79,7 +86,8 @@ def publish(
         page.name.removesuffix(FRAGMENT_SUFFIX): page
         for page in (docs_dir / MACHINE_PAGES_DIR).glob(f"*{FRAGMENT_SUFFIX}")
     }
-    copied = sync(staging, site_dir, {Path(MACHINE_PAGES_DIR) / machine for machine in fragments})
+    kept = {Path(MACHINE_PAGES_DIR) / machine for machine in fragments} | {Path(RAW_SUBDIR)}
+    copied = sync(staging, site_dir, kept) + sync_by_status(docs_dir / RAW_SUBDIR, site_dir / RAW_SUBDIR)
     shell = (staging / SHELL_OUTPUT).read_text(encoding="utf-8")
     stamped, entries = stamp_all(shell, fragments, site_dir)
     add_to_search(site_dir / SEARCH_INDEX, staging / SEARCH_INDEX, entries)
@@ -122,6 +130,31 @@ def sync(staging: Path, site_dir: Path, machine_dirs: set[Path]) -> int:
     for machine_dir in sorted((site_dir / MACHINE_PAGES_DIR).glob("*/")):
         if machine_dir.relative_to(site_dir) not in machine_dirs and not any(machine_dir.rglob("*")):
             shutil.rmtree(machine_dir)
+    return copied
+
+
+def sync_by_status(source: Path, target: Path) -> int:
+    """Files copied from source where the copy is missing, of another size or older (their status alone: a
+    thousand machines' raw results are not read on every build); the target's others removed."""
+    copied = 0
+    made: set[Path] = set()
+    for folder, _, names in os.walk(source):
+        for name in names:
+            path = Path(folder) / name
+            relative = path.relative_to(source)
+            made.add(relative)
+            copy = target / relative
+            if copy.is_file():
+                kept, new = copy.stat(), path.stat()
+                if kept.st_size == new.st_size and kept.st_mtime_ns >= new.st_mtime_ns:
+                    continue
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, copy)
+            copied += 1
+    for folder, _, names in os.walk(target):
+        for name in names:
+            if (Path(folder) / name).relative_to(target) not in made:
+                (Path(folder) / name).unlink()
     return copied
 
 

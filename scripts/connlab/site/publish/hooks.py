@@ -1,6 +1,8 @@
 """Everything the site asks of MkDocs beyond its configuration, through MkDocs' public hook API (mkdocs.yml
 names this file under `hooks:`): MkDocs calls each `on_<event>` function; nothing of MkDocs is replaced.
 
+- on_config: the menu's Articles section, from the articles' registry (connlab.site.render.articles), so that
+  the articles are declared once.
 - on_env: the theme's compiled templates kept under build/cache between builds (Jinja's own bytecode cache,
   which checks each template against its source).
 - on_page_markdown: a human page's links to machine pages (`machines/<id>.md`), which MkDocs does not build
@@ -25,8 +27,31 @@ from mkdocs.exceptions import PluginError
 from connlab.paths import CACHE_DIR
 from connlab.site.layout import MACHINE_PAGES_DIR, machine_fragment, page_url
 from connlab.site.publish.preloads import with_chart_preloads
+from connlab.site.render.articles import load_articles
 
 WRITTEN_FOR = {"mkdocs": "1.6.1", "mkdocs-material": "9.8.1"}
+
+# The menu's section that lists the articles (mkdocs.yml: `- Articles: []`).
+ARTICLES_SECTION = "Articles"
+
+
+def articles_in_nav(nav: list[Any], pages: list[str]) -> list[Any]:
+    """The navigation with its Articles section listing `pages`; a navigation without one as it is (a site
+    without articles: the strict build fails on an article page that no menu entry lists), two an error."""
+    sections = [item for item in nav if isinstance(item, dict) and ARTICLES_SECTION in item]
+    if not sections:
+        return nav
+    if len(sections) != 1:
+        raise PluginError(
+            f"mkdocs.yml: nav needs one '{ARTICLES_SECTION}' section for the articles' registry"
+        )
+    return [{ARTICLES_SECTION: list(pages)} if item is sections[0] else item for item in nav]
+
+
+def on_config(config: Any) -> Any:
+    config["nav"] = articles_in_nav(config["nav"] or [], [article.page for article in load_articles()])
+    return config
+
 
 # The theme's templates compiled, kept between builds.
 THEME_BYTECODE_DIR = CACHE_DIR / "jinja-theme"

@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import re
 
+from connlab.site.charts.constants import COMPILED_SET_ATTRIBUTE, NARROW_WIDTH
 from connlab.site.charts.expressions import expressions_asset_name
-from connlab.site.charts.html import COMPILED_SET_ATTRIBUTE, FIGURE_START
+from connlab.site.charts.html import FIGURE_START
 from connlab.site.charts.vendor import vendored_path
 from connlab.site.layout import COMPILED_CHARTS_SUBDIR
 
@@ -33,8 +34,6 @@ _COMPILED_SET = re.compile(rf'\b{COMPILED_SET_ATTRIBUTE}="([^"]+)"')
 # The palette a page is served with (Material writes the first palette's scheme on the body).
 _SERVED_SCHEME = re.compile(r'<body\b[^>]*\bdata-md-color-scheme="([^"]*)"')
 HEAD_END = "</head>"
-# A column narrower than this has its legends under the plot (charts.js: NARROW_WIDTH).
-NARROW_WIDTH = 600
 
 
 def with_chart_preloads(html: str, **_: object) -> str:

@@ -40,17 +40,20 @@ from connlab.site.charts import kinds as charts
 from connlab.site.charts.book import ChartBook
 from connlab.site.charts.cache import warm_svg_renderer
 from connlab.site.charts.compiled import write_compiled_assets
+from connlab.site.charts.constants import CHARTS_SCRIPT_NAME, with_constants
 from connlab.site.charts.vendor import copy_vendored_js
 from connlab.site.layout import (
     CHARTS_SUBDIR,
     FRAGMENT_SUFFIX,
     MACHINE_PAGES_DIR,
+    RAW_SUBDIR,
     SHELL_MARKDOWN,
     SHELL_PAGE,
     machine_page,
     picker_options,
 )
 from connlab.site.render import snippets, tables
+from connlab.site.render.articles import load_articles
 from connlab.site.render.formats import is_missing, number, percent, plain_text, significant
 from connlab.site.render.fragments import FragmentConverter
 from connlab.site.render.machine_pages import (
@@ -214,17 +217,20 @@ class PageRenderer:
         self._json_files: dict[Path, dict] = {}
         machines_file = data_dir / MACHINES_JSON
         self.machines = loads_fast(machines_file.read_bytes()) if machines_file.exists() else []
+        # The articles, as their registry declares them (connlab.site.render.articles); templates see them.
+        self.articles = load_articles()
+        self.env.globals["articles"] = self.articles
         # A machine page's Markdown to HTML: its links are checked against the pages the site will have.
         self.fragments = FragmentConverter(lambda page: page in self._site_pages())
 
     @functools.cache  # noqa: B019 (one renderer per build)
     def _site_pages(self) -> frozenset[str]:
         """Every page of the site as MkDocs would name its Markdown: articles, pages, machines' pages."""
-        articles = {f"articles/{t.name.removesuffix('.j2')}" for t in ARTICLES_SRC_DIR.glob("*.md.j2")}
         sources = (
             str(path.relative_to(PAGES_SRC_DIR)).removesuffix(".j2") for path in PAGES_SRC_DIR.rglob("*.md*")
         )
         machines = {machine_page(str(m["id"])) for m in self.machines if not m.get("published")}
+        articles = {article.page for article in self.articles}
         return frozenset({*articles, *(s for s in sources if s.endswith(".md")), *machines})
 
     def claims(self, slug: str) -> list[dict]:
@@ -421,25 +427,6 @@ class PageRenderer:
         )
 
 
-# build/docs/<this>/<machine>/: the machine's raw results, downloadable from its page.
-RAW_SUBDIR = "raw"
-
-
-def _copy_if_newer(source: Path, target: Path) -> None:
-    """A raw file copied where the copy is missing, of another size or older, by its status alone: a
-    thousand machines' runs are not read on every build."""
-    if target.is_file():
-        kept, new = target.stat(), source.stat()
-        if kept.st_size == new.st_size and kept.st_mtime_ns >= new.st_mtime_ns:
-            return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(source, target)
-
-
-# build/docs/<this>/<machine>/: the machine's raw results, downloadable from its page.
-RAW_SUBDIR = "raw"
-
-
 def _copy_if_newer(source: Path, target: Path) -> None:
     """A raw file copied where the copy is missing, of another size or older, by its status alone: a
     thousand machines' runs are not read on every build."""
@@ -482,10 +469,12 @@ def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Pat
     renderer = PageRenderer(data_dir, docs_dir)
     renderer.chart_book.cache.helper = helper
     pages: dict[Path, str] = {}
-    slugs = [template.name.removesuffix(".md.j2") for template in sorted(ARTICLES_SRC_DIR.glob("*.md.j2"))]
-    for slug in slugs:
-        page = f"articles/{slug}.md"
-        pages[docs_dir / page] = renderer.render_deferred(f"{slug}.md.j2", page, slug)
+    for article in renderer.articles:
+        pages[docs_dir / article.page] = renderer.render_deferred(
+            f"{article.slug}.md.j2", article.page, article.slug
+        )
+    # A machine's page holds the articles' details in the order of their names, as it always has.
+    slugs = sorted(article.slug for article in renderer.articles)
     machine_pages = render_machine_pages(renderer, slugs)
     pages.update(machine_pages.pages)
     for source in sorted(PAGES_SRC_DIR.rglob("*")):
@@ -504,7 +493,11 @@ def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Pat
     written += machine_pages.written
     record_written(machine_pages.keys)
     for asset in sorted(ASSETS_SRC_DIR.rglob("*")):
-        if asset.is_file():
+        if asset.relative_to(ASSETS_SRC_DIR) == Path(CHARTS_SCRIPT_NAME):
+            # With the constants it shares with the Python (charts/constants.json).
+            script = with_constants(asset.read_text(encoding="utf-8"))
+            write_if_changed(docs_dir / "assets" / asset.name, script)
+        elif asset.is_file():
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
     # Each machine's raw files, as downloads its page links (connlab.data.answers lists them).

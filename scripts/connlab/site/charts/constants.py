@@ -1,0 +1,33 @@
+"""What the chart code in Python and site_src/assets/charts.js share, read from constants.json beside this
+file: the width below which legends go under the plot, the narrowest plot, the dataset a chart's rows are
+named by, the attributes that name a figure's compiled set and kind, and the file and global of a compiled
+set's expressions. The render writes the same file into the site's charts.js (with_constants), so the two
+cannot drift apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+CONSTANTS_FILE = Path(__file__).with_name("constants.json")
+CONSTANTS: dict[str, object] = json.loads(CONSTANTS_FILE.read_text(encoding="utf-8"))
+
+NARROW_WIDTH = int(CONSTANTS["narrow_width"])  # type: ignore[call-overload]
+MIN_PLOT_WIDTH = int(CONSTANTS["min_plot_width"])  # type: ignore[call-overload]
+ROWS_DATASET = str(CONSTANTS["rows_dataset"])
+COMPILED_SET_ATTRIBUTE = str(CONSTANTS["compiled_set_attribute"])
+COMPILED_KIND_ATTRIBUTE = str(CONSTANTS["compiled_kind_attribute"])
+EXPRESSIONS_SUFFIX = str(CONSTANTS["expressions_suffix"])
+EXPRESSIONS_GLOBAL = str(CONSTANTS["expressions_global"])
+
+# The site's chart script, among site_src/assets.
+CHARTS_SCRIPT_NAME = "charts.js"
+# The line of charts.js the render replaces with the constants (charts.js reads them from SHARED).
+CHARTS_JS_MARKER = "var SHARED = {}; // connlab:constants"
+
+
+def with_constants(charts_js: str) -> str:
+    """charts.js as the site serves it: its SHARED object holding constants.json."""
+    if CHARTS_JS_MARKER not in charts_js:
+        raise ValueError(f"charts.js has no line {CHARTS_JS_MARKER!r} for the shared constants")
+    return charts_js.replace(CHARTS_JS_MARKER, f"var SHARED = {json.dumps(CONSTANTS, sort_keys=True)};", 1)
