@@ -47,7 +47,9 @@ def metric_vs_clients(
 ) -> dict:
     """A median line per series with a shaded min–max band: the run-to-run range stays visible."""
     y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=True)
-    color_enc = alt.Color(f"{color}:N", title=color)
+    # The legend's marks are drawn as the lines are (a stroke at full opacity), not as the bands' pale fill.
+    legend = alt.Legend(symbolType="stroke", symbolOpacity=1, symbolStrokeWidth=2)
+    color_enc = alt.Color(f"{color}:N", title=color, legend=legend)
     band = (
         _base(records)
         .mark_area(opacity=0.2)
