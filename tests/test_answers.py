@@ -176,3 +176,21 @@ def test_no_page_says_not_measured_beside_data(built_site: Path) -> None:
     assert pages
     offending = [str(p.relative_to(built_site)) for p in pages if _offending(p.read_text(encoding="utf-8"))]
     assert offending == []
+
+
+@pytest.mark.mkdocs
+def test_raw_file_links_reach_the_files(built_site: Path) -> None:
+    """Each machine page and article links raw files the site holds: a page's links, resolved from its URL."""
+    links = []
+    for page in sorted(
+        [*built_site.glob("machines/*/index.html"), *built_site.glob("articles/*/index.html")]
+    ):
+        for href in re.findall(r'href="([^"#]*raw/[^"#]+)"', page.read_text(encoding="utf-8")):
+            links.append((page, href))
+    assert links, "no page links a raw file"
+    missing = [
+        f"{page.relative_to(built_site)}: {href}"
+        for page, href in links
+        if not (page.parent / href).resolve().is_file()
+    ]
+    assert missing == []
