@@ -194,3 +194,29 @@ def test_raw_file_links_reach_the_files(built_site: Path) -> None:
         if not (page.parent / href).resolve().is_file()
     ]
     assert missing == []
+
+
+def test_the_verdict_table_past_five_machines_gives_the_median_and_names_each_verdicts_machines(
+    tmp_path: Path,
+) -> None:
+    from connlab.site.render.renderer import PageRenderer
+    from connlab.site.render.verdicts import VerdictTable
+
+    machines = [f"m{i}" for i in range(7)]
+    cells = [_v(m, "holds" if i < 6 else "does not hold", float(i)) for i, m in enumerate(machines)]
+    row = claim_row(_claim(cells), machines, None)
+    heads = [
+        {"machine": m, "server_cores": 1, "profile": "full", "indicative": False, "date": None}
+        for m in machines
+    ]
+    renderer = PageRenderer(tmp_path / "data", tmp_path / "docs")
+    text = renderer.env.get_template("_verdicts.md.j2").render(
+        verdicts=VerdictTable(columns=[], source=None),
+        answers={"columns": heads, "rows": [row], "coverage": {}},
+        view="article",
+        picker=[],
+    )
+    assert "measured on 7 machines" in text and "median 3.0 (0–6.0)" in text
+    assert "holds</span> on 6: m0, m1, m2, m3, m4 and 1 more" in text
+    assert "does not hold</span> on 1: m6" in text
+    assert "m5<br>" not in text  # no column per machine
