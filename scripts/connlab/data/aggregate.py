@@ -220,6 +220,10 @@ def _clean(value: object) -> object:
         return None
     if isinstance(value, int | float | str | bool) or value is None:
         return value
+    if isinstance(value, dict):  # machine.yaml's remote_server
+        return {str(key): _clean(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
     try:
         return float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -258,7 +262,8 @@ def _compute(
 MEASURED_WINDOWS_TABLE = f"""
 CREATE TABLE {MEASURED_WINDOWS} AS
 SELECT machine, any_value(profile) AS profile, count(*) AS windows, max(server_cpu_budget) AS server_cores,
-       min(started_at) AS first_window, max(started_at) AS last_window
+       min(started_at) AS first_window, max(started_at) AS last_window,
+       count(*) FILTER (WHERE client_saturated) AS windows_client_saturated
 FROM windows GROUP BY machine
 """
 
@@ -649,10 +654,11 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
 
 def register_measured(con: duckdb.DuckDBPyConnection) -> None:
     """main.measured: which experiments each machine measured, in which profile, and when (first and last
-    window): what the site says once where a machine lacks an experiment."""
+    window), and how many of its windows were client-bound: what the site says once where a machine lacks
+    an experiment, and what a claim's verdict is checked against (connlab.data.claims)."""
     selects = [
         f"SELECT machine, {sql_string(name)} AS experiment, profile, windows, server_cores, first_window, "
-        f"last_window FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
+        f"last_window, windows_client_saturated FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
         for name in experiment_names()
         if (EXPERIMENTS_DIR / name / AGGREGATE_SQL_NAME).exists()
     ]
@@ -662,7 +668,7 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
         else (
             "SELECT NULL::VARCHAR AS machine, NULL::VARCHAR AS experiment, NULL::VARCHAR AS profile, "
             "0 AS windows, NULL::DOUBLE AS server_cores, NULL::VARCHAR AS first_window, "
-            "NULL::VARCHAR AS last_window WHERE false"
+            "NULL::VARCHAR AS last_window, 0 AS windows_client_saturated WHERE false"
         )
     )
     con.execute(f"CREATE OR REPLACE TABLE main.measured AS {union}")
