@@ -45,6 +45,9 @@ GOLDEN = [
     Golden("select_only_c4", True, 56739.384795, 169822, 0, 0.064, 0.073, 9.311, None),
     Golden("tcp_select_only_c2_no_progress", True, 40643.023684, 81144, 0, 0.049, None, 5.577, None),
     Golden("too_many_clients_c30", False, None, None, None, None, None, None, None),
+    # -M prepared through a pooler that does not track prepared statements: pgbench 15 logs the server's
+    # "already exists" when it prepares, and may still run to the end and exit 0.
+    Golden("prepared_collision_c8", False, 18853.135781, 54962, 0, 0.424, None, 85.154, None),
 ]
 
 
@@ -79,6 +82,16 @@ def test_golden_report(golden_dir: Path, golden: Golden) -> None:
     if golden.ok:
         assert report.errors == []
         assert report.error == ""
+
+
+def test_a_run_that_logged_a_server_error_is_not_ok_even_at_exit_0(golden_dir: Path) -> None:
+    """Its transactions ran, but only because every client prepares the same text under the same name:
+    the statements collided on the pooler's server connections, and the window says so."""
+    output, exit_code = read_golden(golden_dir, "prepared_collision_c8")
+    report = parse_report(output, exit_code)
+    assert exit_code == 0 and report.tps
+    assert not report.ok
+    assert report.error == 'ERROR:  prepared statement "P_0" already exists'
 
 
 def test_mixed_report_takes_the_totals_not_a_script_section(golden_dir: Path) -> None:

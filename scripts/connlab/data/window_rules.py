@@ -205,8 +205,9 @@ def _size_problems(values: Mapping[str, str]) -> list[str]:
 
 
 def _outcome_problems(values: Mapping[str, str]) -> list[str]:
-    """ok as connlab.lab.pgbench.PgbenchReport.ok decides it: pgbench exited 0, finished, printed tps and
-    failed no transaction. A window marked failed says why in one of those."""
+    """ok as connlab.lab.pgbench.PgbenchReport.ok decides it: pgbench exited 0, finished, printed tps,
+    failed no transaction and logged no error. A window marked failed says why in one of those (a logged
+    error is its error column)."""
     exit_code = _number(values, "exit_code")
     if values.get("ok") == "true":
         if exit_code:

@@ -54,9 +54,12 @@ class PgbenchReport:
 
     @property
     def ok(self) -> bool:
-        """A window counts only when pgbench exited 0, finished its run, and no transaction failed."""
+        """A window counts only when pgbench exited 0, finished its run, no transaction failed, and it
+        logged no error: pgbench 15 logs a failed PREPARE (through a pooler that does not track prepared
+        statements: "already exists") and carries on, exiting 0."""
         return (
             self.exit_code == EXIT_OK
+            and not self.errors
             and not self.aborted
             and self.tps is not None
             and not self.failed_transactions
