@@ -213,8 +213,10 @@ def test_the_verdict_table_past_five_machines_gives_the_median_and_names_each_ve
     text = renderer.env.get_template("_verdicts.md.j2").render(
         verdicts=VerdictTable(columns=[], source=None),
         answers={"columns": heads, "rows": [row], "coverage": {}},
+        claims=[],
         view="article",
         picker=[],
+        page="articles/x.md",
     )
     assert "measured on 7 machines" in text and "median 3.0 (0–6.0)" in text
     assert "holds</span> on 6: m0, m1, m2, m3, m4 and 1 more" in text

@@ -32,7 +32,6 @@ from connlab.site.render.renderer import (
     render_site,
     select,
     significant,
-    verdict_cell,
 )
 
 if TYPE_CHECKING:
@@ -280,9 +279,14 @@ def test_the_article_keeps_the_cross_machine_view_and_points_to_each_machine(
 def test_the_verdict_columns_are_on_the_machine_page(aggregated: Path, tmp_path: Path) -> None:
     article = render_article(aggregated, tmp_path / "docs")
     machine_page = render_machine_page(aggregated, tmp_path / "docs")
-    # The machine's page has its own column; the article, with few machines, one per machine as well.
-    assert "| claim | the seed's figure | alpha\\-box<br><small>" in machine_page
-    assert "| claim | the seed's figure |" in article and ">alpha-box</a><br><small>" in article
+    # The machine's page has its own column; the article, with few machines, one per machine as well. Both
+    # are HTML tables written from the facts, never Markdown tables.
+    head = "<th>claim</th><th>the seed's figure</th><th>"
+    assert head + "alpha-box<br><small>" in machine_page
+    assert head in article and ">alpha-box</a><br><small>" in article
+    for page in (machine_page, article):
+        assert "| claim |" not in page
+        assert page.index('class="verdict-legend"') < page.index('class="verdict-table"')
 
 
 def test_the_machine_page_shows_contributed_text_literally(aggregated: Path, tmp_path: Path) -> None:
@@ -394,40 +398,6 @@ def test_compare_other_columns() -> None:
     b = {"lat": 2.0, "lat_lo": 1.5, "lat_hi": 2.5}
     assert compare(a, b, "lat", "lat_lo", "lat_hi") == "higher"
     assert compare(b, a, "lat", "lat_lo", "lat_hi") == "lower"
-
-
-@pytest.mark.parametrize(
-    ("verdict", "expected"),
-    [
-        ({"verdict": "holds", "value": 4.0}, "**holds** 4.0"),
-        ({"verdict": "holds", "value": 59.42}, "**holds** 59"),
-        ({"verdict": "does not hold", "value": 0.123}, "**does not hold** 0.12"),
-        ({"verdict": "does not hold", "value": 1500.0}, "**does not hold** 1,500"),
-        ({"verdict": "holds", "value": 0.5, "low": 0.48, "high": 0.51}, "**holds** 0.50 (0.48–0.51)"),
-        (
-            {"verdict": "inconclusive", "value": 0.53, "low": 0.451, "high": 0.641},
-            "**inconclusive** 0.53 (0.45–0.64)",
-        ),
-        ({"verdict": "holds", "value": 4.0, "low": 4.0, "high": 4.0}, "**holds** 4.0"),  # no range to show
-        ({"verdict": "holds", "value": None}, "**holds**"),
-        (
-            {"verdict": "holds", "value": 0.97, "note": "windows at 400 clients left out"},
-            "**holds** 0.97<br><small>windows at 400 clients left out</small>",
-        ),
-        ({"verdict": "not measured", "value": None}, "–"),
-        (
-            {"verdict": "cannot be evaluated", "value": None, "reason": "5 client counts; a fit needs 6"},
-            "cannot be evaluated: 5 client counts; a fit needs 6",
-        ),
-    ],
-)
-def test_verdict_cell(verdict: dict[str, Any], expected: str) -> None:
-    assert verdict_cell(verdict) == expected
-
-
-def test_an_indicative_verdict_is_italic_not_bold() -> None:
-    cell = verdict_cell({"verdict": "holds", "value": 4.0, "low": 2.0, "high": 4.0}, indicative=True)
-    assert cell == "_holds_ 4.0 (2.0–4.0)"
 
 
 # -- the Machines page ------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ import posixpath
 from pathlib import PurePosixPath
 
 MACHINE_PAGES_DIR = "machines"
+# The Machines page, which lists every machine (a Markdown page MkDocs builds).
+MACHINES_INDEX = "machines.md"
 # Every chart's files (CSV, spec, SVG) under build/docs; named here, not with the charts, so that publishing
 # does not import the chart code (Altair) to find them.
 CHARTS_SUBDIR = "charts"

@@ -52,7 +52,7 @@ from connlab.site.layout import (
     machine_page,
     picker_options,
 )
-from connlab.site.render import snippets, tables
+from connlab.site.render import snippets, tables, verdict_html
 from connlab.site.render.articles import load_articles
 from connlab.site.render.formats import is_missing, number, percent, plain_text, significant
 from connlab.site.render.fragments import FragmentConverter
@@ -103,42 +103,6 @@ class IndexedPick:
 
 # Values whose equality agrees with their hash (1 == 1.0 == True share a bucket, as == has them equal).
 PLAIN = (str, int, float, bool, type(None))
-
-
-# Words, not emoji: the site must read the same without an emoji font.
-VERDICT_MARKS = {
-    "holds": "**holds**",
-    "does not hold": "**does not hold**",
-    "inconclusive": "**inconclusive**",
-    "cannot be evaluated": "cannot be evaluated",
-    "not measured": "–",
-}
-
-
-def value_with_range(verdict: dict) -> str:
-    """'0.50 (0.48–0.51)': the value on the medians and the range the passes allow, when they differ."""
-    value, low, high = verdict["value"], verdict.get("low"), verdict.get("high")
-    text = significant(value, 2)
-    if is_missing(low) or is_missing(high):
-        return text
-    low_text, high_text = significant(low, 2), significant(high, 2)
-    if low_text == high_text == text:
-        return text
-    return f"{text} ({low_text}–{high_text})"
-
-
-def verdict_cell(verdict: dict, indicative: bool = False) -> str:
-    """One cell of a verdict table: the verdict with its value and range, or in words why there is none.
-    An indicative verdict (a quick profile) is set in italics instead of bold."""
-    mark = VERDICT_MARKS[verdict["verdict"]]
-    if indicative:
-        mark = mark.replace("**", "_")
-    if verdict["verdict"] == "cannot be evaluated":
-        return f"{mark}: {plain_text(verdict.get('reason') or '')}"
-    if verdict["value"] is None:
-        return mark
-    note = f"<br><small>{plain_text(verdict['note'])}</small>" if verdict.get("note") else ""
-    return f"{mark} {value_with_range(verdict)}{note}"
 
 
 def compare(a: dict, b: dict, median: str = "tps_median", low: str = "tps_min", high: str = "tps_max") -> str:
@@ -198,7 +162,7 @@ class PageRenderer:
         )
         self.env.filters.update(number=number, significant=significant, percent=percent, text=plain_text)
         self.claims_dir = data_dir / CLAIMS_SUBDIR
-        self.env.globals.update(verdict_cell=verdict_cell, compare=compare, claim_tally=self.claim_tally)
+        self.env.globals.update(compare=compare, claim_tally=self.claim_tally)
         self.env.globals.update(
             pick=IndexedPick(),
             select=select,
@@ -206,6 +170,7 @@ class PageRenderer:
             charts=charts,
             snippets=snippets,
             tables=tables,
+            verdict_html=verdict_html,
             # A plan is read from its experiment.yaml; every machine's page asks for the same few.
             make_plan=functools.cache(make_plan),
             columns=WINDOW_COLUMNS,

@@ -1,0 +1,278 @@
+"""The verdict tables written as HTML straight from the claims' verdicts, for machine pages and articles
+alike: no generated table goes through a Markdown converter (a thousand machine pages' verdict tables made the
+Markdown table parser the site's slowest step). The page carries each table as a raw HTML block, which
+Markdown passes through as it is; Material's scroll wrappers are added to it like to any table
+(connlab.site.render.wrapped_tables).
+
+Each verdict is a word, a mark and a colour (the classes of site_src/assets/verdicts.css), never colour
+alone; a cell gives the figure on the medians with the passes' range, a bound where pgbench saturated its
+core ("at least 3.0"), why a claim cannot be evaluated, "one reading" where that is all a verdict rests on,
+and the days its experiments were measured. Every word and figure comes from the claims' JSON
+(connlab.data.claims) and the answers' rows (connlab.data.answers).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping
+
+from connlab.site.layout import MACHINES_INDEX, page_url
+from connlab.site.render.formats import is_missing, significant
+from connlab.site.render.verdicts import VerdictTable
+
+# Each verdict's class suffix (verdicts.css) and mark; a word beside it, so the page reads without colour.
+MARKS = {
+    "holds": ("holds", "✓"),
+    "does not hold": ("fails", "✗"),
+    "inconclusive": ("inconclusive", "~"),
+    "cannot be evaluated": ("cannot", "–"),
+    "not measured": ("not-run", "·"),
+}
+WORDS = {"not measured": "not run"}
+# The order verdicts are listed in, the firmest first.
+ORDER = ("holds", "does not hold", "inconclusive", "cannot be evaluated", "not measured")
+# Past this many machines an article's table gives the median across them, not a column each.
+MAX_COLUMNS = 5
+
+Verdict = Mapping[str, object]
+
+
+def text(value: object) -> str:
+    """Contributed or data text shown literally, on one line, HTML escaped."""
+    return html.escape(" ".join(str(value).split()), quote=False)
+
+
+def mark(verdict: str, indicative: bool = False) -> str:
+    """The verdict as a badge: its mark and its word, coloured by its class (italic when indicative)."""
+    name, symbol = MARKS[verdict]
+    extra = " verdict--indicative" if indicative else ""
+    return (
+        f'<span class="verdict verdict--{name}{extra}"><span class="verdict__mark" aria-hidden="true">'
+        f"{symbol}</span> {WORDS.get(verdict, verdict)}</span>"
+    )
+
+
+def figure(value: object, low: object = None, high: object = None) -> str:
+    """'0.50 (0.48–0.51)': the value on the medians and the passes' range, where the range shows anything."""
+    shown = significant(value, 2)
+    if is_missing(low) or is_missing(high):
+        return shown
+    low_text, high_text = significant(low, 2), significant(high, 2)
+    if low_text == high_text == shown:
+        return shown
+    return f"{shown} ({low_text}–{high_text})"
+
+
+def _small(parts: Iterable[str]) -> str:
+    kept = [part for part in parts if part]
+    return f"<br><small>{' · '.join(kept)}</small>" if kept else ""
+
+
+def cell(verdict: Verdict, indicative: bool = False) -> str:
+    """One machine's verdict: the badge, then the figure (a bound says so) or why there is none, then in
+    small print its note, 'one reading' where it rests on one, and the days it was measured."""
+    name = str(verdict["verdict"])
+    body = mark(name, indicative)
+    if name == "cannot be evaluated":
+        body += f": {text(verdict.get('reason') or '')}"
+    elif not is_missing(verdict.get("value")):
+        bound = verdict.get("bound")
+        shown = figure(verdict["value"], verdict.get("low"), verdict.get("high"))
+        body += f" {text(bound)} {shown}" if bound else f" {shown}"
+    if name == "not measured":
+        return body
+    note = verdict.get("note")
+    readings = verdict.get("readings")
+    measured_on = verdict.get("measured_on")
+    return body + _small(
+        [
+            text(note) if note else "",
+            "one reading" if readings == 1 else "",
+            f"measured {text(measured_on)}" if measured_on else "",
+        ]
+    )
+
+
+def machine_link(machine: str, urls: Mapping[str, str]) -> str:
+    """The machine's name, a link to its page where the page has one (the picker's URLs)."""
+    if machine in urls:
+        return f'<a href="{html.escape(urls[machine])}">{html.escape(machine)}</a>'
+    return text(machine)
+
+
+def names(group: Mapping[str, object], urls: Mapping[str, str]) -> str:
+    """'a, b, c and 2 more': the machines of one verdict, as connlab.data.answers named them."""
+    listed = ", ".join(machine_link(str(m), urls) for m in group["names"])  # type: ignore[attr-defined]
+    more = group.get("more")
+    return f"{listed} and {more} more" if more else listed
+
+
+LEGEND = (
+    '<div class="verdict-legend">\n<p><strong>How to read the verdicts.</strong> Each claim is checked on '
+    "every machine from the medians of its passes and the range the passes allow: {holds} when the value "
+    "and its whole range meet the claim's threshold; {fails} when neither does; {inconclusive} when the "
+    "range straddles the threshold; {cannot} when the machine's data cannot answer the claim (the cell "
+    "says why, for example that pgbench saturated its own core, so the figure measures the load "
+    "generator); {not_run} when the machine did not run the claim's experiment. The figure is the value "
+    "on the medians, the passes' range in brackets; “at least” or “at most” marks a bound, where pgbench "
+    "saturated its core and only what the bound decides is judged; “one reading” marks a verdict that "
+    "rests on a single reading; each cell gives the days its experiments were measured. A quick profile's "
+    "verdicts are a first look (<em>indicative</em>, marked in the column's heading). “The seed” is the "
+    "figure the seed article printed, which sets the threshold where the claim is the seed's statement; a "
+    "“project's reading” is a test of our own, kept apart from the seed's statement, and a “seed's "
+    "expectation” is what the seed expected without testing it.</p>\n"
+    "</div>\n"
+).format(
+    holds=mark("holds"),
+    fails=mark("does not hold"),
+    inconclusive=mark("inconclusive"),
+    cannot=mark("cannot be evaluated"),
+    not_run=mark("not measured"),
+)
+
+
+def _claim_cell(claim: Mapping[str, object]) -> str:
+    """The claim's sentence, then what kind of reading it is, what its value means, and an operating point
+    that is the project's choice."""
+    label = claim.get("reading_label") or claim.get("reading")
+    parts = [f"{text(label)}: {text(claim['value_label'])}."]
+    if claim.get("operating_point"):
+        parts.append(f"Operating point: {text(claim['operating_point'])}")
+    return text(claim["claim"]) + "".join(f"<br><small>{part}</small>" for part in parts)
+
+
+def _seed_cell(claim: Mapping[str, object], seed_value: object) -> str:
+    """The seed's own figure (its published set's value: shown, never judged), the threshold, and what the
+    seed said."""
+    shown = "" if is_missing(seed_value) else f"<strong>{significant(seed_value, 2)}</strong><br>"
+    own = " (the seed's figure)" if claim.get("reading") == "seed" else ""
+    return f"{shown}<small>threshold {text(claim['threshold'])}{own}; {text(claim['seed'])}</small>"
+
+
+def _summary_cell(row: Mapping[str, object], urls: Mapping[str, str]) -> str:
+    """Past MAX_COLUMNS machines: the median across them and the machines of each verdict."""
+    parts = []
+    spread = row.get("spread")
+    if isinstance(spread, Mapping):
+        parts.append(f"median {figure(spread['median'], spread['low'], spread['high'])}")
+    groups = row.get("verdicts") or {}
+    assert isinstance(groups, Mapping)
+    for verdict in ORDER:
+        if verdict in groups:
+            group = groups[verdict]
+            parts.append(f"{mark(verdict)} on {group['count']}: {names(group, urls)}")
+    return "<br>".join(parts)
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    """A table as a raw HTML block (blank lines around it, so Markdown takes it as one block)."""
+    head_html = "".join(f"<th>{h}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>\n" for row in rows)
+    return f"<table>\n<thead>\n<tr>{head_html}</tr>\n</thead>\n<tbody>\n{body}</tbody>\n</table>\n"
+
+
+def _heading(machine: str, label: str, urls: Mapping[str, str]) -> str:
+    return f"{machine_link(machine, urls)}<br><small>{text(label)}</small>"
+
+
+def _others(table: VerdictTable) -> str:
+    """The other published sets' verdicts on these claims, judged by the same rules, listed apart."""
+    if not table.other_rows:
+        return ""
+    head = ["claim", *(f"<strong>{text(m)}</strong>" for m in table.others)]
+    rows = [
+        [text(row["claim"]["claim"])]
+        + [cell(row["cells"][m]) if m in row["cells"] else mark("not measured") for m in table.others]
+        for row in table.other_rows
+    ]
+    return (
+        "\n<p>Other published articles have figures that bear on some of these claims; they are judged by "
+        "the same rules:</p>\n\n" + _table(head, rows)
+    )
+
+
+def _block(table_html: str) -> str:
+    return f'\n{LEGEND}\n<div class="verdict-table">\n{table_html}</div>\n'
+
+
+def machine_verdicts(table: VerdictTable) -> str:
+    """A machine page's verdict table: the legend, then a row per claim with the seed's figure and the
+    machine's own column (never a summary across machines: the page must not change when one is added)."""
+    heads = [_heading(c.machine, c.heading, {}) for c in table.columns]
+    rows = []
+    for row in table.rows:
+        claim = row["claim"]
+        source = row["source_cell"]
+        seed_value = source["value"] if source and source["verdict"] in ORDER[:3] else None
+        rows.append(
+            [_claim_cell(claim), _seed_cell(claim, seed_value)]
+            + [cell(c, column.indicative) for c, column in zip(row["cells"], table.columns, strict=True)]
+        )
+    return _block(_table(["claim", "the seed's figure", *heads], rows)) + _others(table) + "\n"
+
+
+def _article_heading(column: Mapping[str, object], urls: Mapping[str, str]) -> str:
+    cores = column.get("server_cores")
+    profile = f"{column.get('profile')} profile" + (", indicative" if column.get("indicative") else "")
+    cores_text = (
+        "server cores unknown"
+        if is_missing(cores)
+        else f"{float(cores):g} server core{'' if cores == 1 else 's'}"  # type: ignore[arg-type]
+    )
+    label = f"{cores_text} · {profile} · {column.get('date') or 'undated'}"
+    return _heading(str(column["machine"]), label, urls)
+
+
+def article_verdicts(
+    table: VerdictTable,
+    answers: Mapping[str, object],
+    claims: list[Mapping[str, object]],
+    urls: Mapping[str, str],
+    page: str,
+) -> str:
+    """An article's verdict table from connlab.data.answers' rows: a column per machine up to MAX_COLUMNS,
+    past that the median with the machines of each verdict named; the machines that ran none of the
+    article's experiments on a line below. page: the article's Markdown name, for the link to the Machines
+    page (raw HTML: MkDocs does not rewrite its links)."""
+    machines_url = page_url(page, MACHINES_INDEX)
+    by_id = {str(c["id"]): c for c in claims}
+    columns = list(answers.get("columns") or [])  # type: ignore[call-overload]
+    few = len(columns) <= MAX_COLUMNS
+    if few:
+        heads = [_article_heading(c, urls) for c in columns]
+    else:
+        heads = [f'measured on {len(columns)} machines (<a href="{html.escape(machines_url)}">Machines</a>)']
+    rows = []
+    for row in answers.get("rows") or []:  # type: ignore[attr-defined]
+        # The claim as the claims' JSON has it (its reading's label, its operating point), else the row's own.
+        claim = by_id.get(str(row["id"])) or {**row, "seed": row["seed_text"]}
+        measured = (
+            [cell(c, bool(col.get("indicative"))) for c, col in zip(row["cells"], columns, strict=True)]
+            if few
+            else [_summary_cell(row, urls)]
+        )
+        rows.append([_claim_cell(claim), _seed_cell(claim, row.get("seed_value")), *measured])
+    result = _block(_table(["claim", "the seed's figure", *heads], rows))
+    coverage = answers.get("coverage") or {}
+    absent = coverage.get("did_not_run") or []  # type: ignore[attr-defined]
+    if absent:
+        listed = ", ".join(machine_link(str(m), urls) for m in absent)
+        result += f"\n<p>Without a column: {listed}, which ran none of this article's experiments.</p>\n"
+    return result + _others(table) + "\n"
+
+
+def across_verdicts(claims: list[Mapping[str, object]]) -> str:
+    """Claims judged over the measured machines together (scope: across), each with its verdict and range."""
+    rows = [
+        [
+            text(c["claim"])
+            + f"<br><small>{text(c['value_label'])}, {text(c['threshold'])}. Seed: {text(c['seed'])}</small>",
+            text((c["across"] or {}).get("note") or "–"),  # type: ignore[union-attr]
+            cell(c["across"]),  # type: ignore[arg-type]
+        ]
+        for c in claims
+        if c.get("scope") == "across"
+    ]
+    if not rows:
+        return ""
+    return "\n" + _table(["claim across machines", "what was compared", "verdict"], rows) + "\n"

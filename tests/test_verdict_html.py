@@ -1,0 +1,246 @@
+"""The verdict tables as HTML from the claims' verdicts: each cell's word, mark, figure, bound, reason,
+readings and dates; the claim's reading and operating point; a column per machine or the median past five."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+
+from connlab.site.render.verdict_html import (
+    across_verdicts,
+    article_verdicts,
+    cell,
+    machine_verdicts,
+    mark,
+)
+from connlab.site.render.verdicts import build_table, with_machines
+
+
+def verdict(name: str, value: float | None = None, **fields: Any) -> dict[str, Any]:
+    return {
+        "verdict": name,
+        "value": value,
+        "low": None,
+        "high": None,
+        "reason": None,
+        "bound": None,
+        "readings": None,
+        "measured_on": None,
+        **fields,
+    }
+
+
+def words(html_text: str) -> str:
+    """What a reader sees: the tags taken out, the marks left in."""
+    return re.sub(r"<[^>]+>", "", html_text)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (verdict("holds", 4.0), "✓ holds 4.0"),
+        (verdict("holds", 59.42), "✓ holds 59"),
+        (verdict("does not hold", 1500.0), "✗ does not hold 1,500"),
+        (verdict("holds", 0.5, low=0.48, high=0.51), "✓ holds 0.50 (0.48–0.51)"),
+        (verdict("inconclusive", 0.53, low=0.451, high=0.641), "~ inconclusive 0.53 (0.45–0.64)"),
+        (verdict("holds", 4.0, low=4.0, high=4.0), "✓ holds 4.0"),  # no range to show
+        (
+            verdict("holds", 0.97, note="windows at 400 clients left out"),
+            "✓ holds 0.97windows at 400 clients left out",
+        ),
+        (verdict("not measured"), "· not run"),
+        (
+            verdict(
+                "cannot be evaluated",
+                reason="pgbench used 0.94 of its core: the figure is the load generator's",
+            ),
+            "– cannot be evaluated: pgbench used 0.94 of its core: the figure is the load generator's",
+        ),
+        (verdict("holds", 3.2, low=3.1, high=3.4, bound="at least"), "✓ holds at least 3.2 (3.1–3.4)"),
+        (verdict("holds", 1012.0, readings=1), "✓ holds 1,012one reading"),
+        (verdict("holds", 2.0, readings=2), "✓ holds 2.0"),
+        (verdict("holds", 2.0, measured_on="2026-12-01"), "✓ holds 2.0measured 2026-12-01"),
+        (
+            verdict("holds", 2.0, readings=1, measured_on="2026-11-30 to 2026-12-01"),
+            "✓ holds 2.0one reading · measured 2026-11-30 to 2026-12-01",
+        ),
+    ],
+)
+def test_a_cell_says_the_verdict_in_words_with_its_figure_bound_reason_readings_and_dates(
+    given: dict[str, Any], expected: str
+) -> None:
+    assert words(cell(given)) == expected
+
+
+def test_a_verdict_is_a_word_a_mark_and_a_colour_class() -> None:
+    assert mark("does not hold") == (
+        '<span class="verdict verdict--fails"><span class="verdict__mark" aria-hidden="true">✗</span> '
+        "does not hold</span>"
+    )
+    assert 'class="verdict verdict--holds verdict--indicative"' in mark("holds", indicative=True)
+
+
+def test_contributed_text_is_escaped() -> None:
+    shown = cell(verdict("cannot be evaluated", reason="<script>alert(1)</script> | *x*"))
+    assert "<script>" not in shown and "&lt;script&gt;alert(1)&lt;/script&gt; | *x*" in shown
+
+
+CLAIM = {
+    "id": "churn",
+    "claim": "PgBouncer falls with churn.",
+    "seed": "PgBouncer fell as churn rose.",
+    "reading": "conjecture",
+    "reading_label": "Seed's expectation, untested by the seed",
+    "operating_point": "10 to 50 clients, the project's choice",
+    "value_label": "throughput, higher ÷ lower",
+    "threshold": "at least 1",
+    "summary": "holds on 1 of 1 machine",
+}
+
+
+def claims_file(cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "source": "published-seed",
+        "claims": [{**CLAIM, "verdicts": [{"machine": m, **v} for m, v in cells.items()]}],
+    }
+
+
+class Tables(HTMLParser):
+    """Every table's header and body cells, as text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[dict[str, list]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "br" and self._cell is not None:
+            self._cell.append(" ")
+        elif tag == "table":
+            self.tables.append({"head": [], "rows": []})
+        elif tag == "tr":
+            self.tables[-1]["rows"].append([])
+        elif tag in ("th", "td"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("th", "td") and self._cell is not None:
+            text = " ".join("".join(self._cell).split())
+            table = self.tables[-1]
+            (table["head"] if tag == "th" else table["rows"][-1]).append(text)
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def parse(html_text: str) -> list[dict[str, list]]:
+    parser = Tables()
+    parser.feed(html_text)
+    for table in parser.tables:
+        table["rows"] = [row for row in table["rows"] if row]
+    return parser.tables
+
+
+def test_a_machine_table_has_the_legend_first_the_claims_reading_and_its_own_column() -> None:
+    claims = claims_file(
+        {
+            "box": verdict("holds", 3.2, low=3.1, bound="at least", high=3.4, measured_on="2026-12-01"),
+            "published-seed": verdict("holds", 1.78),
+        }
+    )
+    shared = build_table(claims, [], ["published-seed"])
+    columns = [
+        {"machine": "box", "server_cores": 1, "profile": "full", "indicative": False, "date": "2026-12-01"}
+    ]
+    by_machine = [{v["machine"]: v for v in claims["claims"][0]["verdicts"]}]
+    page = machine_verdicts(with_machines(shared, claims, columns, by_machine))
+    assert page.index('class="verdict-legend"') < page.index("<table>")
+    (table,) = parse(page)
+    assert table["head"] == ["claim", "the seed's figure", "box 1 server core · full profile · 2026-12-01"]
+    (row,) = table["rows"]
+    assert row[0] == (
+        "PgBouncer falls with churn. Seed's expectation, untested by the seed: throughput, higher ÷ lower. "
+        "Operating point: 10 to 50 clients, the project's choice"
+    )
+    # A conjecture's threshold is not called the seed's figure.
+    assert row[1] == "1.8 threshold at least 1; PgBouncer fell as churn rose."
+    assert row[2] == "✓ holds at least 3.2 (3.1–3.4) measured 2026-12-01"
+
+
+def answers_for(count: int) -> tuple[dict[str, Any], list[str]]:
+    machines = [f"m{i}" for i in range(count)]
+    cells = [
+        {
+            "machine": m,
+            **verdict("holds" if i < count - 1 else "does not hold", float(i), measured_on="2026-12-01"),
+        }
+        for i, m in enumerate(machines)
+    ]
+    row = {
+        "id": "churn",
+        "claim": CLAIM["claim"],
+        "reading": "conjecture",
+        "seed_text": CLAIM["seed"],
+        "value_label": CLAIM["value_label"],
+        "threshold": CLAIM["threshold"],
+        "seed_value": None,
+        "cells": cells,
+        "spread": {"median": (count - 1) / 2, "low": 0.0, "high": float(count - 1)},
+        "verdicts": {
+            "holds": {
+                "names": machines[: min(5, count - 1)],
+                "more": max(0, count - 1 - 5),
+                "count": count - 1,
+            },
+            "does not hold": {"names": machines[-1:], "more": 0, "count": 1},
+        },
+    }
+    heads = [
+        {"machine": m, "server_cores": 2, "profile": "quick", "indicative": True, "date": "2026-12-01"}
+        for m in machines
+    ]
+    return {"columns": heads, "rows": [row], "coverage": {"did_not_run": ["idle-box"]}}, machines
+
+
+def test_an_article_table_has_a_column_per_machine_up_to_five() -> None:
+    answers, machines = answers_for(5)
+    urls = {m: f"../../machines/{m}/" for m in machines}
+    page = article_verdicts(build_table({"claims": []}, [], []), answers, [CLAIM], urls, "articles/x.md")
+    (table,) = parse(page)
+    assert (
+        len(table["head"]) == 2 + 5
+        and table["head"][2] == "m0 2 server cores · quick profile, indicative · 2026-12-01"
+    )
+    (row,) = table["rows"]
+    assert row[0].startswith("PgBouncer falls with churn. Seed's expectation, untested by the seed")
+    assert row[6] == "✗ does not hold 4.0 measured 2026-12-01"
+    assert "verdict--indicative" in page and '<a href="../../machines/m0/">m0</a>' in page
+    assert "Without a column: idle-box, which ran none of this article's experiments." in page
+
+
+def test_an_article_table_past_five_machines_gives_the_median_and_names_each_verdicts_machines() -> None:
+    answers, _ = answers_for(7)
+    page = article_verdicts(build_table({"claims": []}, [], []), answers, [CLAIM], {}, "articles/x.md")
+    (table,) = parse(page)
+    assert table["head"] == ["claim", "the seed's figure", "measured on 7 machines (Machines)"]
+    assert '<a href="../../machines/">Machines</a>' in page
+    (row,) = table["rows"]
+    assert row[2] == "median 3.0 (0–6.0) ✓ holds on 6: m0, m1, m2, m3, m4 and 1 more ✗ does not hold on 1: m6"
+
+
+def test_claims_across_machines_have_a_table_of_their_own() -> None:
+    across = {
+        **CLAIM,
+        "scope": "across",
+        "across": verdict("inconclusive", 1.1, low=0.9, high=1.3, note="4 machines"),
+    }
+    (table,) = parse(across_verdicts([across, CLAIM]))
+    assert table["head"] == ["claim across machines", "what was compared", "verdict"]
+    (row,) = table["rows"]
+    assert row[1] == "4 machines" and row[2] == "~ inconclusive 1.1 (0.90–1.3) 4 machines"
+    assert across_verdicts([CLAIM]) == ""
