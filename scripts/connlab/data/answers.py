@@ -75,6 +75,15 @@ def spread(values: list[float]) -> dict[str, float] | None:
     return {"median": statistics.median(values), "low": min(values), "high": max(values)}
 
 
+def by_machine(rows: list[dict]) -> dict[object, list[dict]]:
+    """Rows grouped by their machine, in order: a thousand machines each looking through every machine's rows
+    made writing the answers quadratic (most of a one-machine-added aggregation at a thousand)."""
+    grouped: dict[object, list[dict]] = {}
+    for row in rows:
+        grouped.setdefault(row.get("machine"), []).append(row)
+    return grouped
+
+
 def named(machines: list[str]) -> dict:
     """Up to NAMED_UP_TO names, and how many more."""
     return {
@@ -161,15 +170,11 @@ def columns(machines_facts: dict, measured: list[str], experiments: list[str]) -
     """Each measured machine's heading in the article's verdict table: its server cores, the least
     thorough profile among the experiments the article's claims read (a verdict is only as firm as that),
     and the day its last window of them was measured."""
-    records = machines_facts.get("measured", [])
+    records = by_machine(machines_facts.get("measured", []))
     heads = {str(c["machine"]): c for c in machines_facts.get("columns", [])}
     result = []
     for machine in measured:
-        own = [
-            r
-            for r in records
-            if r["machine"] == machine and (not experiments or r["experiment"] in experiments)
-        ]
+        own = [r for r in records.get(machine, []) if not experiments or r["experiment"] in experiments]
         profiles = [str(r["profile"]) for r in own]
         profile = (
             min(profiles, key=lambda p: PROFILE_ORDER.get(p, -1))
@@ -334,7 +339,8 @@ def usl_across(sizing: dict, machines_facts: dict, machines_json: list[dict]) ->
 def latency_across(sweep: dict, measured: list[str]) -> list[dict]:
     """The mixed workload's mean latency against clients on up to PER_MACHINE_UP_TO measured machines, a
     line each (the latency chart's rows; the series is named by its machine)."""
-    machines = [m for m in measured if any(p["machine"] == m for p in sweep.get("points", []))]
+    with_points = {p["machine"] for p in sweep.get("points", [])}
+    machines = [m for m in measured if m in with_points]
     keep = set(machines[:PER_MACHINE_UP_TO])
     return [
         {
@@ -451,12 +457,19 @@ def write_answers(
         slug: _facts(facts_dir, slug)
         for slug in ("too-many-connections", "pool-sizing", "pgbouncer-trade", "four-poolers")
     }
+    # Each machine's own rows of the three facts a pool size reads, grouped once.
+    peaks = by_machine(facts["too-many-connections"].get("peaks", []))
+    fits = by_machine(facts["pool-sizing"].get("fits", []))
+    spreads = by_machine(facts["pgbouncer-trade"].get("pool_spread", []))
     pools = [
         found
         for machine in measured
         if (
             found := pool_size(
-                machine, facts["too-many-connections"], facts["pool-sizing"], facts["pgbouncer-trade"]
+                machine,
+                {"peaks": peaks.get(machine, [])},
+                {"fits": fits.get(machine, [])},
+                {"pool_spread": spreads.get(machine, [])},
             )
         )
     ]
@@ -499,8 +512,9 @@ def write_answers(
             written.append(target)
     # Each machine page's lead: its pool size (where it measured one) and when its data was measured.
     leads = {}
+    measured_by_machine = by_machine(machines_facts.get("measured", []))
     for machine in measured:
-        own = {"measured": [r for r in machines_facts.get("measured", []) if r["machine"] == machine]}
+        own = {"measured": measured_by_machine.get(machine, [])}
         leads[machine] = {
             "machine": machine,
             "dates": measured_dates(own, []),
