@@ -177,13 +177,13 @@ def test_the_article_and_machine_page_answer_the_three_questions(
     aggregate_all(results_dir=results, out_dir=tmp_path / "data")
     render_site(tmp_path / "data", tmp_path / "docs")
     article = (tmp_path / "docs" / "articles" / "too-many-connections.md").read_text()
-    machine_page = (tmp_path / "docs" / "machines" / "gamma.md").read_text()
+    machine_page = (tmp_path / "docs" / "machines" / "gamma.html").read_text()  # a fragment, not Markdown
     for page in (article, machine_page):
         assert "Does the PostgreSQL version move the peak?" in page
         assert "15.18" in page and "18.1" in page
     # The article holds the table across machines; the machine's page the detail and both curves.
     assert "| [gamma](../machines/gamma.md) | 15.18 → 18.1 | 2.0 (1.0–2.0) |" in article
-    assert "peak moved by a factor of **2.0**" in machine_page
+    assert "peak moved by a factor of <strong>2.0</strong>" in machine_page
     assert "tmc-gamma-versions" in machine_page and "tmc-gamma-versions" not in article
     claims = json.loads((tmp_path / "data" / "claims" / "too-many-connections.json").read_text())
     verdicts = {c["id"]: c for c in claims["claims"]} if isinstance(claims, dict) else None
