@@ -87,6 +87,12 @@ class Bench:
         return workload.transport or self.transport
 
     @property
+    def calibration_transport(self) -> str:
+        """The calibration places the machine, not the experiment: always over the server's socket, so that
+        experiments over TCP and over the socket calibrate alike and are held to one figure."""
+        return "unix"
+
+    @property
     def client_cores(self) -> int:
         return len(self.budget.plan.client_cores)
 
@@ -102,12 +108,17 @@ class Bench:
         return problem
 
     def run_pgbench(
-        self, options: PgbenchOptions, log_dir: Path | None, workload: Workload | None = None
+        self,
+        options: PgbenchOptions,
+        log_dir: Path | None,
+        workload: Workload | None = None,
+        transport: str | None = None,
     ) -> tuple[PgbenchReport, float]:
-        """Run one pgbench as the workload's role over its transport; return its report and CPU time."""
+        """Run one pgbench as the workload's role over its transport (or the one given); return its report
+        and CPU time."""
         prefix = log_dir / "tx" if log_dir else None
         role = self.roles.get(workload.role) if workload and workload.role else None
-        transport = self.transport_of(workload) if workload else self.transport
+        transport = transport or (self.transport_of(workload) if workload else self.transport)
         user = role.name if role else self.default_user
         pooler = self.pooler_of(workload)
         connection = (pooler or self.cluster).client_args(transport, user)
@@ -299,7 +310,7 @@ def calibrate(bench: Bench, plan: Plan) -> Calibration | None:
     options = PgbenchOptions(("select-only",), clients=1, jobs=1, duration_s=seconds, transaction_log=False)
     passes = []
     for _ in range(CALIBRATION_PASSES):
-        report, _ = bench.run_pgbench(options, None)
+        report, _ = bench.run_pgbench(options, None, transport=bench.calibration_transport)
         if not (report.ok and report.tps):
             return None
         passes.append(report.tps)

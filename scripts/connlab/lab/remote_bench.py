@@ -97,6 +97,10 @@ class RemoteBench(Bench):
     def transport_of(self, workload: Workload) -> str:
         return "tcp"
 
+    @property
+    def calibration_transport(self) -> str:
+        return "tcp"  # a named server's socket is on another host
+
     def machine_facts(self) -> dict[str, object]:
         return self.facts
 
