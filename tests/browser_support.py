@@ -101,6 +101,13 @@ def site_url(built_site: Path) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def instant_site_url(built_site_with_url: Path) -> Iterator[str]:
+    """Where the site built with an address is served: the one with Material's instant navigation on."""
+    with serving(built_site_with_url) as url:
+        yield url
+
+
 @dataclass
 class Watched:
     """A page plus everything it reported that should not happen."""

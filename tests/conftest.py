@@ -361,9 +361,10 @@ SETUP_STAMPS = [".venv/.installed", "node_modules/.installed"]
 MAKE_WITHOUT_SETUP = ["make", "--no-print-directory", *(f"-o{stamp}" for stamp in SETUP_STAMPS)]
 
 
-def build_site(results: Path, build: Path) -> Path:
-    """`make site` (validation, aggregation, render, MkDocs) from a results folder into a build folder;
-    the built site's folder. A second call rebuilds only what changed."""
+def build_site(results: Path, build: Path, site_url: str = "") -> Path:
+    """`make site` (validation, aggregation, render, MkDocs) from a results folder into a build folder, at
+    an address when one is given (SITE_URL); the built site's folder. A second call rebuilds only what
+    changed."""
     env = {
         **os.environ,
         "CONNLAB_RESULTS_DIR": str(results),
@@ -371,7 +372,7 @@ def build_site(results: Path, build: Path) -> Path:
         "COLUMNS": "200",
     }
     result = subprocess.run(
-        [*MAKE_WITHOUT_SETUP, "site"],
+        [*MAKE_WITHOUT_SETUP, "site", f"SITE_URL={site_url}"],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -397,3 +398,19 @@ def built_site() -> Path:
     with (TEST_BUILD_DIR / "site.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return build_site(PINNED_RESULTS, SHARED_SITE_BUILD)
+
+
+# The site built from the pinned results at an address, as it is for publication: its pages name it, and
+# Material's instant navigation is on. Any address serves: the tests' server rewrites the sitemap's entries
+# to where it serves the site (browser_support).
+TEST_SITE_URL = "https://connlab.example/lab/"
+SHARED_SITE_WITH_URL_BUILD = TEST_BUILD_DIR / "site-with-url"
+
+
+@pytest.fixture(scope="session")
+def built_site_with_url() -> Path:
+    """The static site built from tests/fixtures/results with SITE_URL set to TEST_SITE_URL."""
+    SHARED_SITE_WITH_URL_BUILD.mkdir(parents=True, exist_ok=True)
+    with (TEST_BUILD_DIR / "site-with-url.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return build_site(PINNED_RESULTS, SHARED_SITE_WITH_URL_BUILD, TEST_SITE_URL)

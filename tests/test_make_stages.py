@@ -153,3 +153,14 @@ def test_a_change_in_any_share_of_the_results_folders_makes_the_aggregation_due(
         with (tree / "results" / machine / "clients-sweep" / "runs.csv").open("a") as handle:
             handle.write("b\n")
         assert make(tree, "site", 0, in_twos) == ["build aggregate render site"], machine
+
+
+@pytest.mark.mkdocs
+def test_a_new_site_url_makes_the_site_stage_due(tree: Path) -> None:
+    """SITE_URL is written into every page (canonical link, sitemap): building at another address, or at none
+    again, rebuilds the site, and the same address twice does not."""
+    make(tree, "site")
+    assert make(tree, "site", 0, "SITE_URL=https://example.org/connlab/") == ["build site"]
+    assert make(tree, "site", 0, "SITE_URL=https://example.org/connlab/") == []
+    assert make(tree, "site") == ["build site"]
+    assert make(tree, "site") == []

@@ -144,7 +144,10 @@ def test_palette_toggle_rerenders_charts(
     watched.assert_clean()
 
 
-def test_instant_navigation_renders_charts(watched: Watched, site_url: str) -> None:
+def test_instant_navigation_renders_charts(watched: Watched, instant_site_url: str) -> None:
+    """On the site built with an address (instant navigation needs one: hooks.py), charts render on a page
+    reached without a page load, and again going back."""
+    site_url = instant_site_url
     page = watched.page
     page.goto(site_url, wait_until="load")
     # A full reload would drop this property; instant navigation keeps the window.
@@ -168,10 +171,11 @@ def test_instant_navigation_renders_charts(watched: Watched, site_url: str) -> N
     watched.assert_clean()
 
 
-def test_chart_libraries_load_only_where_a_page_has_a_chart(watched: Watched, site_url: str) -> None:
+def test_chart_libraries_load_only_where_a_page_has_a_chart(watched: Watched, instant_site_url: str) -> None:
     """vega and vega-embed are most of a page's weight: a page without a chart never fetches them; the first
-    page with one does, once, also after instant navigation. vega-lite is not fetched: every chart of the
-    site is drawn from Vega compiled at build time."""
+    page with one does, once, also after instant navigation (the site built with an address has it). vega-lite
+    is not fetched: every chart of the site is drawn from Vega compiled at build time."""
+    site_url = instant_site_url
     page = watched.page
     fetched: list[str] = []
     page.on("request", lambda request: fetched.append(urlsplit(request.url).path))
@@ -717,11 +721,14 @@ def test_compiled_charts_draw_what_vega_lite_draws(
     assert any(path.endswith(".expressions.js") for path in fetched)
 
 
-def test_a_chart_not_compiled_reached_from_a_compiled_page_draws(watched: Watched, site_url: str) -> None:
-    """A machine's page loads no vega-lite and runs vega-embed without it; instant navigation to a page with
-    a chart that names no compiled Vega (a kind built in full: the article is served with its figures'
-    attributes removed) then loads vega-lite and runs vega-embed again, which takes vega-lite only when it
-    runs."""
+def test_a_chart_not_compiled_reached_from_a_compiled_page_draws(
+    watched: Watched, instant_site_url: str
+) -> None:
+    """A machine's page loads no vega-lite and runs vega-embed without it; instant navigation (on the site
+    built with an address) to a page with a chart that names no compiled Vega (a kind built in full: the
+    article is served with its figures' attributes removed) then loads vega-lite and runs vega-embed again,
+    which takes vega-lite only when it runs."""
+    site_url = instant_site_url
     page = watched.page
     fetched: list[str] = []
     page.on("request", lambda request: fetched.append(urlsplit(request.url).path))

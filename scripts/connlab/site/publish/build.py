@@ -51,14 +51,23 @@ SHELL_OUTPUT = Path(SHELL_PAGE).with_suffix("") / "index.html"
 # The machine pages stamped, each by the shell's and its fragment's digests, with its search entry.
 STAMPED_INDEX = ".connlab-machine-pages.json"
 SEARCH_INDEX = Path("search") / "search_index.json"
+# The address the site is published at (`make site SITE_URL=...` sets it): MkDocs' site_url, which makes each
+# page's canonical link and the sitemap's entries. None by default: a build names no address it was not given.
+SITE_URL_VARIABLE = "CONNLAB_SITE_URL"
+SITE_URL = os.environ.get(SITE_URL_VARIABLE) or None
 
 
 def load_site_config(
-    config_file: Path = CONFIG_FILE, docs_dir: Path = DOCS_DIR, staging: Path = MKDOCS_SITE_DIR
+    config_file: Path = CONFIG_FILE,
+    docs_dir: Path = DOCS_DIR,
+    staging: Path = MKDOCS_SITE_DIR,
+    site_url: str | None = SITE_URL,
 ) -> MkDocsConfig:
-    """mkdocs.yml with this build's docs folder and MkDocs' own output folder (CONNLAB_BUILD_DIR moves both;
-    the file names the default ones, for `mkdocs serve`)."""
-    return load_config(str(config_file), strict=True, docs_dir=str(docs_dir), site_dir=str(staging))
+    """mkdocs.yml with this build's docs folder, MkDocs' own output folder (CONNLAB_BUILD_DIR moves both;
+    the file names the default ones, for `mkdocs serve`) and the site's address (None: the file's: none)."""
+    return load_config(
+        str(config_file), strict=True, docs_dir=str(docs_dir), site_dir=str(staging), site_url=site_url
+    )
 
 
 def publish(
@@ -66,9 +75,10 @@ def publish(
     docs_dir: Path = DOCS_DIR,
     site_dir: Path = SITE_DIR,
     staging: Path = MKDOCS_SITE_DIR,
+    site_url: str | None = SITE_URL,
 ) -> str:
     """Build the site; return what was done ("<n> file(s) copied, <m> machine page(s) stamped")."""
-    config = load_site_config(config_file, docs_dir, staging)
+    config = load_site_config(config_file, docs_dir, staging, site_url)
     # Only warnings and errors on the terminal, as `mkdocs build --quiet` prints them.
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     sys.audit(MKDOCS_AUDIT_EVENT, config.site_dir)

@@ -2,7 +2,10 @@
 names this file under `hooks:`): MkDocs calls each `on_<event>` function; nothing of MkDocs is replaced.
 
 - on_config: the menu's Articles section, from the articles' registry (connlab.site.render.articles), so that
-  the articles are declared once.
+  the articles are declared once; and, where the site has no address (site_url, a build setting that is none
+  by default), Material's instant navigation switched off: it intercepts only links listed in sitemap.xml,
+  which MkDocs leaves empty without an address, so the pages load plainly instead of half the links going
+  through it.
 - on_env: the theme's compiled templates kept under build/cache between builds (Jinja's own bytecode cache,
   which checks each template against its source).
 - on_page_markdown: a human page's links to machine pages (`machines/<id>.md`), which MkDocs does not build
@@ -48,8 +51,18 @@ def articles_in_nav(nav: list[Any], pages: list[str]) -> list[Any]:
     return [{ARTICLES_SECTION: list(pages)} if item is sections[0] else item for item in nav]
 
 
+# Material's instant navigation and the features that extend it (navigation.instant.prefetch, ...).
+INSTANT_NAVIGATION = "navigation.instant"
+
+
+def without_instant_navigation(features: list[str]) -> list[str]:
+    return [f for f in features if f != INSTANT_NAVIGATION and not f.startswith(INSTANT_NAVIGATION + ".")]
+
+
 def on_config(config: Any) -> Any:
     config["nav"] = articles_in_nav(config["nav"] or [], [article.page for article in load_articles()])
+    if not config["site_url"]:
+        config["theme"]["features"] = without_instant_navigation(config["theme"]["features"] or [])
     return config
 
 
