@@ -6,6 +6,10 @@ A tiny clients-sweep and a tiny pgbouncer-trade run into a scratch results folde
 machine's page says what was measured and how far away; nothing outside the harness's own database changed
 (every other database and the roles dump byte for byte as before), and the password is nowhere in the
 results, the output or the pages. Every bad input is one line that leaves nothing on the server or here.
+
+Each run's TMPDIR is a folder of the test's own, where the harness makes its private folder: what is left
+there afterwards, and any pooler still running from there, is that run's leak and no other test's (pytest's
+workers run these tests side by side).
 """
 
 from __future__ import annotations
@@ -35,7 +39,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PINNED_RESULTS = REPO_ROOT / "tests" / "fixtures" / "results"
-PRIVATE_FOLDERS = "connlab-remote-*"  # connlab.lab.remote_bench.PRIVATE_PREFIX
 STATED_CORES = "2"
 
 
@@ -50,15 +53,34 @@ def server() -> Iterator[NamespacedServer]:
 @pytest.fixture
 def scratch() -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="clr-", dir="/tmp"))
+    folder.chmod(0o711)  # the poolers, run as postgres, pass through it to the harness's private folder
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def harness_tmp(scratch: Path) -> Path:
+    """The TMPDIR of the runs from this scratch folder. The harness makes its private folder (mode 700, owned
+    by postgres) in it, so this folder and the one above it are searchable by the poolers' user."""
+    folder = scratch / "tmp"
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in (folder.parent, folder):
+        path.chmod(0o711)
+    return folder
+
+
+def left_behind(scratch: Path) -> list[str]:
+    """What the runs from this scratch folder left: anything in their TMPDIR, and any pooler still running
+    from there."""
+    folder = harness_tmp(scratch)
+    return sorted(str(path) for path in folder.iterdir()) + poolers_of({folder})
+
+
 def environment(scratch: Path, **extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PG", "MACHINE"))}
     env.update(
+        TMPDIR=str(harness_tmp(scratch)),
         CONNLAB_RESULTS_DIR=str(scratch / "results"),
         CONNLAB_BUILD_DIR=str(scratch / "build"),
         CONNLAB_LOCK_FILE=str(scratch / "measure.lock"),
@@ -85,12 +107,8 @@ def run_args(experiment: str, url: str) -> list[str]:
     return ["run", experiment, "--profile", "tiny", "--server", url, "--server-cores", STATED_CORES, "--yes"]
 
 
-def private_folders() -> set[Path]:
-    return set(Path(tempfile.gettempdir()).glob(PRIVATE_FOLDERS))
-
-
 def poolers_of(folders: set[Path]) -> list[str]:
-    """Poolers still running from a run's private folder."""
+    """Poolers still running from within these folders (their configuration is in a run's private folder)."""
     return [
         " ".join(p.info["cmdline"])
         for p in psutil.process_iter(["cmdline"])
@@ -113,7 +131,6 @@ def test_a_tiny_sweep_and_pgbouncer_trade_measure_the_named_server_and_touch_not
 ) -> None:
     password = server.passwords["tester"]
     before = server.dump()
-    folders_before = private_folders()
     shutil.copytree(PINNED_RESULTS, scratch / "results")  # the site needs its other machines
     # The password once from PGPASSWORD, once from the URL: neither may show anywhere. Each run into a
     # results folder of its own, joined after: with the client, the pooler and the server on this host's two
@@ -160,7 +177,7 @@ def test_a_tiny_sweep_and_pgbouncer_trade_measure_the_named_server_and_touch_not
     # Nothing outside its own database: every other database and the roles as they were; its own is gone.
     assert server.dump() == before
     assert "bench" not in server.databases()
-    assert private_folders() == folders_before
+    assert not left_behind(scratch) and not left_behind(scratch / "trade")
 
     # Validation, aggregation and the machine's page treat it like any machine.
     built = connlab("aggregate", "--validate", env=environment(scratch), timeout=600)
@@ -201,7 +218,7 @@ def test_a_bad_input_is_one_line_and_leaves_nothing(
         server.execute("CREATE DATABASE bench")
         server.execute("CREATE TABLE precious (id int); INSERT INTO precious VALUES (42)", "bench")
     try:
-        before, folders = server.dump(), private_folders()
+        before = server.dump()
         bench_before = _dump_bench(server) if foreign else None
         result = connlab(*run_args("clients-sweep", make_url(server)), env=environment(scratch), timeout=120)
         errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
@@ -214,7 +231,7 @@ def test_a_bad_input_is_one_line_and_leaves_nothing(
         assert ("bench" in server.databases()) == foreign
         if foreign:
             assert _dump_bench(server) == bench_before
-        assert private_folders() == folders
+        assert not left_behind(scratch)
         assert not (scratch / "results").exists() or not any((scratch / "results").rglob("*.csv"))
     finally:
         if foreign:
@@ -258,6 +275,7 @@ def test_a_server_with_too_few_connections_gets_the_plan_fitted_to_it(
     rows = [row for folder in (scratch / "results").glob("*/clients-sweep") for row in rows_of(folder)]
     assert rows and {row["clients"] for row in rows} == {"1"}
     assert server.dump() == before and "bench" not in server.databases()
+    assert not left_behind(scratch)
 
 
 # From the interpreter's start: its imports take about a second, then the checks, the database, pgbench -i,
@@ -268,7 +286,7 @@ def test_ctrl_c_at_any_step_leaves_nothing_on_the_server_or_here(
 ) -> None:
     """SIGINT to the run's process group while it connects, creates its database, loads it, starts PgBouncer
     or measures: status 130, its database dropped, no private folder, no pooler, the server as it was."""
-    before, folders = server.dump(), private_folders()
+    before = server.dump()
     process = subprocess.Popen(
         [sys.executable, "-m", "connlab.cli", *run_args("pgbouncer-trade", server.url(with_password=True))],
         cwd=REPO_ROOT,
@@ -288,8 +306,7 @@ def test_ctrl_c_at_any_step_leaves_nothing_on_the_server_or_here(
         assert "interrupted" in stderr
     assert "bench" not in server.databases()
     assert server.dump() == before
-    new_folders = private_folders() - folders
-    assert not new_folders and not poolers_of(new_folders)
+    assert not left_behind(scratch)
     assert server.passwords["tester"] not in stderr
 
 
@@ -308,6 +325,7 @@ def test_pgpool_and_odyssey_run_beside_the_client_in_front_of_the_named_server(s
     assert ("odyssey" in ran) == _installed(Odyssey)
     assert all(row["transport"] == "tcp" for row in rows)
     assert roomy.passwords["tester"] not in result.stderr
+    assert not left_behind(scratch)
 
 
 def _installed(pooler: type[PoolerProcess]) -> bool:

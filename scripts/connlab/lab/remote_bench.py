@@ -148,15 +148,19 @@ REMOTE_POOLERS: dict[str, type[PoolerProcess]] = {
 @contextlib.contextmanager
 def private_folder() -> Iterator[Path]:
     """The run's folder on this host: mode 700, the poolers' user its owner (PgBouncer and PgPool-II run as
-    postgres), removed at the end."""
-    folder = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+    postgres), removed at the end. It is made under tempfile.gettempdir(), so TMPDIR places it (each test
+    run has its own); the folders above it must be searchable by postgres."""
+    folder: Path | None = None
     try:
+        with hold_signals():  # made and named here at once: a Ctrl-C in between would leave it behind
+            folder = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX, dir=tempfile.gettempdir()))
         folder.chmod(0o700)
         chown_to_server_user(folder)
         yield folder
     finally:
-        with hold_signals():
-            shutil.rmtree(folder, ignore_errors=True)
+        if folder is not None:
+            with hold_signals():
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def _pgpass_field(text: str) -> str:

@@ -196,17 +196,26 @@ class PoolerProcess:
             start_new_session=True, preexec_fn=budget.enter if budget else None,
             env={**os.environ, **self.extra_environment()},
         )  # fmt: skip
+        try:
+            self.wait_until_ready(self.process)
+        except BaseException:
+            # A `with` whose __enter__ raised never calls __exit__: a start that failed, or a Ctrl-C while it
+            # waited (the pooler is in a session of its own, so the signal did not reach it), stops it here.
+            with hold_signals():
+                self.stop()
+            raise
+        return self
+
+    def wait_until_ready(self, process: subprocess.Popen[bytes]) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                self.stop()
+            if process.poll() is not None:
                 raise LabError(f"{self.name} exited at start: {self.log_tail()}")
             if self.accepts():
                 time.sleep(START_SETTLE_S)  # children forked at start, still touching their pages
                 self.start_memory = snapshot(self.processes())
-                return self
+                return
             time.sleep(0.1)
-        self.stop()
         raise LabError(
             f"{self.name} did not accept connections within {START_TIMEOUT_S} s: {self.log_tail()}"
         )
