@@ -95,7 +95,7 @@ def test_a_calibration_outside_the_spread_is_refused_in_one_line_naming_both(fol
     with_provenance(folder / RUN, machine_digest(), "6.18.44-fc-v669", 6000.0, 150.0)
     [line] = validate_machine_folder(folder)
     assert line.startswith(f"{folder / RUN}:2: run_calibration_tps: 6000 tps here, 10000 tps in {folder}")
-    assert "further apart than the calibration's spread (2000.0 tps)" in line
+    assert "further apart than the calibration's spread (3333.3 tps)" in line
     assert "MACHINE=<new id>" in line
 
 
@@ -154,8 +154,8 @@ def test_the_digest_a_run_records_is_the_one_validation_reads_back(
 
 def test_the_calibrations_spread_has_a_floor() -> None:
     assert calibration_tolerance(10000.0, 50.0, 80.0) == CALIBRATION_FLOOR * 10000.0
-    assert calibration_tolerance(10000.0, 2500.0, 80.0) == 2500.0
+    assert calibration_tolerance(10000.0, 4000.0, 80.0) == 4000.0
     assert calibrations_agree(10000.0, None, 11900.0, None)
     assert calibrations_agree(10000.0, None, 7100.0, 3000.0)  # a spread of 3,000 widens the tolerance
-    assert not calibrations_agree(10000.0, None, 7900.0, None)
+    assert not calibrations_agree(10000.0, None, 6500.0, None)
     assert fingerprint_digest({"cpu_model": "x"}) is None
