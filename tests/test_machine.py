@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from connlab import paths
-from connlab.contract.machine_schema import MachineFile
+from connlab.contract.machine_schema import NOT_AVAILABLE, MachineFile
 from connlab.data.validate import SAFE_ID
 from connlab.errors import LabError
 from connlab.lab import machine
@@ -219,3 +219,19 @@ def test_parse_cpu_flags_sorts_the_first_processors_flags() -> None:
     assert machine.parse_cpu_flags(cpuinfo) == "avx2 fpu sse2"
     assert machine.parse_cpu_flags("Features\t: fp asimd evtstrm\n") == "asimd evtstrm fp"
     assert machine.parse_cpu_flags("processor\t: 0\n") is None
+
+
+def test_a_rerun_on_the_same_machine_leaves_its_machine_file_as_it_was(results_dir: Path) -> None:
+    """A fresh clone's `make all` on a machine whose folder is committed must not change that file: the
+    quick run keeps the full profile, the first date, and the versions of poolers this clone has not built."""
+    first = {**facts("full"), "odyssey_version": "odyssey 1.5.1", "calibration_tps": 12904.0}
+    path = machine.write_machine_file("box", first)
+    committed = path.read_text()
+    later = {**facts("quick"), "odyssey_version": NOT_AVAILABLE, "collected_at": "2027-02-02T00:00:00Z",
+             "calibration_tps": 9000.0}  # fmt: skip
+    machine.write_machine_file("box", later)
+    assert path.read_text() == committed
+    machine.write_machine_file("box", {**later, "pgbouncer_version": "1.25.1"})
+    data = yaml.safe_load(path.read_text())
+    assert data["pgbouncer_version"] == "1.25.1"  # a new version is recorded
+    assert data["odyssey_version"] == "odyssey 1.5.1" and data["collected_at"] == first["collected_at"]

@@ -263,8 +263,9 @@ def collect(
 def write_machine_file(machine_id: str, facts: dict[str, object], keep_postgres: bool = False) -> Path:
     """Write machine.yaml, keeping the contributor's description; a full-profile entry is not
     downgraded by a later quick run (the profile field says the best profile measured); the folder's
-    calibration, once recorded, is kept (CALIBRATION_FACTS). With keep_postgres, the PostgreSQL facts
-    already recorded are kept (a run over several versions)."""
+    calibration, once recorded, is kept (CALIBRATION_FACTS), and so are its first date and the versions of
+    poolers this run lacks. With keep_postgres, the PostgreSQL facts already recorded are kept (a run over
+    several versions). The file is rewritten only where its text changes."""
     folder = machine_results_dir(machine_id)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / MACHINE_FILE_NAME
@@ -285,5 +286,15 @@ def write_machine_file(machine_id: str, facts: dict[str, object], keep_postgres:
             data[key] = previous[key]
         else:
             data.pop(key, None)
-    write_atomically(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    # A rerun on the same machine (a fresh clone's `make all` beside its committed folder) leaves the file
+    # as committed: the date is when the folder's facts were first collected (each run's own time is in its
+    # rows), and a component this run lacks does not erase the version an earlier run measured with.
+    if "collected_at" in previous:
+        data["collected_at"] = previous["collected_at"]
+    for key, value in facts.items():
+        if value == NOT_AVAILABLE and previous.get(key) not in (None, NOT_AVAILABLE):
+            data[key] = previous[key]
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    if not path.exists() or path.read_text() != text:
+        write_atomically(path, text)
     return path
