@@ -11,6 +11,7 @@ starts.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import resource
@@ -94,7 +95,15 @@ class Bench:
 
     @property
     def client_cores(self) -> int:
+        """The cores the server leaves pgbench; a window takes as many of them as its point needs."""
         return len(self.budget.plan.client_cores)
+
+    def enter_client(self, cores: int | None) -> None:
+        """In pgbench's child before exec: the client's budget, narrowed to the first `cores` of its cores
+        where the window's point needs fewer than all of them (connlab.contract.client_cores)."""
+        self.budget.enter_client()
+        if cores is not None and cores < self.client_cores:
+            os.sched_setaffinity(0, self.budget.plan.client_cores[:cores])
 
     def pooler_of(self, workload: Workload | None) -> PoolerProcess | None:
         return self.poolers.get(workload.target) if workload is not None else None
@@ -113,9 +122,10 @@ class Bench:
         log_dir: Path | None,
         workload: Workload | None = None,
         transport: str | None = None,
+        client_cores: int | None = None,
     ) -> tuple[PgbenchReport, float]:
-        """Run one pgbench as the workload's role over its transport (or the one given); return its report
-        and CPU time."""
+        """Run one pgbench as the workload's role over its transport (or the one given), on `client_cores`
+        of the client's cores (None: all of them); return its report and CPU time."""
         prefix = log_dir / "tx" if log_dir else None
         role = self.roles.get(workload.role) if workload and workload.role else None
         transport = transport or (self.transport_of(workload) if workload else self.transport)
@@ -136,7 +146,8 @@ class Bench:
         deadline_s = pgbench_deadline_s(options.duration_s)
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            preexec_fn=self.budget.enter_client, start_new_session=True, env=environment,
+            preexec_fn=functools.partial(self.enter_client, client_cores), start_new_session=True,
+            env=environment,
         )  # fmt: skip
         with group_guard(process):
             try:

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from connlab.contract.client_cores import cores_left
 from connlab.contract.names import CFS_PERIOD_US
 from connlab.errors import LabError
 
@@ -55,7 +56,8 @@ class CpuPlan:
 
 
 def plan_cores(budget: float, online: int | None = None) -> CpuPlan:
-    """Give the server the first ceil(budget) cores and the client all the others.
+    """Give the server the first ceil(budget) cores and the client all the others; each window's pgbench
+    takes as many of them as its point needs (connlab.contract.client_cores).
 
     A fractional budget still needs whole cores for its cpuset; the quota then trims it.
     """
@@ -65,7 +67,7 @@ def plan_cores(budget: float, online: int | None = None) -> CpuPlan:
     if budget <= 0:
         raise LabError(f"server CPU budget must be positive, got {budget}")
     server_count = math.ceil(budget)
-    if server_count >= online:
+    if cores_left(online, budget) < 1:
         raise LabError(
             f"server CPU budget {budget} leaves no core for pgbench on this {online}-core machine; "
             f"lower server.cpu_budget in the experiment file"

@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from connlab.contract.client_cores import point_client_cores
 from connlab.contract.columns import NOT_RUN_ERROR
 from connlab.contract.experiment import Plan, Window, window_options
 from connlab.contract.names import BENCH_DB
@@ -27,11 +28,17 @@ from connlab.lab.samplers.backends import BACKEND_PORTS_SQL, foreign_pids, serve
 TIME_WAIT_LIMIT = 5000
 
 
-def client_cpu_budget(bench: Bench, window: Window) -> float | None:
+def client_cores_of(bench: Bench, window: Window) -> int:
+    """pgbench's cores at this window's point (connlab.contract.client_cores): one per client, up to every
+    core the server leaves it; it runs one thread per core unless the workload names its threads."""
+    return point_client_cores(window.clients, bench.client_cores)
+
+
+def client_cpu_budget(window: Window, cores: int) -> float | None:
     """pgbench's CPU quota in cores for this workload, or None for its whole pinned cores."""
     if window.workload.client_cpu_share is None:
         return None
-    return round(window.workload.client_cpu_share * bench.client_cores, 3)
+    return round(window.workload.client_cpu_share * cores, 3)
 
 
 def foreign_backends(bench: Bench, pooler: PoolerProcess | None) -> frozenset[int]:
@@ -91,11 +98,12 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
     bench.cluster.wait_ready(timeout_s=60)
     log_dir = Path(tempfile.mkdtemp(prefix="txlog-", dir=bench.cluster.root))
     workload = window.workload
-    options = window_options(plan, workload, window.clients, jobs=bench.client_cores, script_dir=str(log_dir))
+    cores = client_cores_of(bench, window)
+    options = window_options(plan, workload, window.clients, jobs=cores, script_dir=str(log_dir))
     if workload.script:
         (log_dir / f"{workload.id}.sql").write_text(workload.script)
     bench.budget.set_cores(window.budget)
-    client_quota = client_cpu_budget(bench, window)
+    client_quota = client_cpu_budget(window, cores)
     bench.budget.set_client_cores(client_quota)
     if bench.poolers:
         for pooler in bench.poolers.values():
@@ -116,7 +124,7 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         with contextlib.ExitStack() as running:
             for sampler in samplers:
                 running.enter_context(sampler)
-            report, client_cpu = bench.run_pgbench(options, log_dir, workload)
+            report, client_cpu = bench.run_pgbench(options, log_dir, workload, client_cores=cores)
         problem = bench.health_problem()
         if problem:
             raise LabError(problem)
@@ -158,9 +166,9 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         "initial_connection_ms": report.initial_connection_ms,
         "avg_connection_ms": report.avg_connection_ms,
         "server_cpu_budget": window.budget,
-        "client_cores": bench.client_cores,
+        "client_cores": cores,
         # Saturation is judged against what pgbench was allowed: its cores, or its quota if smaller.
-        **counters.window_metrics(before, after, client_cpu, client_quota or bench.client_cores),
+        **counters.window_metrics(before, after, client_cpu, client_quota or cores),
         "client_cpu_budget": client_quota,
         "pool_size": workload.pool_size,
         "pooler_cpu_cores": round(poolers_cpu / wall_s, 3) if bench.poolers else None,
@@ -181,7 +189,8 @@ def unsupported_row(
     """The row of a window whose pooler is here but whose version lacks what the workload needs: no pgbench
     runs, and the reason ("not supported by this version (1.18.0); needs 1.21+") is its result."""
     workload = window.workload
-    options = window_options(plan, workload, window.clients, jobs=bench.client_cores)
+    cores = client_cores_of(bench, window)
+    options = window_options(plan, workload, window.clients, jobs=cores)
     if NOT_RUN_ERROR not in reason:  # e.g. a version that could not be read: still nothing ran
         reason = f"{NOT_RUN_ERROR}: {reason}"
     return {
@@ -191,7 +200,7 @@ def unsupported_row(
         "duration_s": options.duration_s, "transport": bench.transport_of(workload),
         "target": workload.target, "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "ok": False, "error": reason,  # with NOT_RUN_ERROR in it, validation asks only NOT_RUN_COLUMNS
-        "server_cpu_budget": window.budget, "client_cores": bench.client_cores,
+        "server_cpu_budget": window.budget, "client_cores": cores,
         "pool_size": workload.pool_size, "cpu_budget_method": bench.budget.method,
         "postgres_version": bench.cluster.version, "pgbench_flags": " ".join(options.flags()),
     }  # fmt: skip
