@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from connlab.contract.client_cores import (
@@ -13,6 +15,7 @@ from connlab.contract.client_cores import (
     point_jobs,
 )
 from connlab.contract.experiment import load_experiment, make_plan, window_options
+from connlab.site.render.renderer import PageRenderer
 
 
 def plan_points(name: str, profile: str, machine_cores: int) -> list[tuple[str, int, int, int]]:
@@ -88,3 +91,15 @@ def test_the_methodology_examples_follow_the_rule() -> None:
     assert by_size[64]["client_cores"] == {
         count: min(count, by_size[64]["cores_left"]) for count in EXAMPLE_CLIENT_COUNTS
     }
+
+
+def test_the_methodology_page_states_the_rule_with_the_plans_own_figures(tmp_path: Path) -> None:
+    renderer = PageRenderer(tmp_path / "data", tmp_path / "docs")
+    page = renderer.render_deferred("methodology.md.j2", "methodology.md", "methodology")
+    assert "**pgbench's cores at each point.**" in page
+    for row in examples():
+        cells = [row["machine_cores"], row["server_cores"], row["cores_left"], *row["client_cores"].values()]
+        assert "| " + " | ".join(str(cell) for cell in cells) + " |" in page
+    table_end = page.index("| " + str(examples()[-1]["machine_cores"]) + " |")
+    # The table ends before the next paragraph: a blank line, or Markdown reads the sentence as a row.
+    assert "|\n\nA point that stays client-bound" in page[table_end:]

@@ -18,6 +18,7 @@ from pathlib import Path
 import jinja2
 
 from connlab.contract.cache import canonical_json, digest, loads_fast, read_json
+from connlab.contract.client_cores import examples as client_core_examples
 from connlab.contract.columns import WINDOW_COLUMNS
 from connlab.contract.experiment import make_plan
 from connlab.contract.facts_files import counts_path, machine_facts_path
@@ -176,6 +177,8 @@ class PageRenderer:
             columns=WINDOW_COLUMNS,
             sampling_ms=SAMPLING_MS,
             probes=PROBES,
+            # pgbench's cores per point on machines of a few sizes (the methodology page's table).
+            client_core_examples=client_core_examples(),
         )
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
         self._facts_indexes: dict[str, FactsIndex] = {}
