@@ -305,8 +305,17 @@ def test_each_pooler_counts_only_its_own_server_backends(connlab_env: dict[str, 
     order = [row["target"] for row in rows]
     assert "pgpool" in order and order.index("pgpool") < len(order) - 1 - order[::-1].index("pgbouncer")
     pgbouncer = [row for row in rows if row["target"] == "pgbouncer"]
-    spec = make_plan(experiment, "tiny").spec
-    assert len(pgbouncer) == len(spec.clients)
+    plan = make_plan(experiment, "tiny")
+    spec = plan.spec
+    assert len(pgbouncer) == len(spec.clients) * plan.profile.passes
+    # The poolers start afresh at each pass (pooler_start: per-pass): each pass has a start reading of its
+    # own, which every window of that pass repeats. PgPool-II's hundred children never read alike twice.
+    starts: dict[str, set[str]] = {}
+    for row in rows:
+        if row["target"] == "pgpool":
+            starts.setdefault(row["pass_no"], set()).add(row["pooler_start_rss_bytes"])
+    assert len(starts) == plan.profile.passes > 1 and all(len(one) == 1 for one in starts.values()), starts
+    assert len(set().union(*starts.values())) == plan.profile.passes, starts
     pool_size = spec.pooler("pgbouncer").pool_size  # type: ignore[union-attr]
     # A one-second window may end before 500 SCRAM clients have connected (then it has no throughput), but
     # the backends it saw are counted all the same.

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from connlab.contract.experiment import (
     ServerSpec,
@@ -18,7 +19,7 @@ from connlab.contract.experiment import (
     window_options,
 )
 from connlab.errors import LabError
-from connlab.paths import EXPERIMENTS_DIR
+from connlab.paths import ARTICLES_SRC_DIR, EXPERIMENTS_DIR
 
 REAL_SPEC = (EXPERIMENTS_DIR / "clients-sweep" / "experiment.yaml").read_text()
 PROBLEM_LINE = re.compile(r"^(?P<path>/[^:]+):(?P<line>[0-9]+): (?P<field>[^:]+): (?P<message>.+)$")
@@ -372,3 +373,44 @@ def test_a_profile_naming_an_unknown_workload_is_one_line_with_its_place(tmp_pat
         load_experiment("unknown-workload", directory=tmp_path)
     [problem] = problems(caught.value)
     assert "nope" in problem["message"] and "mixed" not in problem["message"]
+
+
+# -- repeated readings ------------------------------------------------------------------------------------
+def experiments_claims_read() -> set[str]:
+    """The experiments whose aggregated tables a claim's query reads (`<experiment_schema>.<table>`)."""
+    queries = " ".join(
+        str(claim.get("query", ""))
+        for path in ARTICLES_SRC_DIR.glob("*.claims.yaml")
+        for claim in yaml.safe_load(path.read_text())["claims"]
+    )
+    return {name for name in experiment_names() if re.search(rf"\b{name.replace('-', '_')}\.", queries)}
+
+
+def test_every_measurement_a_claim_rests_on_is_repeated_in_the_full_profile() -> None:
+    read = experiments_claims_read()
+    # The claims read the sustained load and the poolers' start readings, among many others.
+    assert {"pooler-sustained", "pooler-memory", "clients-sweep"} <= read, read
+    for name in sorted(read):
+        plan = make_plan(name, "full", server_cores=1)
+        assert plan.profile.passes >= 2, f"{name}: full profile has {plan.profile.passes} pass(es)"
+        orders = {window.pass_no: window.order for window in plan.windows()}
+        assert [orders[number] for number in sorted(orders)][:3] == ["asc", "desc", "asc"][: len(orders)]
+
+
+def test_a_reading_taken_when_the_poolers_start_is_taken_at_every_pass() -> None:
+    # The tree before the first query (pooler_start_* columns) is read once per pooler start: an
+    # experiment whose aggregation reads it starts its poolers afresh at every pass.
+    starting = [
+        name for name in experiment_names()
+        if "pooler_start_" in (EXPERIMENTS_DIR / name / "aggregate.sql").read_text()
+    ]  # fmt: skip
+    assert "pooler-memory" in starting
+    for name in starting:
+        assert load_experiment(name).pooler_start == "per-pass", name
+
+
+def test_poolers_started_per_pass_need_poolers(tmp_path: Path) -> None:
+    write_experiment(tmp_path, "x", REAL_SPEC + "pooler_start: per-pass\n")
+    with pytest.raises(LabError, match="pooler_start: per-pass needs poolers"):
+        load_experiment("x", tmp_path)
+

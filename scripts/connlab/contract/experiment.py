@@ -57,6 +57,9 @@ class Experiment(Strict):
     # Poolers in front of the server, each started once per run; windows of workloads that target
     # different poolers interleave like any other workloads.
     poolers: list[PoolerSpec] = Field(default_factory=list)
+    # When the poolers start: once for the run, or afresh at each pass, so that a reading taken at the
+    # start (the tree before the first query) or a series from a cold start has one reading per pass.
+    pooler_start: Literal["per-run", "per-pass"] = "per-run"
     # In-window probes (connlab.contract.probes.PROBES), e.g. [backends, wait_events].
     probes: list[str] = Field(default_factory=list)
     # A model fitted to the experiment's throughput curves by the aggregation (main.usl_fits).
@@ -100,6 +103,8 @@ class Experiment(Strict):
             unknown = [w for w in profile.workloads or [] if w not in ids]
             if unknown:
                 raise ValueError(f"profiles.{name}.workloads: not among the workloads: {', '.join(unknown)}")
+        if self.pooler_start == "per-pass" and not self.poolers:
+            raise ValueError("pooler_start: per-pass needs poolers")
         if self.server.versions and self.poolers:
             raise ValueError("server.versions: comparing versions through a pooler is not supported")
         if len(set(self.server.versions)) != len(self.server.versions):
@@ -173,8 +178,11 @@ class Plan:
     @property
     def spec_hash(self) -> str:
         """Identifies what is measured; a resumed run must have the same one."""
+        spec = self.spec.model_dump(mode="json")
+        if spec.get("pooler_start") == "per-run":
+            del spec["pooler_start"]  # the default: specs written before it existed keep their hash
         payload = {
-            "spec": self.spec.model_dump(mode="json"),
+            "spec": spec,
             "profile": self.profile_name,
             "clients": self.client_counts,
             "server_cores": self.server_cores,

@@ -105,6 +105,13 @@ class Bench:
         if cores is not None and cores < self.client_cores:
             os.sched_setaffinity(0, self.budget.plan.client_cores[:cores])
 
+    def restart_poolers(self) -> None:
+        """Stop every pooler and start it again with the same configuration (a spec's `pooler_start:
+        per-pass`): a new start reading, a cold pool. The run's exit stack still stops each one at the end."""
+        for pooler in self.poolers.values():
+            pooler.stop()
+            pooler.__enter__()  # the adapter's start: config, process in its cgroup, wait, start reading
+
     def pooler_of(self, workload: Workload | None) -> PoolerProcess | None:
         return self.poolers.get(workload.target) if workload is not None else None
 

@@ -79,6 +79,12 @@ def _progress(console: Console) -> Progress:
     )
 
 
+def restarts_poolers(plan: Plan, running_pass: int | None, window: Window) -> bool:
+    """Whether the poolers start afresh before this window: a spec whose poolers start per pass, at the
+    first window of a pass other than the one they were started for (None: just started, by the bench)."""
+    return plan.spec.pooler_start == "per-pass" and running_pass not in (None, window.pass_no)
+
+
 def pending_windows(plan: Plan, machine_id: str) -> int:
     """How many windows a run of the plan would measure now (all of them, unless a run can resume)."""
     windows = plan.windows()
@@ -149,6 +155,7 @@ def run_sweep(
         todo = [(n, w) for n, w in todo if w.workload.target not in bench.unavailable]
         if overall:
             overall.advance(setup_estimate_s(plan) + len(left_out) * window_estimate_s(plan))
+        running_pass: int | None = None  # the pass the poolers were started for: None, by the bench
         with _progress(console) as progress:
             task = progress.add_task(f"{plan.experiment} ({plan.profile_name})", total=len(todo))
             all_task = progress.add_task(overall.line(), total=None) if overall else None
@@ -160,6 +167,9 @@ def run_sweep(
                     f"{window.workload.id} c={window.clients}",
                 )
                 bench = benches.activate(window.workload.postgres)
+                if restarts_poolers(plan, running_pass, window):
+                    bench.restart_poolers()
+                running_pass = window.pass_no
                 reason = bench.unsupported.get(window.workload.target)
                 if reason is not None:
                     row = unsupported_row(bench, plan, window, number, reason)
