@@ -61,7 +61,7 @@ SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py 
 DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py)
 SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*/*.py scripts/connlab/site/*/*.mjs scripts/connlab/site/*/*.json)
 
-.PHONY: stage-code help all setup system-packages postgres odyssey run run-all contribute validate aggregate articles site serve check test lint clean
+.PHONY: stage-code help all setup system-packages postgres odyssey run run-all contribute estimate validate aggregate articles site serve check test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
 
 ## help: list the targets (the default goal)
@@ -123,6 +123,10 @@ run-all: $(VENV_STAMP)
 contribute: PROFILE = full
 contribute: $(VENV_STAMP)
 	$(CONNLAB) contribute --profile $(PROFILE)
+
+## estimate: how long run-all takes on this machine with PROFILE=quick|full, from the experiments' specs
+estimate: $(VENV_STAMP)
+	$(CONNLAB) estimate --profile $(PROFILE)
 
 # ---------------------------------------------------------------------------------------------------------
 # The site: each stage reruns only when its inputs changed

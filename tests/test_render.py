@@ -317,6 +317,7 @@ def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) ->
         docs / "articles" / "four-poolers.md",
         docs / "articles" / "pgbouncer-trade.md",
         docs / "methodology.md",
+        docs / "contributing.md",  # its durations come from the specs (connlab.contract.estimate)
         docs / "machines.md",
         docs / "index.md",  # lists the articles from their registry
         docs / "machines" / "alpha-box.html",  # a machine page's HTML fragment, stamped by publish

@@ -322,6 +322,27 @@ Your results are in {folder}/ and pass validation.
 """
 
 
+@app.command()
+@one_line_errors
+def estimate(
+    profile: Annotated[str, typer.Option(help="quick or full")] = "quick",
+    cores: Annotated[int | None, typer.Option(help="a machine of this many cores; default this one")] = None,
+) -> None:
+    """How long run-all takes, from the experiments' specs: each experiment's windows and minutes."""
+    import os
+
+    from connlab.contract.estimate import plan_estimate_s, plans_for, run_estimate
+
+    cores = cores or len(os.sched_getaffinity(0))
+    for plan in plans_for(profile, cores):
+        print(f"{plan.experiment:24} {len(plan.windows()):5} windows {plan_estimate_s(plan) / 60:7.1f} min")
+    total = run_estimate(profile, cores)
+    print(
+        f"{'all':24} {total.windows:5} windows {total.seconds / 60:7.1f} min (about {total.hours} h), "
+        f"{profile} profile on {cores} cores"
+    )
+
+
 @app.command("machine-id")
 @one_line_errors
 def machine_id() -> None:

@@ -2,7 +2,8 @@
 
 Each experiment's bar counts its own windows; this counts estimated seconds over every experiment still to
 run, so the reader of a half-hour `make all` sees one figure for the whole. The estimate per window is its
-duration plus a fixed overhead, and per experiment a fixed set-up; the ETA then scales what is left by how
+duration plus a fixed overhead, and per experiment a fixed set-up (connlab.contract.estimate, which the
+Contributing page's durations also come from); the ETA then scales what is left by how
 fast the estimated seconds have actually gone by, so a slow machine's overheads correct themselves.
 """
 
@@ -11,20 +12,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from connlab.contract.estimate import setup_estimate_s, window_estimate_s
 from connlab.contract.experiment import Plan
 
-# A checkpoint, the probes' start and stop and pgbench's connect around each window, in seconds.
-WINDOW_OVERHEAD_S = 1.5
-# initdb, pgbench -i, prewarm and the server's start per experiment, before its calibration.
-SETUP_S = 20.0
-
-
-def window_estimate_s(plan: Plan) -> float:
-    return plan.profile.duration_s + WINDOW_OVERHEAD_S
-
-
-def setup_estimate_s(plan: Plan) -> float:
-    return SETUP_S + plan.profile.calibration_s
+__all__ = ["Overall", "setup_estimate_s", "window_estimate_s"]
 
 
 @dataclass

@@ -20,6 +20,7 @@ import jinja2
 from connlab.contract.cache import canonical_json, digest, loads_fast, read_json
 from connlab.contract.client_cores import examples as client_core_examples
 from connlab.contract.columns import WINDOW_COLUMNS
+from connlab.contract.estimate import WINDOW_OVERHEAD_S, run_estimate
 from connlab.contract.experiment import make_plan
 from connlab.contract.facts_files import counts_path, machine_facts_path
 from connlab.contract.files import copy_if_changed, write_if_changed
@@ -179,6 +180,9 @@ class PageRenderer:
             probes=PROBES,
             # pgbench's cores per point on machines of a few sizes (the methodology page's table).
             client_core_examples=client_core_examples(),
+            # How long a run takes, from the specs (the Contributing page).
+            run_estimate=functools.cache(run_estimate),
+            window_overhead_s=WINDOW_OVERHEAD_S,
         )
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
         self._facts_indexes: dict[str, FactsIndex] = {}
