@@ -19,7 +19,7 @@ from pathlib import Path
 
 from connlab.contract.experiment import Window, make_plan, window_options
 from connlab.lab.bench import open_bench, settle
-from connlab.lab.window import measure_window
+from connlab.lab.window import client_cores_of, measure_window
 
 
 def main() -> None:
@@ -37,7 +37,9 @@ def main() -> None:
     window = Window(1, "asc", workload, args.clients, budget=plan.budgets[0])
     ratios = []
     with open_bench(plan, "observer-effect") as bench:
-        options = window_options(plan, workload, args.clients, jobs=bench.client_cores)
+        # The bare pgbench gets the cores and threads the harness's window gets at this point.
+        cores = client_cores_of(bench, window)
+        options = window_options(plan, workload, args.clients, jobs=cores)
         print(f"pgbench {' '.join(options.flags())}  (budget: {bench.budget.method})")
         for pair in range(1, args.pairs + 1):
             results = {}
@@ -47,7 +49,7 @@ def main() -> None:
                 else:
                     settle(bench.cluster, plan.spec.database.prewarm)
                     with tempfile.TemporaryDirectory(dir=bench.cluster.root) as logs:
-                        report, _ = bench.run_pgbench(options, Path(logs))
+                        report, _ = bench.run_pgbench(options, Path(logs), client_cores=cores)
                     results[side] = float(report.tps or 0)
             ratio = results["harness"] / results["bare"]
             ratios.append(ratio)
