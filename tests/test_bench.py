@@ -9,6 +9,7 @@ import pytest
 from connlab.contract.experiment import Workload, make_plan
 from connlab.errors import LabError
 from connlab.lab import bench
+from connlab.lab.cpu_budget import CpuPlan
 
 
 def workload(**fields: object) -> Workload:
@@ -46,3 +47,45 @@ def test_the_certificate_folder_exists_only_for_tls_plans(
     with bench.certificate_for(make_plan("tls-trade", "tiny", server_cores=1), "run") as files:
         assert made == [tmp_path / "run-tls"] and (tmp_path / "run-tls").is_dir()
     assert not (tmp_path / "run-tls").exists()
+
+
+class FakeBudget:
+    """What Bench asks of a budget before pgbench execs: its plan's client cores and its own entry."""
+
+    def __init__(self, client_cores: tuple[int, ...]) -> None:
+        self.plan = CpuPlan(1, (0,), client_cores)
+        self.entered = 0
+
+    def enter_client(self) -> None:
+        self.entered += 1
+
+
+def test_pgbench_is_narrowed_to_the_cores_its_point_takes(monkeypatch: pytest.MonkeyPatch) -> None:
+    pinned: list[tuple[int, ...]] = []
+    monkeypatch.setattr(bench.os, "sched_setaffinity", lambda pid, cores: pinned.append(tuple(cores)))
+    budget = FakeBudget((1, 2, 3, 4, 5, 6, 7))
+    prepared = bench.Bench(None, budget, "pgbench", "unix")  # type: ignore[arg-type]
+    prepared.enter_client(3)  # a point with three clients on a machine that leaves seven cores
+    prepared.enter_client(7)  # every core left: the budget's own pinning stands
+    prepared.enter_client(None)  # the calibration: the budget's own pinning
+    assert pinned == [(1, 2, 3)]
+    assert budget.entered == 3
+
+
+class FakePooler:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def stop(self) -> None:
+        self.calls.append("stop")
+
+    def __enter__(self) -> FakePooler:
+        self.calls.append("start")
+        return self
+
+
+def test_restarting_the_poolers_stops_and_starts_each_one() -> None:
+    poolers = {"pgbouncer": FakePooler(), "pgpool": FakePooler()}
+    prepared = bench.Bench(None, FakeBudget((1,)), "pgbench", "unix", poolers=poolers)  # type: ignore[arg-type]
+    prepared.restart_poolers()
+    assert [pooler.calls for pooler in poolers.values()] == [["stop", "start"], ["stop", "start"]]

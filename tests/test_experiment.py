@@ -413,4 +413,3 @@ def test_poolers_started_per_pass_need_poolers(tmp_path: Path) -> None:
     write_experiment(tmp_path, "x", REAL_SPEC + "pooler_start: per-pass\n")
     with pytest.raises(LabError, match="pooler_start: per-pass needs poolers"):
         load_experiment("x", tmp_path)
-
