@@ -39,8 +39,13 @@ SELECT * FROM pooler_churn.churn_direction ORDER BY machine, target;
 SELECT * FROM pooler_sustained.sustained ORDER BY machine, pooler, pass_no;
 
 -- name: rss_series
--- Every 10 s reading of the sustained windows, as the chart draws them.
-SELECT machine, pooler, seconds, rss_mib FROM pooler_sustained.rss_series ORDER BY machine, pooler, seconds;
+-- Every 10 s reading of the sustained windows, as the chart draws them: a line per pooler, and per pass
+-- where a machine ran more than one (each pass starts its poolers afresh).
+SELECT machine,
+       CASE WHEN max(pass_no) OVER (PARTITION BY machine) > 1 THEN pooler || ', pass ' || pass_no
+            ELSE pooler END AS pooler,
+       seconds, rss_mib
+FROM pooler_sustained.rss_series ORDER BY machine, pooler, seconds;
 
 -- name: published
 -- The seed's own figures, drawn beside the measured ones and never mixed into them.
