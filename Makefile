@@ -111,18 +111,22 @@ $(NODE_STAMP): package.json package-lock.json
 # ---------------------------------------------------------------------------------------------------------
 # Measuring
 # ---------------------------------------------------------------------------------------------------------
+# SERVER_URL=postgresql://user@host:port/dbname SERVER_CORES=N: run, run-all and contribute measure that server
+# from this host instead of a throwaway cluster; YES=1 answers their one question, KEEP=1 keeps its database.
+SERVER_ARGS = $(if $(SERVER_URL), --server "$(SERVER_URL)" --server-cores "$(SERVER_CORES)")$(if $(YES), --yes)$(if $(KEEP), --keep)
+
 ## run: run (or resume) experiment EXP with PROFILE=quick|full here; SERVER_URL=... SERVER_CORES=N: that server
 run: $(VENV_STAMP)
-	$(CONNLAB) run $(EXP) --profile $(PROFILE)$(if $(SERVER_URL), --server "$(SERVER_URL)" --server-cores "$(SERVER_CORES)")$(if $(YES), --yes)
+	$(CONNLAB) run $(EXP) --profile $(PROFILE)$(SERVER_ARGS)
 
-## run-all: run (or resume) every experiment with PROFILE=quick|full, one after the other, one ETA for all
+## run-all: run (or resume) every experiment with PROFILE=quick|full, one after the other, one ETA for all (SERVER_URL: as run)
 run-all: $(VENV_STAMP)
-	$(CONNLAB) run-all --profile $(PROFILE) $(EXPERIMENTS)
+	$(CONNLAB) run-all --profile $(PROFILE)$(SERVER_ARGS) $(EXPERIMENTS)
 
-## contribute: run every experiment (PROFILE=full unless given), validate, print what to commit
+## contribute: run every experiment (PROFILE=full unless given), validate, print what to commit (SERVER_URL: as run)
 contribute: PROFILE = full
 contribute: $(VENV_STAMP)
-	$(CONNLAB) contribute --profile $(PROFILE)
+	$(CONNLAB) contribute --profile $(PROFILE)$(SERVER_ARGS)
 
 ## estimate: how long run-all takes on this machine with PROFILE=quick|full, from the experiments' specs
 estimate: $(VENV_STAMP)

@@ -249,3 +249,77 @@ def test_without_a_signal_nothing_is_raised(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(interrupts, "_interrupted", True)
     with pytest.raises(KeyboardInterrupt):
         interrupts.raise_if_interrupted()
+
+
+# A Ctrl-C that lands in code run by exec() of a string (dataclasses and typing build methods that way, so
+# any import may be there) and is handled after: run with `python -m`, CPython then ends the process by
+# SIGINT unless told otherwise (connlab.interrupts.exit_command).
+EXEC_MODULE = """
+import os, signal
+from connlab.interrupts import exit_command, install_interrupt_handlers
+
+install_interrupt_handlers()
+try:
+    exec("os.kill(os.getpid(), signal.SIGINT)\\nfor _ in range(10**9): pass")
+except KeyboardInterrupt:
+    print("handled", flush=True)
+exit_command(0)
+"""
+
+
+@pytest.mark.process
+def test_an_interrupt_handled_after_an_exec_exits_130_under_python_m(tmp_path: Path) -> None:
+    (tmp_path / "interrupted_in_exec.py").write_text(EXEC_MODULE)
+    done = subprocess.run(
+        [sys.executable, "-m", "interrupted_in_exec"], capture_output=True, text=True, timeout=60,
+        check=False, cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    assert done.stdout == "handled\n", done.stderr
+    assert done.returncode == interrupts.INTERRUPTED_EXIT_STATUS, done.stderr
+
+
+# What the exit leaves in place: Python's exit puts the default action back on every signal it handles, so
+# a signal during the modules' teardown would end the process by that signal.
+EXIT_COMMAND = """
+import atexit, signal
+from connlab.interrupts import INTERRUPT_SIGNALS, exit_command, install_interrupt_handlers
+
+install_interrupt_handlers()
+atexit.register(lambda: print(*(signal.getsignal(s) == signal.SIG_IGN for s in INTERRUPT_SIGNALS)))
+exit_command(3)
+"""
+
+
+@pytest.mark.process
+def test_from_exit_command_on_a_signal_changes_nothing() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_COMMAND], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout) == (3, "True True\n"), done.stderr
+
+
+def _blocked_signals(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigBlk:"):
+            return int(line.split()[1], 16)
+    return 0
+
+
+@pytest.mark.process
+def test_ctrl_c_while_the_command_line_imports_waits_for_its_handlers() -> None:
+    """The `connlab` command's entry (connlab.__main__) blocks SIGINT before it imports anything: SIGINT to
+    the process group during the imports is handled once the handlers are in place, with status 130 and no
+    traceback."""
+    command = subprocess.Popen(
+        [sys.executable, "-m", "connlab", "experiments"],
+        start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    sigint = 1 << (signal.SIGINT - 1)
+    deadline = time.monotonic() + 30
+    while not _blocked_signals(command.pid) & sigint:
+        assert command.poll() is None and time.monotonic() < deadline, "the entry never blocked SIGINT"
+        time.sleep(0.001)
+    os.killpg(command.pid, signal.SIGINT)
+    stdout, stderr = command.communicate(timeout=60)
+    assert command.returncode == interrupts.INTERRUPTED_EXIT_STATUS, stderr
+    assert "Traceback" not in stderr and stdout == "", (stdout, stderr)

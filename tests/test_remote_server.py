@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from connlab.contract.experiment import make_plan
+from connlab.contract.experiment import experiment_names, make_plan
 from connlab.contract.machine_schema import SAFE_ID_PATTERN, MachineFile
 from connlab.contract.remote import NOT_AVAILABLE_REMOTE, REMOTE_CPU_METHOD
 from connlab.errors import LabError
 from connlab.lab.counters import Snapshot, window_metrics
+from connlab.lab.overall import Overall
 from connlab.lab.remote_bench import PASSWORD_FILE, password_file, remote_budget, stand_in_roles
 from connlab.lab.remote_plan import confirmation, fit_to_server, remote_machine_id, trim_message
 from connlab.lab.remote_server import HARNESS_CONNECTIONS, ServerFacts, connect_problem, parse_server_url
@@ -117,10 +118,27 @@ def test_an_experiment_about_refusal_keeps_the_windows_the_server_will_refuse() 
 
 def test_the_confirmation_names_the_server_the_time_and_the_load_never_the_password() -> None:
     plan = make_plan("clients-sweep", "tiny", server_cores=4)
-    text = confirmation(plan, parse_server_url(f"postgresql://app:{SECRET.replace(':', '%3A')}@db:5432/"), 4)
-    assert "postgresql://app@db:5432/postgres" in text and SECRET not in text
+    url = parse_server_url(f"postgresql://app:{SECRET.replace(':', '%3A')}@db:5432/")
+    text = confirmation([plan], url, 4)
+    assert text.startswith("clients-sweep (tiny) will load postgresql://app@db:5432/postgres (stated 4")
+    assert SECRET not in text
     assert f"{len(plan.windows())} windows" in text and f"up to {max(plan.client_counts)} clients" in text
-    assert "creates database bench" in text and "drops it" in text
+    assert "it creates database bench" in text and "drops it" in text
+
+
+def test_one_confirmation_covers_a_set_of_experiments_with_their_total_time_and_load() -> None:
+    """run-all and contribute ask once: every experiment's windows, the largest client count, the time
+    estimated as the progress line's ETA is, and each experiment's own database."""
+    plans = [make_plan(name, "tiny", server_cores=2) for name in ("clients-sweep", "pgbouncer-trade")]
+    text = confirmation(plans, URL, 2)
+    windows = sum(len(plan.windows()) for plan in plans)
+    minutes = Overall.of([(plan, len(plan.windows())) for plan in plans]).total_s / 60
+    assert text.startswith("clients-sweep, pgbouncer-trade (tiny) will load postgresql://app@10.213.1.2")
+    assert f"for about {max(minutes, 1):.0f} min: {windows} windows" in text
+    assert f"up to {max(w.clients for plan in plans for w in plan.windows())} clients" in text
+    assert "each creates database bench" in text
+    many = confirmation([make_plan(name, "tiny", server_cores=2) for name in experiment_names()[:6]], URL, 2)
+    assert many.startswith("6 experiments (tiny)")
 
 
 def test_the_results_folder_names_the_server_and_the_client_host() -> None:

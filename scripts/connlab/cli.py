@@ -5,24 +5,46 @@ from __future__ import annotations
 import contextlib
 import gc
 import shlex
+import signal
 import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import wraps
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from connlab.errors import LabError
-from connlab.interrupts import INTERRUPTED_EXIT_STATUS, install_interrupt_handlers, interrupted
+from connlab.interrupts import (
+    INTERRUPT_SIGNALS,
+    INTERRUPTED_EXIT_STATUS,
+    exit_command,
+    install_interrupt_handlers,
+    interrupted,
+)
+
+if TYPE_CHECKING:
+    from connlab.contract.experiment import Plan
+    from connlab.lab.remote_run import ServerRuns
+    from connlab.lab.versions import BenchOpener
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True)
 
 
 MachineOption = Annotated[str | None, typer.Option(help="results folder name; default from the hardware")]
+# A server to measure from this host instead of a throwaway cluster (connlab.lab.remote_run).
+ServerOption = Annotated[
+    str | None,
+    typer.Option(help="measure this server from here, postgresql://user@host:port/dbname (no initdb)"),
+]
+ServerCoresOption = Annotated[
+    float | None, typer.Option(help="with --server: the server's cores, as you know them")
+]
+KeepOption = Annotated[bool, typer.Option(help="with --server: keep the harness's database at the end")]
+YesOption = Annotated[bool, typer.Option("--yes", help="with --server: do not ask before loading it")]
 
 
 # The commands that start a server (and stop it when interrupted). Each holds the machine-wide measurement
@@ -81,35 +103,40 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 def run(
     experiment: Annotated[str, typer.Argument(help="experiment name (a folder under experiments/)")],
     profile: Annotated[str, typer.Option(help="quick, full or tiny")] = "quick",
-    machine: Annotated[
-        str | None, typer.Option(help="results folder name; default from the hardware")
-    ] = None,
-    server: Annotated[
-        str | None,
-        typer.Option(help="measure this server from here, postgresql://user@host:port/dbname (no initdb)"),
-    ] = None,
-    server_cores: Annotated[
-        float | None, typer.Option(help="with --server: the server's cores, as you know them")
-    ] = None,
-    keep: Annotated[bool, typer.Option(help="with --server: keep the harness's database at the end")] = False,
-    yes: Annotated[bool, typer.Option("--yes", help="with --server: do not ask before loading it")] = False,
+    machine: MachineOption = None,
+    server: ServerOption = None,
+    server_cores: ServerCoresOption = None,
+    keep: KeepOption = False,
+    yes: YesOption = False,
 ) -> None:
     """Run (or resume) an experiment on this machine and write results/<machine>/<experiment>/; with
     --server, against that server from this host (connlab.lab.remote_run)."""
-    if server is not None:
-        from connlab.lab.remote_run import run_against_server
-
-        ask = None if yes else lambda question: typer.confirm(question, default=False, err=True)
-        path = run_against_server(experiment, profile, server, server_cores, machine, keep, ask, err)
-        err.print(f"wrote {path}")
-        return
     from connlab.contract.experiment import make_plan
     from connlab.lab.machine import machine_id_for_run
     from connlab.lab.sweep import run_sweep
 
-    plan = make_plan(experiment, profile)
-    path = run_sweep(plan, machine_id_for_run(machine), err)
+    if server is not None:
+        runs = _server_runs([experiment], profile, machine, server, server_cores, keep, yes)
+        path = run_sweep(runs.plans[0], runs.machine_id, err, opener=runs.opener)
+    else:
+        path = run_sweep(make_plan(experiment, profile), machine_id_for_run(machine), err)
     err.print(f"wrote {path}")
+
+
+def _server_runs(
+    names: list[str],
+    profile: str,
+    machine: str | None,
+    server: str,
+    server_cores: float | None,
+    keep: bool,
+    yes: bool,
+) -> ServerRuns:
+    """The experiments' runs against a named server, checked, fitted to it and confirmed once for all."""
+    from connlab.lab.remote_run import prepare_server_runs
+
+    ask = None if yes else lambda question: typer.confirm(question, default=False, err=True)
+    return prepare_server_runs(names, profile, server, server_cores, machine, keep, ask, err)
 
 
 @app.command(name="run-all")
@@ -120,22 +147,47 @@ def run_all(
     ] = None,
     profile: Annotated[str, typer.Option(help="quick, full or tiny")] = "quick",
     machine: MachineOption = None,
+    server: ServerOption = None,
+    server_cores: ServerCoresOption = None,
+    keep: KeepOption = False,
+    yes: YesOption = False,
 ) -> None:
     """Run (or resume) several experiments one after the other, with one progress line and ETA across
-    them all. A pooler this machine lacks is reported, not a failure."""
+    them all; with --server, against that server from this host, confirmed once for them all. A pooler
+    this machine lacks is reported, not a failure."""
+    _measure_all(experiments, profile, machine, server, server_cores, keep, yes)
+
+
+def _measure_all(
+    names: list[str] | None,
+    profile: str,
+    machine: str | None,
+    server: str | None,
+    server_cores: float | None,
+    keep: bool,
+    yes: bool,
+) -> str:
+    """Every named experiment (default all), here or against the named server; returns the machine id."""
+    from connlab.contract.experiment import experiment_names, make_plan
     from connlab.lab.machine import machine_id_for_run
 
-    _run_experiments(experiments, profile, machine_id_for_run(machine))
+    names = names or experiment_names()
+    if server is not None:
+        runs = _server_runs(names, profile, machine, server, server_cores, keep, yes)
+        _run_experiments(runs.plans, runs.machine_id, runs.opener)
+        return runs.machine_id
+    machine_id = machine_id_for_run(machine)
+    _run_experiments([make_plan(name, profile) for name in names], machine_id)
+    return machine_id
 
 
-def _run_experiments(names: list[str] | None, profile: str, machine_id: str) -> None:
-    """Every named experiment (default all), each after the other; a failed one is named at the end, after
-    the rest ran, and a pooler missing here is said as such."""
-    from connlab.contract.experiment import experiment_names, make_plan
+def _run_experiments(plans: list[Plan], machine_id: str, opener: BenchOpener | None = None) -> None:
+    """Each plan after the other; a failed one is named at the end, after the rest ran, and a pooler
+    missing here is said as such. opener: a named server's bench (connlab.lab.remote_run), else a
+    throwaway cluster's."""
     from connlab.lab.overall import Overall
-    from connlab.lab.sweep import PoolerUnavailable, pending_windows, run_sweep
+    from connlab.lab.sweep import PoolerUnavailable, open_bench, pending_windows, run_sweep
 
-    plans = [make_plan(name, profile) for name in names or experiment_names()]
     overall = Overall.of([(plan, pending_windows(plan, machine_id)) for plan in plans])
     unavailable: set[str] = set()
     failed: list[str] = []
@@ -143,7 +195,7 @@ def _run_experiments(names: list[str] | None, profile: str, machine_id: str) -> 
         overall.experiment_no = number
         err.print(f"== {plan.experiment} ({overall.line()})", highlight=False)
         try:
-            err.print(f"wrote {run_sweep(plan, machine_id, err, overall)}")
+            err.print(f"wrote {run_sweep(plan, machine_id, err, overall, opener or open_bench)}")
         except PoolerUnavailable as missing:
             unavailable.update(missing.reasons)
         except LabError as error:
@@ -283,17 +335,18 @@ def build(
 @one_line_errors
 def contribute(
     profile: Annotated[str, typer.Option(help="quick or full (full is what the site prefers)")] = "full",
-    machine: Annotated[
-        str | None, typer.Option(help="results folder name; default from the hardware")
-    ] = None,
+    machine: MachineOption = None,
+    server: ServerOption = None,
+    server_cores: ServerCoresOption = None,
+    keep: KeepOption = False,
+    yes: YesOption = False,
 ) -> None:
-    """Run every experiment on this machine, validate the results and say what to commit."""
+    """Run every experiment on this machine (with --server, against that server from this host), validate
+    the results and say what to commit."""
     from connlab.data.validate import validate_machine_folder
-    from connlab.lab.machine import machine_id_for_run
     from connlab.paths import machine_results_dir
 
-    machine_id = machine_id_for_run(machine)
-    _run_experiments(None, profile, machine_id)
+    machine_id = _measure_all(None, profile, machine, server, server_cores, keep, yes)
     folder = machine_results_dir(machine_id)
     problems = list(validate_machine_folder(folder))
     for problem in problems:
@@ -383,16 +436,22 @@ GC_YOUNG_THRESHOLD = 100_000
 
 
 def main() -> None:
-    """The `connlab` command. An interrupt that lands outside a command (while the arguments are
-    parsed) would otherwise end as click's "Aborted!" with status 1: it exits 130 like any other."""
+    """The `connlab` command (connlab.__main__ starts it with SIGINT and SIGTERM blocked, so that one that
+    comes during the imports waits for the handlers). An interrupt exits 130 wherever it lands: in a
+    command, while the arguments are parsed (click would say "Aborted!" with status 1), before click
+    takes over, or as the process exits (connlab.interrupts.exit_command)."""
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     install_interrupt_handlers()
+    status: int | str | None = 0
     try:
-        app()
-    except SystemExit as exit_:
-        if interrupted() and exit_.code != 0:
-            sys.exit(INTERRUPTED_EXIT_STATUS)
-        raise
+        try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPT_SIGNALS)
+            app()
+        except SystemExit as exit_:
+            status = exit_.code
+    except KeyboardInterrupt:  # before click's own handling began, or in the line above
+        status = INTERRUPTED_EXIT_STATUS
+    exit_command(status)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 INTERRUPT_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The exit status a shell reports for a command stopped by Ctrl-C (128 + SIGINT).
@@ -64,7 +64,30 @@ def install_interrupt_handlers() -> None:
     """SIGINT and SIGTERM raise KeyboardInterrupt once. Installed explicitly, because a process started
     in the background by a non-interactive shell inherits SIGINT as ignored and would run on."""
     for signum in INTERRUPT_SIGNALS:
-        signal.signal(signum, _interrupt_once)
+        # Once a signal came, installed again (a command after the command line's own) it must not re-arm.
+        signal.signal(signum, _ignore_repeat if _interrupted else _interrupt_once)
+
+
+def exit_command(status: int | str | None) -> NoReturn:
+    """End the command with `status`, or 130 if a signal came at any point: what a Ctrl-C or SIGTERM
+    exits with, wherever it landed. From here on both signals are ignored: Python's exit puts back the
+    default action of every signal it handled, so a signal during the exit (tearing the modules down takes
+    a tenth of a second) would end the process by the signal instead."""
+    for signum in INTERRUPT_SIGNALS:
+        while True:
+            try:
+                signal.signal(signum, signal.SIG_IGN)
+                break
+            except KeyboardInterrupt:  # the first signal, handled just now (signal() runs pending handlers)
+                continue
+    if _interrupted:
+        # Run with `python -m`, CPython ends a process by SIGINT (status -2 to its parent, not 130) once a
+        # KeyboardInterrupt escaped an exec() of a string, even one handled since: dataclasses and typing
+        # build their methods that way, so a Ctrl-C during an import leaves that mark. Each exec() of a
+        # string clears it as it starts (Python/pythonrun.c, run_eval_code_obj), and this one raises nothing.
+        exec("")
+        sys.exit(INTERRUPTED_EXIT_STATUS)
+    sys.exit(status)
 
 
 def hold_interrupts() -> Callable[[], None]:
@@ -137,11 +160,14 @@ def run_in_group(
 def hold_signals() -> Iterator[None]:
     """Defer SIGINT/SIGTERM until the block ends (only possible in the main thread)."""
     try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        # The mask as it is, first: blocking runs the handler of a signal that came just before, and the
+        # KeyboardInterrupt it raises must not leave the signals blocked for the rest of the process.
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, set())
     except (ValueError, OSError):
         yield
         return
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, set(INTERRUPT_SIGNALS))
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -42,6 +42,7 @@ from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
 from connlab.lab.poolers.odyssey import Odyssey
 from connlab.lab.poolers.pgbouncer import PgBouncer
 from connlab.lab.poolers.pgpool import PgPool
+from connlab.lab.remote_plan import not_for_a_named_server
 from connlab.lab.remote_server import RemoteServer, ServerFacts, ServerUrl, connect_problem
 from connlab.lab.run_lock import hold_measurement_lock
 
@@ -277,10 +278,9 @@ def remote_opener(target: RemoteTarget) -> Callable[..., contextlib.AbstractCont
 
     @contextlib.contextmanager
     def open_remote_bench(plan: Plan, name: str, bindir: Path | None = None) -> Iterator[Bench]:
-        if plan.spec.server.versions:
-            raise LabError(f"{plan.experiment} compares PostgreSQL builds the harness starts, not --server")
-        if plan.spec.uses_tls:
-            raise LabError(f"{plan.experiment} measures TLS; TLS to a named server is not set up")
+        refusal = not_for_a_named_server(plan)
+        if refusal:
+            raise LabError(refusal)
         check_poolers(plan)
         with contextlib.ExitStack() as stack:
             stack.enter_context(hold_measurement_lock())

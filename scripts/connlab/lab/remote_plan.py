@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any
 
+from connlab.contract.estimate import plan_estimate_s
 from connlab.contract.experiment import Plan, Workload
 from connlab.contract.machine_schema import SAFE_ID_PATTERN
 from connlab.lab.machine import shape_id
-from connlab.lab.overall import setup_estimate_s, window_estimate_s
 from connlab.lab.remote_server import ServerUrl
 
 # Experiments whose question is what a server does past max_connections: their windows run as planned, and
@@ -17,6 +19,8 @@ from connlab.lab.remote_server import ServerUrl
 # a server serves its clients, so a window the server would refuse is left out instead, and said so.
 ASKS_ABOUT_REFUSAL = frozenset({"too-many-clients"})
 MAX_ID_LENGTH = 64
+# A confirmation names the experiments up to this many, and counts them past it.
+MAX_NAMED = 4
 
 
 def server_connections(plan: Plan, workload: Workload, clients: int) -> int:
@@ -27,6 +31,15 @@ def server_connections(plan: Plan, workload: Workload, clients: int) -> int:
         return workload.pool_size
     pooler = plan.spec.pooler(workload.target)
     return pooler.pool_size if pooler is not None else clients
+
+
+def not_for_a_named_server(plan: Plan) -> str | None:
+    """Why an experiment cannot run against a named server, or None."""
+    if plan.spec.server.versions:
+        return f"{plan.experiment} compares PostgreSQL builds the harness starts, not --server"
+    if plan.spec.uses_tls:
+        return f"{plan.experiment} measures TLS; TLS to a named server is not set up"
+    return None
 
 
 def fit_to_server(plan: Plan, room: int) -> tuple[Plan, list[str]]:
@@ -57,17 +70,29 @@ def trim_message(url: ServerUrl, max_connections: int, room: int, notes: list[st
     )
 
 
-def confirmation(plan: Plan, url: ServerUrl, stated_cores: float) -> str:
-    """What the run will do to the server, for the user to confirm: duration, load and what it creates."""
-    windows = plan.windows()
-    minutes = (setup_estimate_s(plan) + len(windows) * window_estimate_s(plan)) / 60
+def confirmation(plans: Sequence[Plan], url: ServerUrl, stated_cores: float) -> str:
+    """What the runs will do to the server, for the user to confirm once for them all: duration (estimated
+    as the progress line's ETA is), load and what each creates."""
+    windows = [window for plan in plans for window in plan.windows()]
+    seconds = sum(map(plan_estimate_s, plans))
     most = max((w.clients for w in windows), default=0)
+    named = len(plans) <= MAX_NAMED
+    names = ", ".join(plan.experiment for plan in plans) if named else f"{len(plans)} experiments"
+    profiles = _span(plan.profile_name for plan in plans)
+    durations = _span(plan.profile.duration_s for plan in plans)
+    who = "it creates" if len(plans) == 1 else "each creates"
     return (
-        f"{plan.experiment} ({plan.profile_name}) will load {url.shown} (stated {stated_cores:g} cores) for "
-        f"about {max(minutes, 1):.0f} min: {len(windows)} windows of {plan.profile.duration_s} s, up to "
-        f"{most} clients at once, read-write; it creates database bench (pgbench -i, scale {plan.scale}) "
+        f"{names} ({profiles}) will load {url.shown} (stated {stated_cores:g} cores) for about "
+        f"{max(seconds / 60, 1):.0f} min: {len(windows)} windows of {durations} s, up to {most} clients at "
+        f"once, read-write; {who} database bench (pgbench -i, scale {_span(plan.scale for plan in plans)}) "
         f"and drops it at the end"
     )
+
+
+def _span(values: Iterable[Any]) -> str:
+    """One value, or the smallest and largest: '2', '2-15'."""
+    distinct = sorted(set(values))
+    return str(distinct[0]) if len(distinct) == 1 else f"{distinct[0]}-{distinct[-1]}"
 
 
 def _slug(text: str) -> str:
