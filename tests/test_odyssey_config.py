@@ -8,7 +8,6 @@ Regenerate the golden files after a deliberate change with CONNLAB_UPDATE_GOLDEN
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -23,25 +22,18 @@ from connlab.errors import LabError
 from connlab.lab.poolers.base import PoolerUnavailable
 from connlab.lab.poolers.odyssey import Odyssey, parsed_version
 from odyssey_binary import SKIP_REASON, find_odyssey
+from pooler_golden import BENCH, PASSWORD, TRUST, VERIFIER, assert_matches_golden, golden_setup
 
-VERIFIER = "SCRAM-SHA-256$4096:Z29sZGVuLXNhbHQ=$c3RvcmVkLWtleQ==:c2VydmVyLWtleQ=="
-PASSWORD = "golden-password-not-a-secret"
-BENCH = PoolerUser("bench", verifier=VERIFIER, password=PASSWORD)
-TRUST = PoolerUser("postgres")
 FAMILIES = {"1.4": (1, 4, 0), "1.5": (1, 5, 1)}
 
 
-def golden_setup(prepared: bool = False, users: list[PoolerUser] | None = None) -> PoolerSetup:
-    settings: dict[str, object] = {"prepared_statements": True} if prepared else {}
-    return PoolerSetup(
-        root=Path("/tmp/connlab-golden/odyssey"), port=6500, server_host="/tmp/connlab-golden/sock",
-        server_port=5500, databases=["bench", "postgres"], pool_size=8, users=users or [TRUST, BENCH],
-        settings=settings,
-    )  # fmt: skip
+def odyssey_setup(prepared: bool = False, users: list[PoolerUser] | None = None) -> PoolerSetup:
+    settings = {"prepared_statements": True} if prepared else {}
+    return golden_setup("odyssey", users or [TRUST, BENCH], **settings)
 
 
 def conf(version: tuple[int, int, int], prepared: bool = False) -> str:
-    return Odyssey(golden_setup(prepared), version).config_files()[config.CONF]
+    return Odyssey(odyssey_setup(prepared), version).config_files()[config.CONF]
 
 
 def lines(text: str) -> list[str]:
@@ -52,14 +44,7 @@ def lines(text: str) -> list[str]:
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_config_matches_its_family_golden(golden_dir: Path, family: str, prepared: bool) -> None:
     folder = golden_dir.parent / "poolers" / f"odyssey-{family}{'-prepared' if prepared else ''}"
-    files = Odyssey(golden_setup(prepared), FAMILIES[family]).config_files()
-    if os.environ.get("CONNLAB_UPDATE_GOLDEN"):
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            (folder / name).write_text(text)
-    assert sorted(files) == sorted(path.name for path in folder.iterdir())  # no stale golden file
-    for name, text in files.items():
-        assert text == (folder / name).read_text(), f"odyssey-{family}/{name} differs from its golden file"
+    assert_matches_golden(Odyssey(odyssey_setup(prepared), FAMILIES[family]).config_files(), folder)
 
 
 def test_the_default_config_is_each_versions_default_for_prepared_statements() -> None:
@@ -84,8 +69,8 @@ def test_the_logging_buffer_is_bounded_where_the_version_has_one() -> None:
 
 
 def test_the_snippet_writes_for_the_newest_known_version() -> None:
-    assert CONFIGS["odyssey"].config_files(golden_setup()) == {config.CONF: conf(config.NEWEST_KNOWN)}
-    assert Odyssey(golden_setup()).config_files() == {config.CONF: conf(config.NEWEST_KNOWN)}
+    assert CONFIGS["odyssey"].config_files(odyssey_setup()) == {config.CONF: conf(config.NEWEST_KNOWN)}
+    assert Odyssey(odyssey_setup()).config_files() == {config.CONF: conf(config.NEWEST_KNOWN)}
 
 
 def test_clients_are_checked_with_the_verifier_and_the_server_login_uses_the_password() -> None:
@@ -97,7 +82,7 @@ def test_clients_are_checked_with_the_verifier_and_the_server_login_uses_the_pas
 def test_a_quote_in_a_value_is_refused() -> None:
     user = PoolerUser("bench", verifier=VERIFIER, password='pass"word')
     with pytest.raises(LabError, match="quote"):
-        Odyssey(golden_setup(users=[user])).config_files()
+        Odyssey(odyssey_setup(users=[user])).config_files()
 
 
 def test_a_version_banner_without_a_version_is_a_row_that_says_so() -> None:
@@ -128,7 +113,7 @@ def test_every_written_config_passes_odyssey_test(tmp_path: Path) -> None:
     if binary is None:
         pytest.skip(SKIP_REASON)
     version = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True).stdout
-    setups = [(f"{family}{'-prepared' if prepared else ''}", golden_setup(prepared), FAMILIES[family])
+    setups = [(f"{family}{'-prepared' if prepared else ''}", odyssey_setup(prepared), FAMILIES[family])
               for family in FAMILIES for prepared in (False, True)]  # fmt: skip
     setups += [(name, setup, parsed_version(version)) for name, setup in odyssey_setups(tmp_path)]
     assert len(setups) > 4, "no experiment lists Odyssey"

@@ -7,7 +7,6 @@ Regenerate the golden files after a deliberate change with CONNLAB_UPDATE_GOLDEN
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 
@@ -19,19 +18,7 @@ from connlab.lab.poolers.base import PoolerProcess, PoolerSetup, PoolerUnavailab
 from connlab.lab.poolers.odyssey import Odyssey
 from connlab.lab.poolers.pgcat import PgCat
 from connlab.lab.poolers.pgpool import PgPool, children_counts
-
-VERIFIER = "SCRAM-SHA-256$4096:Z29sZGVuLXNhbHQ=$c3RvcmVkLWtleQ==:c2VydmVyLWtleQ=="
-PASSWORD = "golden-password-not-a-secret"
-BENCH = PoolerUser("bench", verifier=VERIFIER, password=PASSWORD)
-TRUST = PoolerUser("postgres")
-
-
-def golden_setup(name: str, users: list[PoolerUser], **settings: object) -> PoolerSetup:
-    return PoolerSetup(
-        root=Path(f"/tmp/connlab-golden/{name}"), port=6500, server_host="/tmp/connlab-golden/sock",
-        server_port=5500, databases=["bench", "postgres"], pool_size=8, users=users, settings=dict(settings),
-    )  # fmt: skip
-
+from pooler_golden import BENCH, TRUST, VERIFIER, assert_matches_golden, golden_setup
 
 ADAPTERS: dict[str, PoolerProcess] = {
     "pgpool": PgPool(golden_setup("pgpool", [TRUST, BENCH])),
@@ -44,15 +31,7 @@ ADAPTERS: dict[str, PoolerProcess] = {
 
 @pytest.mark.parametrize("case", sorted(ADAPTERS))
 def test_config_files_match_golden(golden_dir: Path, case: str) -> None:
-    folder = golden_dir.parent / "poolers" / case
-    files = ADAPTERS[case].config_files()
-    if os.environ.get("CONNLAB_UPDATE_GOLDEN"):
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            (folder / name).write_text(text)
-    assert sorted(files) == sorted(path.name for path in folder.iterdir())  # no stale golden file
-    for name, text in files.items():
-        assert text == (folder / name).read_text(), f"{case}/{name} differs from its golden file"
+    assert_matches_golden(ADAPTERS[case].config_files(), golden_dir.parent / "poolers" / case)
 
 
 def test_config_files_are_pure() -> None:
