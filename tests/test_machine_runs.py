@@ -132,7 +132,7 @@ def test_without_a_recorded_fingerprint_machine_yamls_kernel_still_tells(folder:
     with_provenance(folder / RUN, "0123456789ab", "6.18.44-fc-v1045", 10000.0, 300.0)
     [line] = validate_machine_folder(folder)
     assert line.startswith(f"{folder / RUN}:2: kernel: measured on another machine than {folder}")
-    assert "(kernel 6.18.44-fc-v1045 here, 6.18.44-fc-v669 there)" in line
+    assert "(kernel 6.18.44-fc-v1045 here; 6.18.44-fc-v669 there)" in line
 
 
 def test_runs_written_before_the_provenance_columns_validate_as_they_are() -> None:

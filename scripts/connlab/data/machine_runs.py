@@ -87,21 +87,24 @@ def _fingerprint_problems(
         if machine is not None:
             for run in runs:
                 if run.kernel and run.kernel != machine.kernel:
-                    yield (
-                        f"{run.path}:{run.line}: kernel: measured on another machine than {machine_file} "
-                        f"records (kernel {run.kernel} here, {machine.kernel} there); {WAY_OUT}"
-                    )
+                    here = f"kernel {run.kernel}"
+                    yield _another_machine(run, "kernel", machine_file, here, machine.kernel)
             runs = [run for run in runs if not run.kernel or run.kernel == machine.kernel]
         if not runs:
             return
         reference, kernel, where = runs[0].fingerprint, runs[0].kernel, f"{runs[0].path}:{runs[0].line}"
     for run in runs:
         if run.fingerprint != reference:
-            yield (
-                f"{run.path}:{run.line}: {FINGERPRINT_COLUMN}: measured on another machine than {where} "
-                f"records (fingerprint {run.fingerprint}, kernel {run.kernel or '?'} here; {reference}, "
-                f"kernel {kernel} there); {WAY_OUT}"
-            )
+            here = f"fingerprint {run.fingerprint}, kernel {run.kernel or '?'}"
+            yield _another_machine(run, FINGERPRINT_COLUMN, where, here, f"{reference}, kernel {kernel}")
+
+
+def _another_machine(run: RunProvenance, field: str, where: object, here: str, there: str) -> str:
+    """The line for a run whose `field` says it was measured on another machine than `where` records."""
+    return (
+        f"{run.path}:{run.line}: {field}: measured on another machine than {where} records ({here} here; "
+        f"{there} there); {WAY_OUT}"
+    )
 
 
 def _calibration_problems(
