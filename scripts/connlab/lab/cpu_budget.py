@@ -277,12 +277,13 @@ def _v2_available() -> bool:
     return {"cpu", "cpuset"} <= set(enabled)
 
 
-def _create_v1(plan: CpuPlan, name: str) -> list[Path]:
+def _make_v1_cgroups(controllers: tuple[str, ...], leaf: str) -> list[Path]:
+    """The leaf's folder in each of these v1 controllers that this machine mounts."""
     folders = []
-    for controller in ("cpuset", "cpu", "cpuacct", "memory"):
-        folder = CGROUP_ROOT / controller / name
+    for controller in controllers:
         if not (CGROUP_ROOT / controller).exists():
             continue
+        folder = CGROUP_ROOT / controller / leaf
         try:
             folder.mkdir(exist_ok=True)
         except OSError as error:
@@ -290,11 +291,20 @@ def _create_v1(plan: CpuPlan, name: str) -> list[Path]:
                 f"cannot create cgroup {folder}: {error.strerror}; run as root, or set CPU_METHOD=taskset"
             ) from error
         folders.append(folder)
-    cpuset = CGROUP_ROOT / "cpuset" / name
+    return folders
+
+
+def _set_v1_cpuset(leaf: str, cpus: str) -> None:
+    cpuset = CGROUP_ROOT / "cpuset" / leaf
     # cpuset.mems must be set before any task may join, or the join fails with ENOSPC.
     mems = (CGROUP_ROOT / "cpuset" / "cpuset.mems").read_text().strip() or "0"
-    _write(cpuset / "cpuset.cpus", plan.cpuset)
+    _write(cpuset / "cpuset.cpus", cpus)
     _write(cpuset / "cpuset.mems", mems)
+
+
+def _create_v1(plan: CpuPlan, name: str) -> list[Path]:
+    folders = _make_v1_cgroups(("cpuset", "cpu", "cpuacct", "memory"), name)
+    _set_v1_cpuset(name, plan.cpuset)
     cpu = CGROUP_ROOT / "cpu" / name
     _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))
     quota = -1 if plan.budget == int(plan.budget) else round(plan.budget * CFS_PERIOD_US)
@@ -307,28 +317,21 @@ def _create_v1_pooler(plan: CpuPlan, name: str) -> list[Path]:
     """The poolers' cgroups: the server's cpuset, the server's weight (the two compete for those cores as
     equals, not as a measurement against a bystander), no quota, a CPU counter of their own."""
     leaf = f"{name}{POOLER_SUFFIX}"
-    folders = []
-    for controller in ("cpuset", "cpu", "cpuacct"):
-        folder = CGROUP_ROOT / controller / leaf
-        try:
-            folder.mkdir(exist_ok=True)
-        except OSError as error:
-            raise LabError(
-                f"cannot create cgroup {folder}: {error.strerror}; run as root, or set CPU_METHOD=taskset"
-            ) from error
-        folders.append(folder)
-    mems = (CGROUP_ROOT / "cpuset" / "cpuset.mems").read_text().strip() or "0"
-    _write(CGROUP_ROOT / "cpuset" / leaf / "cpuset.cpus", plan.cpuset)
-    _write(CGROUP_ROOT / "cpuset" / leaf / "cpuset.mems", mems)
+    folders = _make_v1_cgroups(("cpuset", "cpu", "cpuacct"), leaf)
+    _set_v1_cpuset(leaf, plan.cpuset)
     _write(CGROUP_ROOT / "cpu" / leaf / "cpu.shares", str(MEASURED_SHARES))
     return folders
 
 
-def _create_v2_pooler(plan: CpuPlan, name: str) -> list[Path]:
-    folder = CGROUP_ROOT / f"{name}{POOLER_SUFFIX}"
+def _make_v2_cgroup(leaf: str, cpus: str) -> Path:
+    folder = CGROUP_ROOT / leaf
     folder.mkdir(exist_ok=True)
-    _write(folder / "cpuset.cpus", plan.cpuset)
-    return [folder]
+    _write(folder / "cpuset.cpus", cpus)
+    return folder
+
+
+def _create_v2_pooler(plan: CpuPlan, name: str) -> list[Path]:
+    return [_make_v2_cgroup(f"{name}{POOLER_SUFFIX}", plan.cpuset)]
 
 
 def _create_v1_client(name: str) -> list[Path]:
@@ -340,9 +343,7 @@ def _create_v1_client(name: str) -> list[Path]:
 
 
 def _create_v2(plan: CpuPlan, name: str) -> list[Path]:
-    folder = CGROUP_ROOT / name
-    folder.mkdir(exist_ok=True)
-    _write(folder / "cpuset.cpus", plan.cpuset)
+    folder = _make_v2_cgroup(name, plan.cpuset)
     quota = "max" if plan.budget == int(plan.budget) else str(round(plan.budget * CFS_PERIOD_US))
     _write(folder / "cpu.max", f"{quota} {CFS_PERIOD_US}")
     return [folder]
