@@ -4,6 +4,8 @@ from __future__ import annotations
 
 # The database pgbench's tables live in, on the server and behind every pooler.
 BENCH_DB = "bench"
+# The one address a throwaway cluster listens on (besides its unix socket), and pgbench's TCP host for it.
+LOOPBACK_HOST = "127.0.0.1"
 # The superuser the server runs as and the harness connects as (PostgreSQL refuses to run as root).
 SERVER_USER = "postgres"
 # Folders of results/ whose name starts so hold figures printed in an article, never measured here.
@@ -16,6 +18,10 @@ CLAIMS_SUBDIR = "claims"
 # size per machine (connlab.data.answers), for the site.
 ANSWERS_SUBDIR = "answers"
 POOL_SIZES_FILE = "pool-sizes.json"
+# The PostgreSQL major a run uses where PG_VERSION names none and Debian's packages are missing: the one
+# Debian 12 ships, so that such a machine measures the server the project's own machines do
+# (connlab.lab.pg_dist; the Contributing page says it).
+DEFAULT_PG_MAJOR = 15
 # The CFS scheduler's period: a CPU quota of N cores is N times this many microseconds per period.
 CFS_PERIOD_US = 100_000
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import psycopg
 
-from connlab.contract.names import SERVER_USER
+from connlab.contract.names import LOOPBACK_HOST, SERVER_USER
 from connlab.errors import LabError
 from connlab.interrupts import hold_signals, run_in_group
 from connlab.lab.cpu_budget import CpuBudget
@@ -129,7 +129,7 @@ class Cluster:
             "initdb",
         )
         base = {
-            "listen_addresses": "127.0.0.1",
+            "listen_addresses": LOOPBACK_HOST,
             "port": self.port,
             "unix_socket_directories": str(self.socket_dir),
             "logging_collector": False,
@@ -254,7 +254,7 @@ class Cluster:
 
     def client_args(self, transport: str = "unix", user: str = SERVER_USER) -> list[str]:
         """Connection flags for pgbench/psql: the unix socket or TCP loopback."""
-        host = str(self.socket_dir) if transport == "unix" else "127.0.0.1"
+        host = str(self.socket_dir) if transport == "unix" else LOOPBACK_HOST
         return ["-h", host, "-p", str(self.port), "-U", user]
 
     @property

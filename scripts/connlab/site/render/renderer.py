@@ -24,7 +24,14 @@ from connlab.contract.estimate import WINDOW_OVERHEAD_S, run_estimate
 from connlab.contract.experiment import make_plan
 from connlab.contract.facts_files import counts_path, machine_facts_path
 from connlab.contract.files import copy_if_changed, write_if_changed
-from connlab.contract.names import ANSWERS_SUBDIR, CLAIMS_SUBDIR, MACHINES_JSON, POOL_SIZES_FILE
+from connlab.contract.names import (
+    ANSWERS_SUBDIR,
+    CLAIMS_SUBDIR,
+    DEFAULT_PG_MAJOR,
+    LOOPBACK_HOST,
+    MACHINES_JSON,
+    POOL_SIZES_FILE,
+)
 from connlab.contract.probes import PROBES
 from connlab.interrupts import WorkerPool
 from connlab.paths import (
@@ -183,6 +190,9 @@ class PageRenderer:
             # How long a run takes, from the specs (the Contributing page).
             run_estimate=functools.cache(run_estimate),
             window_overhead_s=WINDOW_OVERHEAD_S,
+            # What the harness's code says, for pages that describe it (Methodology, Contributing).
+            loopback_host=LOOPBACK_HOST,
+            default_pg_major=DEFAULT_PG_MAJOR,
         )
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
         self._facts_indexes: dict[str, FactsIndex] = {}
