@@ -323,3 +323,37 @@ def test_ctrl_c_while_the_command_line_imports_waits_for_its_handlers() -> None:
     stdout, stderr = command.communicate(timeout=60)
     assert command.returncode == interrupts.INTERRUPTED_EXIT_STATUS, stderr
     assert "Traceback" not in stderr and stdout == "", (stdout, stderr)
+
+
+# The child signals its parent between the fork and the exec, while Popen waits for the exec: a Ctrl-C
+# landing there, as it may on a loaded machine.
+START_COMMAND = """
+import os, signal, subprocess, sys
+from connlab.interrupts import install_interrupt_handlers, started_in_group
+
+install_interrupt_handlers()
+parent = os.getpid()
+try:
+    with started_in_group(
+        ["sleep", sys.argv[1]], preexec_fn=lambda: os.kill(parent, signal.SIGINT), stdout=subprocess.DEVNULL
+    ) as child:
+        child.wait()
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+@pytest.mark.process
+def test_ctrl_c_while_a_child_starts_is_raised_under_its_guard() -> None:
+    """The interrupt is not lost and does not cut Popen short, which would leave the child running: it is
+    raised once the child is under its guard, which kills the child's group."""
+    marker = f"600.{os.getpid()}"  # seconds, and this test's own
+    done = subprocess.run(
+        [sys.executable, "-c", START_COMMAND, marker], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout == "interrupted\n", (done.stdout, done.stderr)
+    left = [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] == ["sleep", marker]]
+    _, alive = psutil.wait_procs(left, timeout=10)
+    for process in alive:  # this test's own, left by the failure it reports
+        process.kill()
+    assert alive == [], "the child was left running"

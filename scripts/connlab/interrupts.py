@@ -138,6 +138,22 @@ def group_guard(process: subprocess.Popen) -> Iterator[subprocess.Popen]:
         raise
 
 
+@contextlib.contextmanager
+def started_in_group(command: Sequence[str], **popen: Any) -> Iterator[subprocess.Popen]:
+    """subprocess.Popen in a session of its own, under group_guard for the block. Ctrl-C and SIGTERM are
+    held while Popen waits for the child's exec: raised there, they would leave the child running with
+    nothing to stop it (its session does not get the terminal's signal)."""
+    release = hold_interrupts()
+    try:
+        process = subprocess.Popen(list(command), start_new_session=True, **popen)
+    except BaseException:
+        release()
+        raise
+    with group_guard(process):
+        release()  # a signal held meanwhile is raised here, where the guard kills the group
+        yield process
+
+
 def run_in_group(
     command: Sequence[str],
     timeout_s: float | None = None,
@@ -147,11 +163,8 @@ def run_in_group(
     """subprocess.run in a session of its own, killing the whole group on timeout or interrupt.
 
     A timeout raises subprocess.TimeoutExpired after the group is gone."""
-    process = subprocess.Popen(
-        list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, preexec_fn=preexec_fn, env=env,
-    )  # fmt: skip
-    with group_guard(process):
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    with started_in_group(command, preexec_fn=preexec_fn, env=env, **pipes) as process:
         stdout, stderr = process.communicate(timeout=timeout_s)
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 

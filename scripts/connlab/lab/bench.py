@@ -33,7 +33,7 @@ from connlab.contract.poolers.from_plan import plan_setup
 from connlab.contract.provenance import CALIBRATION_PASSES
 from connlab.contract.tls import POOLER_CLIENT_TLS, SSLMODE_PLAIN, SSLMODE_TLS
 from connlab.errors import LabError
-from connlab.interrupts import group_guard, run_in_group
+from connlab.interrupts import run_in_group, started_in_group
 from connlab.lab import counters, tls
 from connlab.lab.calibration import Calibration
 from connlab.lab.cluster import Cluster
@@ -151,12 +151,10 @@ class Bench:
             environment["PGCONNECT_TIMEOUT"] = str(workload.connect_timeout_s)
         usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         deadline_s = pgbench_deadline_s(options.duration_s)
-        process = subprocess.Popen(
+        with started_in_group(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            preexec_fn=functools.partial(self.enter_client, client_cores), start_new_session=True,
-            env=environment,
-        )  # fmt: skip
-        with group_guard(process):
+            preexec_fn=functools.partial(self.enter_client, client_cores), env=environment,
+        ) as process:  # fmt: skip
             try:
                 output, _ = process.communicate(timeout=deadline_s)
             except subprocess.TimeoutExpired:

@@ -42,7 +42,7 @@ import psycopg
 from connlab.contract.names import BENCH_DB, SERVER_USER
 from connlab.contract.poolers.setup import PoolerSetup, PoolerUser
 from connlab.errors import LabError
-from connlab.interrupts import hold_signals
+from connlab.interrupts import hold_interrupts, hold_signals
 from connlab.lab.host import as_server_user, chown_to_server_user
 from connlab.lab.pooler_memory import TreeMemory, snapshot
 
@@ -191,12 +191,20 @@ class PoolerProcess:
         self.write_config()
         self.prepare()
         budget = self.setup.budget
-        self.process = subprocess.Popen(
-            as_server_user(self.command(binary)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, preexec_fn=budget.enter if budget else None,
-            env={**os.environ, **self.extra_environment()},
-        )  # fmt: skip
+        # Ctrl-C held while Popen waits for the exec: raised there, it would leave the pooler running with
+        # no process object to stop it by.
+        release = hold_interrupts()
         try:
+            self.process = subprocess.Popen(
+                as_server_user(self.command(binary)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, preexec_fn=budget.enter if budget else None,
+                env={**os.environ, **self.extra_environment()},
+            )  # fmt: skip
+        except BaseException:
+            release()
+            raise
+        try:
+            release()
             self.wait_until_ready(self.process)
         except BaseException:
             # A `with` whose __enter__ raised never calls __exit__: a start that failed, or a Ctrl-C while it
