@@ -263,7 +263,9 @@ MEASURED_WINDOWS_TABLE = f"""
 CREATE TABLE {MEASURED_WINDOWS} AS
 SELECT machine, any_value(profile) AS profile, count(*) AS windows, max(server_cpu_budget) AS server_cores,
        min(started_at) AS first_window, max(started_at) AS last_window,
-       count(*) FILTER (WHERE client_saturated) AS windows_client_saturated
+       count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
+       -- What the host took from the windows: where machines' verdicts differ, the page names it.
+       max(steal_pct) AS steal_pct_max, max(cpu_pressure_pct) AS cpu_pressure_pct_max
 FROM windows GROUP BY machine
 """
 
@@ -658,7 +660,8 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
     an experiment, and what a claim's verdict is checked against (connlab.data.claims)."""
     selects = [
         f"SELECT machine, {sql_string(name)} AS experiment, profile, windows, server_cores, first_window, "
-        f"last_window, windows_client_saturated FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
+        f"last_window, windows_client_saturated, steal_pct_max, cpu_pressure_pct_max "
+        f"FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
         for name in experiment_names()
         if (EXPERIMENTS_DIR / name / AGGREGATE_SQL_NAME).exists()
     ]
@@ -668,7 +671,8 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
         else (
             "SELECT NULL::VARCHAR AS machine, NULL::VARCHAR AS experiment, NULL::VARCHAR AS profile, "
             "0 AS windows, NULL::DOUBLE AS server_cores, NULL::VARCHAR AS first_window, "
-            "NULL::VARCHAR AS last_window, 0 AS windows_client_saturated WHERE false"
+            "NULL::VARCHAR AS last_window, 0 AS windows_client_saturated, NULL::DOUBLE AS steal_pct_max, "
+            "NULL::DOUBLE AS cpu_pressure_pct_max WHERE false"
         )
     )
     con.execute(f"CREATE OR REPLACE TABLE main.measured AS {union}")
