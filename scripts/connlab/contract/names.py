@@ -22,6 +22,9 @@ POOL_SIZES_FILE = "pool-sizes.json"
 # Debian 12 ships, so that such a machine measures the server the project's own machines do
 # (connlab.lab.pg_dist; the Contributing page says it).
 DEFAULT_PG_MAJOR = 15
+# pgbench counts as saturated (the window client-bound) when it used this share of the cores it was given:
+# measured by the harness (connlab.lab.counters), checked by validation, said on the pages.
+CLIENT_SATURATION_SHARE = 0.9
 # The CFS scheduler's period: a CPU quota of N cores is N times this many microseconds per period.
 CFS_PERIOD_US = 100_000
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from connlab.contract.names import CLIENT_SATURATION_SHARE
 from connlab.errors import LabError
 
 # The only form the harness writes (connlab.lab.window: strftime("%Y-%m-%dT%H:%M:%SZ")): whole seconds, UTC,
@@ -39,8 +40,6 @@ KNOWN_EXPERIMENT = re.compile(r"[a-z0-9][a-z0-9-]*")
 # tenth of a second cover those many times over, and still refuse a tps off by a fifth.
 TPS_SLACK_SHARE = 0.05
 TPS_SLACK_S = 0.1
-# connlab.lab.counters: a window is client-bound when pgbench used this share of the cores it was allowed.
-CLIENT_SATURATION_SHARE = 0.9
 # client_cpu_cores is written rounded to 3 decimals; the flag was decided on the unrounded figure.
 CPU_ROUNDING = 0.0005
 # The most cores a process can be measured using, as a multiple of what it was given, plus a constant: a

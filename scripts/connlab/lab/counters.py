@@ -16,14 +16,13 @@ from pathlib import Path
 
 import psutil
 
+from connlab.contract.names import CLIENT_SATURATION_SHARE
 from connlab.contract.remote import REMOTE_CPU_METHOD
 from connlab.lab.cluster import Cluster
 from connlab.lab.cpu_budget import CpuBudget
 
 PROC_STAT = Path("/proc/stat")
 CPU_PRESSURE = Path("/proc/pressure/cpu")
-# pgbench counts as saturated when it used this share of the cores it was given.
-CLIENT_SATURATION_SHARE = 0.90
 
 
 @dataclass(frozen=True)

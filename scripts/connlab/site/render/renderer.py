@@ -27,12 +27,13 @@ from connlab.contract.files import copy_if_changed, write_if_changed
 from connlab.contract.names import (
     ANSWERS_SUBDIR,
     CLAIMS_SUBDIR,
+    CLIENT_SATURATION_SHARE,
     DEFAULT_PG_MAJOR,
     LOOPBACK_HOST,
     MACHINES_JSON,
     POOL_SIZES_FILE,
 )
-from connlab.contract.probes import PROBES
+from connlab.contract.probes import POOLER_SERIES_STEP_S, PROBES
 from connlab.interrupts import WorkerPool
 from connlab.paths import (
     ARTICLES_SRC_DIR,
@@ -192,6 +193,8 @@ class PageRenderer:
             window_overhead_s=WINDOW_OVERHEAD_S,
             # What the harness's code says, for pages that describe it (Methodology, Contributing).
             loopback_host=LOOPBACK_HOST,
+            client_saturation_share=CLIENT_SATURATION_SHARE,
+            pooler_series_step_s=POOLER_SERIES_STEP_S,
             default_pg_major=DEFAULT_PG_MAJOR,
         )
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
