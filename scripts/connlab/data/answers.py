@@ -26,6 +26,7 @@ from connlab.contract.cache import canonical_bytes, loads_fast
 from connlab.contract.facts_files import read_facts
 from connlab.contract.files import write_bytes_if_changed
 from connlab.contract.names import ANSWERS_SUBDIR, MACHINES_JSON, POOL_SIZES_FILE
+from connlab.data.disagreements import disagreements
 
 # Machines named in a sentence; past this many, the count and the median stand for the rest.
 NAMED_UP_TO = 5
@@ -147,6 +148,15 @@ def findings(rows: list[dict]) -> dict[str, list[dict]]:
         elif all(c["verdict"] == "holds" for c in row["cells"] if c["verdict"] in MEASURED):
             held.append(row)
     return {"failed": failed, "held": held}
+
+
+def explained(rows: list[dict]) -> list[dict]:
+    """Where machines' verdicts on a claim differ, what differs between them (connlab.data.disagreements),
+    each verdict's machines named up to NAMED_UP_TO."""
+    return [
+        {**found, "groups": [{**g, "machines": named(g["machines"])} for g in found["groups"]]}
+        for found in disagreements(rows)
+    ]
 
 
 def measured_dates(machines_facts: dict, experiments: list[str]) -> dict | None:
@@ -493,6 +503,7 @@ def write_answers(
             "measured": ran,
             "short_answer": short_answer(slug, by_id),
             "findings": findings(rows),
+            "disagreements": explained(rows),
             "rows": rows,
             "dates": measured_dates(machines_facts, experiments),
             "pool_sizes": pools if slug in POOL_SIZE_ARTICLES else [],

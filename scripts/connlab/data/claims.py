@@ -27,7 +27,9 @@ verdict is "cannot be evaluated" with pgbench's figure, unless the query states 
 the value is a bound, and only what the bound decides is judged (an 'at least' value that already meets
 'at least 18.9' holds; one below it decides nothing). A claim that reads an experiment with client-bound
 windows on a machine and does not say whether its own points were stops the build, naming both. Each verdict
-carries the dates its experiments were measured on that machine (main.measured).
+carries the dates its experiments were measured on that machine (main.measured), and what it was measured
+under (connlab.data.verdict_conditions: profile, steal, CPU pressure, versions, cores), so that a page can say
+what differs where machines' verdicts differ.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from connlab.contract.experiment import experiment_names
 from connlab.contract.files import write_bytes_if_changed
 from connlab.contract.yaml_models import load_yaml_model
 from connlab.data.sql_text import sql_in_list
+from connlab.data.verdict_conditions import conditions, machine_facts, pooler_kinds
 from connlab.errors import LabError
 
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
@@ -202,6 +205,7 @@ EMPTY_VERDICT = {
     "client_cores": None,
     "readings": None,
     "measured_on": None,
+    "conditions": None,
 }
 
 
@@ -310,31 +314,38 @@ def _check_across(claim: Claim, rows: list[dict], names: list[str], path: Path) 
 
 
 class Runs(BaseModel):
-    """What main.measured says of one machine's windows in one experiment: when, and how many were
-    client-bound."""
+    """What main.measured says of one machine's windows in one experiment: when, how many were
+    client-bound, in which profile, and the most steal and CPU pressure any of them saw."""
 
     first: str | None
     last: str | None
     client_saturated: int
+    profile: str | None = None
+    server_cores: float | None = None
+    steal_pct_max: float | None = None
+    cpu_pressure_pct_max: float | None = None
 
 
 def measured_runs(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Runs]:
     """Each (machine, experiment)'s dates and client-bound windows, from main.measured (none where the
     database has no such table: a claim over tables of its own)."""
     try:
-        rows = con.execute(
-            "SELECT machine, experiment, first_window, last_window, windows_client_saturated "
-            "FROM main.measured"
-        ).fetchall()
+        cursor = con.execute("SELECT * FROM main.measured")
     except duckdb.CatalogException:
         return {}
+    names = [column[0] for column in cursor.description]
+    rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     return {
-        (str(machine), str(experiment)): Runs(
-            first=None if first is None else str(first),
-            last=None if last is None else str(last),
-            client_saturated=int(saturated or 0),
+        (str(row["machine"]), str(row["experiment"])): Runs(
+            first=None if row.get("first_window") is None else str(row["first_window"]),
+            last=None if row.get("last_window") is None else str(row["last_window"]),
+            client_saturated=int(row.get("windows_client_saturated") or 0),
+            profile=None if row.get("profile") is None else str(row["profile"]),
+            server_cores=row.get("server_cores"),
+            steal_pct_max=row.get("steal_pct_max"),
+            cpu_pressure_pct_max=row.get("cpu_pressure_pct_max"),
         )
-        for machine, experiment, first, last, saturated in rows
+        for row in rows
     }
 
 
@@ -375,12 +386,16 @@ def check_claim(
     measured: list[str],
     kept: dict[str, dict] | None = None,
     runs: dict[tuple[str, str], Runs] | None = None,
+    facts: dict[str, dict] | None = None,
 ) -> dict:
     """The claim's verdicts. kept: a claim per machine's verdicts from the last build, by machine, for the
     machines whose data did not change since; only the other machines' rows are queried. runs: main.measured
-    by machine and experiment (measured_runs), read once per claims file."""
+    by machine and experiment (measured_runs), facts: each machine's versions and cores (machine_facts), both
+    read once per claims file."""
     runs = measured_runs(con) if runs is None else runs
+    facts = machine_facts(con) if facts is None else facts
     experiments = claim_experiments(claim)
+    kinds = pooler_kinds(experiments)
     if kept is not None and claim.scope == "machine":
         redone = [machine for machine in machines if machine not in kept]
         # The query's rows of those machines alone: DuckDB pushes the filter down into most queries.
@@ -406,6 +421,10 @@ def check_claim(
         _check_client(claim, verdict, own, where)
         if verdict["verdict"] != NOT_MEASURED:
             verdict["measured_on"] = measured_on(list(own.values()))
+            if own or machine in facts:  # a claim over tables of its own knows no conditions
+                verdict["conditions"] = conditions(
+                    [r.model_dump() for r in own.values()], facts.get(machine), kinds
+                )
         return {"machine": machine, **verdict}
 
     missing = {"machine", "value"} - set(names)
@@ -457,9 +476,11 @@ def evaluate_claims(
     measured = measured if measured is not None else machines
     target = out_dir / path.name.replace(".claims.yaml", ".json")
     before = _verdicts_before(target, changed)
-    runs = measured_runs(con)
+    runs, facts = measured_runs(con), machine_facts(con)
     results = [
-        check_claim(con, claim, path, machines, measured, _kept(before, claim.id, machines, changed), runs)
+        check_claim(
+            con, claim, path, machines, measured, _kept(before, claim.id, machines, changed), runs, facts
+        )
         for claim in claims.claims
     ]
     out_dir.mkdir(parents=True, exist_ok=True)
