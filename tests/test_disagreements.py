@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 import yaml
 
+from connlab.contract.experiment import load_experiment
 from connlab.data.answers import explained
 from connlab.data.claims import evaluate_claims
 from connlab.data.disagreements import disagreement, disagreements
@@ -151,6 +152,7 @@ def test_conditions_take_the_least_thorough_profile_and_the_most_steal_of_the_cl
         "postgres_version": "15.18",
         "server_cores": 1.0,
         "poolers": {"pgbouncer": "1.18.0"},
+        "passes": None,  # the runs name no experiment whose profile says
     }
     # Without runs' cores, the machine's.
     assert conditions([], facts, [])["server_cores"] == 2.0
@@ -168,7 +170,7 @@ def test_each_verdict_carries_the_conditions_of_its_claims_experiments(tmp_path:
         "CREATE TABLE main.measured AS SELECT * FROM (VALUES "
         "('calm', 'pooler-churn', 'full', 1.0, '2026-12-01', '2026-12-01', 0, 0.1, 70.0), "
         "('calm', 'idle-memory', 'quick', 1.0, '2026-12-01', '2026-12-01', 0, 40.0, 9.0), "
-        "('stolen', 'pooler-churn', 'quick', 1.0, '2026-12-01', '2026-12-01', 0, 18.0, 80.0)) "
+        "('stolen', 'pooler-churn', 'tiny', 1.0, '2026-12-01', '2026-12-01', 0, 18.0, 80.0)) "
         "AS m(machine, experiment, profile, server_cores, first_window, last_window, "
         "windows_client_saturated, steal_pct_max, cpu_pressure_pct_max)"
     )
@@ -205,8 +207,13 @@ def test_each_verdict_carries_the_conditions_of_its_claims_experiments(tmp_path:
         "postgres_version": "15.18",
         "server_cores": 1.0,
         "poolers": {"pgbouncer": "1.18.0"},
+        "passes": load_experiment("pooler-churn").profiles["full"].passes,
     }
+    assert calm["readings"] is None
     assert stolen["conditions"]["steal_pct_max"] == 18.0
+    # pooler-churn's tiny profile runs one pass: the verdict says it rests on one reading, though the
+    # query did not.
+    assert stolen["conditions"]["passes"] == 1 and stolen["readings"] == 1
     found = disagreement({"id": "c", "claim": "The claim.", "cells": result["verdicts"]})
     assert found is not None
     assert found["differs"] == ["profile", "steal", "PostgreSQL version", "pooler versions"]

@@ -11,7 +11,8 @@ a threshold, and a DuckDB query over the aggregated tables returning one row per
 - optionally `bound`: 'at least' or 'at most', the direction a client-bound point biases the value (a
   client-bound pooled rate is a floor on what the pooler could do, so a speed-up over it is 'at least');
 - optionally `readings`: how many readings the value rests on, where that is one (a single start, a single
-  long window), so the page says it.
+  long window), so the page says it; a verdict whose experiments all ran one pass on the machine (a profile
+  of one pass) rests on one reading whatever the query says.
 
 The verdict is computed here, never in the query, so every claim is judged by the same rule. The range
 convention is one for every figure: a figure's range runs from its smallest to its largest pass, and a ratio's
@@ -423,8 +424,13 @@ def check_claim(
             verdict["measured_on"] = measured_on(list(own.values()))
             if own or machine in facts:  # a claim over tables of its own knows no conditions
                 verdict["conditions"] = conditions(
-                    [r.model_dump() for r in own.values()], facts.get(machine), kinds
+                    [{"experiment": name, **r.model_dump()} for name, r in own.items()],
+                    facts.get(machine),
+                    kinds,
                 )
+                # Every experiment it reads ran one pass here: whatever the query says, one reading.
+                if verdict["conditions"]["passes"] == 1 and verdict["readings"] is None:
+                    verdict["readings"] = 1
         return {"machine": machine, **verdict}
 
     missing = {"machine", "value"} - set(names)

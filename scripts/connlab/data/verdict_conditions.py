@@ -42,6 +42,12 @@ def pooler_kinds(experiments: list[str]) -> list[str]:
     return sorted({pooler.kind for name in experiments for pooler in load_experiment(name).poolers})
 
 
+def profile_passes(experiment: str, profile: str | None) -> int | None:
+    """How many passes the experiment's profile runs (None for a profile its spec does not have)."""
+    found = load_experiment(experiment).profiles.get(profile) if profile else None  # type: ignore[call-overload]
+    return None if found is None else found.passes
+
+
 def short_version(version: object) -> str | None:
     """'15.18' of '15.18 (Debian 15.18-0+deb12u1)': the packager's suffix changes nothing measured."""
     return None if version is None else str(version).split(" ", 1)[0]
@@ -49,12 +55,20 @@ def short_version(version: object) -> str | None:
 
 def conditions(runs: list[dict], facts: dict | None, kinds: list[str]) -> dict:
     """One machine's conditions for one claim. runs: main.measured's records of the claim's experiments on
-    the machine (profile, server_cores: the server's CPU budget in them, steal_pct_max, cpu_pressure_pct_max);
-    the server cores are the machine's where its runs do not say."""
+    the machine (experiment, profile, server_cores: the server's CPU budget in them, steal_pct_max,
+    cpu_pressure_pct_max); the server cores are the machine's where its runs do not say. passes: the
+    fewest passes any of those experiments ran in its profile, so a verdict on one pass says it rests on one
+    reading."""
     profiles = [str(r["profile"]) for r in runs if r.get("profile")]
     steal = [float(r["steal_pct_max"]) for r in runs if r.get("steal_pct_max") is not None]
     pressure = [float(r["cpu_pressure_pct_max"]) for r in runs if r.get("cpu_pressure_pct_max") is not None]
     cores = [float(r["server_cores"]) for r in runs if r.get("server_cores") is not None]
+    passes = [
+        found
+        for r in runs
+        if r.get("experiment")
+        and (found := profile_passes(str(r["experiment"]), r.get("profile"))) is not None
+    ]
     facts = facts or {}
     poolers = facts.get("poolers") or {}
     return {
@@ -64,4 +78,5 @@ def conditions(runs: list[dict], facts: dict | None, kinds: list[str]) -> dict:
         "postgres_version": short_version(facts.get("postgres_version")),
         "server_cores": max(cores) if cores else facts.get("server_cores"),
         "poolers": {kind: poolers[kind] for kind in kinds if kind in poolers},
+        "passes": min(passes) if passes else None,
     }
