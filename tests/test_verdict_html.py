@@ -244,3 +244,21 @@ def test_claims_across_machines_have_a_table_of_their_own() -> None:
     (row,) = table["rows"]
     assert row[1] == "4 machines" and row[2] == "~ inconclusive 1.1 (0.90–1.3) 4 machines"
     assert across_verdicts([CLAIM]) == ""
+
+
+def test_a_verdict_on_one_reading_says_so_in_its_cell_with_a_tooltip_and_past_five_machines() -> None:
+    shown = cell(verdict("holds", 2.0, readings=1))
+    assert words(shown) == "✓ holds 2.0one reading"
+    assert 'title="This verdict rests on a single reading' in shown
+    # Two readings or more, or none said: no such words.
+    assert "one reading" not in cell(verdict("holds", 2.0, readings=3))
+    assert "one reading" not in cell(verdict("holds", 2.0))
+    answers, _ = answers_for(7)
+    answers["rows"][0]["cells"][0]["readings"] = 1
+    answers["rows"][0]["cells"][3]["readings"] = 1
+    page = article_verdicts(build_table({"claims": []}, [], []), answers, [CLAIM], {}, "articles/x.md")
+    (row,) = parse(page)[0]["rows"]
+    assert row[2].endswith("does not hold on 1: m6 one reading on 2 machines")
+    answers["rows"][0]["cells"][3]["readings"] = None
+    page = article_verdicts(build_table({"claims": []}, [], []), answers, [CLAIM], {}, "articles/x.md")
+    assert parse(page)[0]["rows"][0][2].endswith("one reading on 1 machine")

@@ -33,6 +33,11 @@ WORDS = {"not measured": "not run"}
 ORDER = ("holds", "does not hold", "inconclusive", "cannot be evaluated", "not measured")
 # Past this many machines an article's table gives the median across them, not a column each.
 MAX_COLUMNS = 5
+# A verdict on a single reading says so in its cell, and on hover why that matters.
+ONE_READING = (
+    '<span class="verdict__one-reading" title="This verdict rests on a single reading (one pass or one '
+    'window): no second reading shows how far it would move.">one reading</span>'
+)
 
 Verdict = Mapping[str, object]
 
@@ -87,7 +92,7 @@ def cell(verdict: Verdict, indicative: bool = False) -> str:
     return body + _small(
         [
             text(note) if note else "",
-            "one reading" if readings == 1 else "",
+            ONE_READING if readings == 1 else "",
             f"measured {text(measured_on)}" if measured_on else "",
         ]
     )
@@ -161,6 +166,11 @@ def _summary_cell(row: Mapping[str, object], urls: Mapping[str, str]) -> str:
         if verdict in groups:
             group = groups[verdict]
             parts.append(f"{mark(verdict)} on {group['count']}: {names(group, urls)}")
+    single = [c for c in row.get("cells") or [] if c.get("readings") == 1]  # type: ignore[attr-defined]
+    if single:
+        parts.append(
+            f"<small>{ONE_READING} on {len(single)} machine{'' if len(single) == 1 else 's'}</small>"
+        )
     return "<br>".join(parts)
 
 
