@@ -358,3 +358,39 @@ def test_committed_verdicts_carry_their_experiments_dates(committed: dict[str, l
                 assert max(days) in verdict["measured_on"], (result["id"], verdict["machine"])
                 checked += 1
     assert checked
+
+
+def test_the_run_to_run_swing_leaves_client_bound_points_out(tmp_path: Path) -> None:
+    """four-poolers' throughput-swings-between-runs and memory-repeats-better-than-throughput say they
+    leave client-bound points out (client_bound: excluded): a client-bound point with the widest swing of
+    all must not be what either verdict rests on."""
+    wanted = ("throughput-swings-between-runs", "memory-repeats-better-than-throughput")
+    found = {
+        c.id: c
+        for c in load_yaml_model(ARTICLES_SRC_DIR / "four-poolers.claims.yaml", ClaimsFile).claims
+        if c.id in wanted
+    }
+    assert sorted(found) == sorted(wanted) and all(c.client_bound == "excluded" for c in found.values())
+    con = duckdb.connect()
+    con.execute(
+        "CREATE SCHEMA pooler_memory; CREATE TABLE pooler_memory.throughput AS SELECT * FROM (VALUES "
+        "('box', 'pgbouncer', 10, 3, 3, 100.0, 130.0, false), "
+        "('box', 'pgbouncer', 100, 3, 3, 100.0, 110.0, false), "
+        "('box', 'pgpool', 10, 3, 3, 100.0, 900.0, true)) "
+        "AS t(machine, pooler, clients, windows, windows_ok, tps_min, tps_max, client_saturated); "
+        "CREATE TABLE pooler_memory.memory AS SELECT * FROM (VALUES "
+        "('box', 'pgbouncer', 10, 10.0, 10.1), ('box', 'pgbouncer', 100, 10.0, 10.0), "
+        "('box', 'pgpool', 10, 10.0, 90.0)) AS m(machine, pooler, clients, rss_mib_min, rss_mib_max)"
+    )
+    path = tmp_path / "swing.claims.yaml"
+    dumped = [found[name].model_dump(exclude_defaults=False) for name in wanted]
+    path.write_text(yaml.safe_dump({"source": "box", "claims": dumped}, sort_keys=False))
+    out = evaluate_claims(con, path, ["box"], tmp_path / "claims")
+    swing, memory = (
+        {v["machine"]: v for v in c["verdicts"]}["box"] for c in json.loads(out.read_text())["claims"]
+    )
+    # The client-bound pgpool point (9 times) is left out: the widest swing measured is PgBouncer's 1.3.
+    assert swing["value"] == pytest.approx(1.3) and swing["note"] == "at 10 clients through pgbouncer"
+    assert swing["verdict"] == DOES_NOT_HOLD
+    # Memory's median swing (0.005) against throughput's (0.2), over the two free points only.
+    assert memory["value"] == pytest.approx(0.005 / 0.2) and memory["verdict"] == HOLDS
