@@ -143,6 +143,7 @@ def test_conditions_take_the_least_thorough_profile_and_the_most_steal_of_the_cl
     facts = {
         "postgres_version": "15.18 (Debian 15.18-0+deb12u1)",
         "server_cores": 2.0,
+        "profile": "full",
         "poolers": {"pgbouncer": "1.18.0", "pgpool": "4.3.5"},
     }
     assert conditions(runs, facts, ["pgbouncer"]) == {
@@ -154,8 +155,9 @@ def test_conditions_take_the_least_thorough_profile_and_the_most_steal_of_the_cl
         "poolers": {"pgbouncer": "1.18.0"},
         "passes": None,  # the runs name no experiment whose profile says
     }
-    # Without runs' cores, the machine's.
+    # Without runs' cores and profile, the machine's.
     assert conditions([], facts, [])["server_cores"] == 2.0
+    assert conditions([], facts, [])["profile"] == "full"
     assert short_version(None) is None
 
 
@@ -175,8 +177,8 @@ def test_each_verdict_carries_the_conditions_of_its_claims_experiments(tmp_path:
         "windows_client_saturated, steal_pct_max, cpu_pressure_pct_max)"
     )
     con.execute(
-        "CREATE TABLE main.machines AS SELECT * FROM (VALUES ('calm', '15.18 (Debian)', 2.0), "
-        "('stolen', '17.11', 2.0)) AS m(id, postgres_version, server_cores)"
+        "CREATE TABLE main.machines AS SELECT * FROM (VALUES ('calm', '15.18 (Debian)', 2.0, 'full'), "
+        "('stolen', '17.11', 2.0, 'full')) AS m(id, postgres_version, server_cores, profile)"
     )
     con.execute(
         "CREATE TABLE main.pooler_versions AS SELECT * FROM (VALUES ('calm', 'pgbouncer', '1.18.0', true), "

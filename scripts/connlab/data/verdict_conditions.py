@@ -18,21 +18,28 @@ PROFILE_ORDER = {"tiny": 0, "quick": 1, "full": 2}
 
 
 def machine_facts(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
-    """Each machine's PostgreSQL version, server cores and measured pooler versions (none where the
-    database lacks the main tables: a claim over tables of its own)."""
+    """Each machine's PostgreSQL version, server cores, most thorough profile and measured pooler versions
+    (none where the database lacks the main tables: a claim over tables of its own)."""
     facts: dict[str, dict] = {}
     try:
-        for machine, version, cores in con.execute(
-            "SELECT id, postgres_version, server_cores FROM main.machines"
+        for machine, version, cores, profile in con.execute(
+            "SELECT id, postgres_version, server_cores, profile FROM main.machines"
         ).fetchall():
-            facts[str(machine)] = {"postgres_version": version, "server_cores": cores, "poolers": {}}
+            facts[str(machine)] = {
+                "postgres_version": version,
+                "server_cores": cores,
+                "profile": profile,
+                "poolers": {},
+            }
         rows = con.execute(
             "SELECT machine, pooler, version FROM main.pooler_versions WHERE available"
         ).fetchall()
     except duckdb.CatalogException:
         return facts
     for machine, pooler, version in rows:
-        facts.setdefault(str(machine), {"postgres_version": None, "server_cores": None, "poolers": {}})
+        facts.setdefault(
+            str(machine), {"postgres_version": None, "server_cores": None, "profile": None, "poolers": {}}
+        )
         facts[str(machine)]["poolers"][str(pooler)] = str(version)
     return facts
 
@@ -56,7 +63,8 @@ def short_version(version: object) -> str | None:
 def conditions(runs: list[dict], facts: dict | None, kinds: list[str]) -> dict:
     """One machine's conditions for one claim. runs: main.measured's records of the claim's experiments on
     the machine (experiment, profile, server_cores: the server's CPU budget in them, steal_pct_max,
-    cpu_pressure_pct_max); the server cores are the machine's where its runs do not say. passes: the
+    cpu_pressure_pct_max); the profile and server cores are the machine's where no run says (a claim over
+    the main tables only, the USL fits). passes: the
     fewest passes any of those experiments ran in its profile, so a verdict on one pass says it rests on one
     reading."""
     profiles = [str(r["profile"]) for r in runs if r.get("profile")]
@@ -72,7 +80,9 @@ def conditions(runs: list[dict], facts: dict | None, kinds: list[str]) -> dict:
     facts = facts or {}
     poolers = facts.get("poolers") or {}
     return {
-        "profile": min(profiles, key=lambda p: PROFILE_ORDER.get(p, -1)) if profiles else None,
+        "profile": min(profiles, key=lambda p: PROFILE_ORDER.get(p, -1))
+        if profiles
+        else facts.get("profile"),
         "steal_pct_max": max(steal) if steal else None,
         "cpu_pressure_pct_max": max(pressure) if pressure else None,
         "postgres_version": short_version(facts.get("postgres_version")),
