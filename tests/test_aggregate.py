@@ -16,22 +16,14 @@ import duckdb
 import pytest
 import yaml
 
+from aggregating import aggregate_experiment
 from conftest import PINNED_RESULTS, machine_facts
-from connlab.contract.columns import COLUMN_NAMES, PUBLISHED_FILE_NAME
+from connlab.contract.columns import PUBLISHED_FILE_NAME
 from connlab.contract.facts_files import read_facts
-from connlab.data import aggregate
-from connlab.data.aggregate import (
-    aggregate_all,
-    aggregate_experiment,
-    export_facts,
-    load_machines,
-    register_machines,
-    register_published,
-    result_files,
-    split_named_queries,
-)
+from connlab.data.aggregate import aggregate_all
+from connlab.data.main_tables import load_machines, register_machines, register_published
+from connlab.data.result_files import result_files_by_experiment
 from connlab.data.validate import validate_results
-from connlab.errors import LabError
 from connlab.paths import MACHINE_FILE_NAME
 from helpers import Rows, db_records, passes, records
 
@@ -199,32 +191,9 @@ def test_a_machine_with_full_and_quick_rows_uses_only_full(con: duckdb.DuckDBPyC
 def test_published_folders_are_not_aggregated(con: duckdb.DuckDBPyConnection, results_dir: Path) -> None:
     machines = {row["machine"] for row in records(con, "SELECT DISTINCT machine FROM clients_sweep.windows")}
     assert machines == {"alpha", "beta"}
-    assert all("published-" not in str(path) for path in result_files("clients-sweep", results_dir))
-    assert len(result_files("clients-sweep", results_dir)) == 3
-
-
-def test_machines_list_marks_published_folders(results_dir: Path) -> None:
-    machines = {machine["id"]: machine for machine in load_machines(results_dir)}
-    assert set(machines) == {"alpha", "beta", "published-ref"}
-    assert machines["published-ref"]["published"] is True
-    assert machines["alpha"]["published"] is False
-    assert machines["alpha"]["cpu_model"] == "Test CPU 3000"
-
-
-def test_machine_files_are_read_again_only_when_changed(results_dir: Path, tmp_path: Path) -> None:
-    """The cache gives what parsing gives; a machine.yaml edited, added or removed is read as it now is."""
-    cache = tmp_path / "machine-files.json"
-    parsed = load_machines(results_dir)
-    assert load_machines(results_dir, cache) == parsed
-    assert cache.exists() and load_machines(results_dir, cache) == parsed
-    alpha = results_dir / "alpha" / MACHINE_FILE_NAME
-    alpha.write_text(alpha.read_text().replace("Test CPU 3000", "Test CPU 4000, edited"))
-    shutil.rmtree(results_dir / "beta")
-    shutil.copytree(results_dir / "alpha", results_dir / "gamma")
-    machines = {machine["id"]: machine for machine in load_machines(results_dir, cache)}
-    assert set(machines) == {"alpha", "gamma", "published-ref"}
-    assert machines["alpha"]["cpu_model"] == machines["gamma"]["cpu_model"] == "Test CPU 4000, edited"
-    assert list(machines.values()) == load_machines(results_dir)
+    listed = result_files_by_experiment(results_dir)["clients-sweep"]
+    assert sorted(listed) == ["alpha", "beta"]
+    assert sum(len(files) for files in listed.values()) == 3
 
 
 def test_tables_are_exported_as_csv(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
@@ -238,36 +207,6 @@ def test_tables_are_exported_as_csv(con: duckdb.DuckDBPyConnection, tmp_path: Pa
         ("beta", "select-only", "2"),
     }
     assert (folder / "points.csv").is_file()
-
-
-def test_columns_are_read_by_name(tmp_path: Path, write_run: RunWriter) -> None:
-    """A CSV whose columns are in another order either fails validation or aggregates correctly; it must
-    never pass validation and then be read by position (tps read as latency and the other way round)."""
-    results = tmp_path / "results"
-    path = write_run(
-        results, "gamma", [*passes("mixed", 1, [100, 200, 300]), *passes("select-only", 1, [400, 500, 600])]
-    )
-    with path.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    order = list(COLUMN_NAMES)
-    tps, latency = order.index("tps"), order.index("latency_avg_ms")
-    order[tps], order[latency] = order[latency], order[tps]
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=order, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    if validate_results(results):
-        return  # rejected up front: fine
-    con = connect(results)
-    aggregate_experiment(con, "clients-sweep", tmp_path / "data", results)
-    assert point(con, "gamma", "mixed", 1)["tps_median"] == 200
-
-
-def test_no_results_give_empty_tables(tmp_path: Path) -> None:
-    con = connect(tmp_path / "empty")
-    aggregate_experiment(con, "clients-sweep", tmp_path / "data", tmp_path / "empty")
-    assert records(con, "SELECT count(*) AS n FROM clients_sweep.points") == [{"n": 0}]
-    assert (tmp_path / "data" / "clients-sweep" / "peaks.csv").is_file()
 
 
 @pytest.mark.timeout(60)  # a FIFO opened would wait for a writer forever: the timeout fails the test
@@ -475,95 +414,6 @@ def test_the_articles_claims_on_the_committed_published_folders(tmp_path: Path) 
     assert db_records(database, "SELECT count(*) AS n FROM clients_sweep.points") == [{"n": 0}]
 
 
-@pytest.mark.parametrize(
-    ("column", "value"),
-    [
-        ("clients", "3000000000"),  # a Python int, but over DuckDB's INTEGER
-        ("clients", "\u0664"),  # ARABIC-INDIC DIGIT FOUR: int() reads it as 4
-        ("clients", "0_4"),  # int() allows underscores
-        ("tps", "1_000.5"),
-        ("tps", "\u0661\u0660\u0660"),
-        ("clients", " 4"),
-    ],
-)
-def test_what_validation_accepts_aggregation_reads(
-    tmp_path: Path, write_run: RunWriter, column: str, value: str
-) -> None:
-    """Validation and DuckDB must agree on what a value is: a file that passes `make validate` and then
-    stops `make aggregate` points the contributor at the wrong stage (and at aggregate.sql, not the CSV)."""
-    results = tmp_path / "results"
-    path = write_run(results, "gamma", passes("mixed", 4, [100, 200, 300]))
-    with path.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    for row in rows:
-        row[column] = value
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(COLUMN_NAMES), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    if validate_results(results):
-        return  # refused up front: fine
-    aggregate_experiment(connect(results), "clients-sweep", tmp_path / "data", results)
-
-
-# -- named queries and facts ------------------------------------------------------------------------------
-FACTS_SQL = """\
--- Facts for a test article.
-
--- name: numbers
-SELECT 1 AS one, 2.5 AS two_and_a_half, NULL AS nothing;
-
--- name: words
--- A comment inside the query stays part of it.
-SELECT 'a' AS word UNION ALL SELECT 'b' ORDER BY word
-"""
-
-
-def test_split_named_queries() -> None:
-    queries = split_named_queries(FACTS_SQL)
-    assert list(queries) == ["numbers", "words"]
-    assert queries["numbers"] == "SELECT 1 AS one, 2.5 AS two_and_a_half, NULL AS nothing"
-    assert queries["words"].startswith("-- A comment inside the query stays part of it.\nSELECT 'a'")
-    assert not queries["words"].endswith(";")
-    assert split_named_queries("SELECT 1") == {}
-
-
-def test_export_facts(tmp_path: Path) -> None:
-    facts_sql = tmp_path / "test-article.facts.sql"
-    facts_sql.write_text(FACTS_SQL)
-    path = export_facts(duckdb.connect(), facts_sql, tmp_path / "facts")
-    assert path == tmp_path / "facts" / "test-article.json"
-    assert json.loads(path.read_text()) == {
-        "numbers": [{"one": 1, "two_and_a_half": 2.5, "nothing": None}],
-        "words": [{"word": "a"}, {"word": "b"}],
-    }
-
-
-def test_a_failing_facts_query_names_the_file_and_query(tmp_path: Path) -> None:
-    facts_sql = tmp_path / "broken.facts.sql"
-    facts_sql.write_text("-- name: fine\nSELECT 1 AS x\n\n-- name: typo\nSELECT * FROM no_such_table\n")
-    with pytest.raises(LabError) as caught:
-        export_facts(duckdb.connect(), facts_sql, tmp_path / "facts")
-    message = str(caught.value)
-    assert message.startswith(f"{facts_sql}: query typo: ")
-    assert "no_such_table" in message
-    assert len(message.splitlines()) == 1
-
-
-def test_an_aggregate_sql_error_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    experiments = tmp_path / "experiments"
-    sql = experiments / "broken-exp" / "aggregate.sql"
-    sql.parent.mkdir(parents=True)
-    sql.write_text("CREATE TABLE points AS SELECT no_such_column FROM raw_windows;\n")
-    monkeypatch.setattr(aggregate, "EXPERIMENTS_DIR", experiments)
-    with pytest.raises(LabError) as caught:
-        aggregate_experiment(duckdb.connect(), "broken-exp", tmp_path / "data", tmp_path / "results")
-    message = str(caught.value)
-    assert message.startswith(f"{sql}: ")
-    assert "no_such_column" in message
-    assert len(message.splitlines()) == 1
-
-
 def test_littles_law_leaves_out_windows_still_connecting(tmp_path: Path, write_run: RunWriter) -> None:
     """A window that spent 10% or more of its length connecting is not in a steady state: fewer clients were
     in flight than its client count, so it is counted but kept out of the ratio."""
@@ -589,79 +439,3 @@ def test_littles_law_leaves_out_windows_still_connecting(tmp_path: Path, write_r
     assert far["ratio"] == pytest.approx(0.98)  # the steady window alone
     assert far["ratio_all_windows"] == pytest.approx(0.6)  # what the ramp did to the others
     assert far["connect_share_max"] == pytest.approx(0.4)
-
-
-def test_pooler_versions_say_which_poolers_ran_on_each_machine(tmp_path: Path) -> None:
-    """Each pooler kind machine.yaml records becomes a row; one whose program was missing is not available,
-    and a file from before poolers were recorded gives no rows rather than a guess."""
-    results = tmp_path / "results"
-    for machine, extra in (
-        ("gamma", {"pgbouncer_version": "1.18.0", "odyssey_version": "not available on this machine"}),
-        ("delta", {}),
-    ):
-        (results / machine).mkdir(parents=True)
-        (results / machine / "machine.yaml").write_text(yaml.safe_dump(machine_facts(machine, **extra)))
-    connection = duckdb.connect()
-    register_machines(connection, load_machines(results))
-    assert records(connection, "SELECT * FROM main.pooler_versions ORDER BY machine, pooler") == [
-        {
-            "machine": "gamma",
-            "pooler": "odyssey",
-            "version": "not available on this machine",
-            "available": False,
-        },
-        {"machine": "gamma", "pooler": "pgbouncer", "version": "1.18.0", "available": True},
-    ]
-
-
-def test_facts_rows_are_written_by_duckdb_as_python_would_write_them() -> None:
-    """query_json_rows: the query's order, NaN as null, decimals as numbers and dates as text, as Python's
-    own conversion of the rows gave them before DuckDB wrote them."""
-    from connlab.data.aggregate import query_json_rows
-
-    con = duckdb.connect()
-    sql = (
-        "SELECT * FROM (VALUES ('b', 'nan'::DOUBLE, 2.50::DECIMAL(5, 2), DATE '2026-01-02', 3), "
-        "('a', 0.1::DOUBLE, 1.00::DECIMAL(5, 2), NULL, NULL)) t(machine, share, cost, day, n) "
-        "ORDER BY machine DESC"
-    )
-    rows = [json.loads(row) for row in query_json_rows(con, sql)]
-    assert rows == [
-        {"machine": "b", "share": None, "cost": 2.5, "day": "2026-01-02", "n": 3},
-        {"machine": "a", "share": 0.1, "cost": 1.0, "day": None, "n": None},
-    ]
-    assert rows[0] == {"machine": "b", "share": None, "cost": 2.5, "day": "2026-01-02", "n": 3}
-    assert [type(value) for value in rows[1].values()] == [str, float, float, type(None), type(None)]
-
-
-def test_an_articles_facts_are_split_by_measured_machine(tmp_path: Path) -> None:
-    """Measured machines' rows of a fact that names machines go to each machine's own file (every such fact
-    listed there); published rows, facts summed up over machines and facts without machines stay in the
-    article's file; counts cover every row; a machine no longer measured loses its file."""
-    facts_sql = tmp_path / "demo.facts.sql"
-    facts_sql.write_text(
-        "-- name: peaks\n"
-        "SELECT * FROM (VALUES ('b', 2), ('published-x', 9), ('a', 1)) t(machine, tps) ORDER BY tps\n"
-        "-- name: normalised\nSELECT 'a' AS machine, 0.5 AS share\n"
-        "-- name: settings\nSELECT 100 AS pool_size\n"
-        "-- name: nothing\nSELECT 'a' AS machine WHERE false\n"
-    )
-    out = tmp_path / "facts"
-    export_facts(duckdb.connect(), facts_sql, out, measured={"a", "b", "c"})
-    assert json.loads((out / "demo.json").read_text()) == {
-        "peaks": [{"machine": "published-x", "tps": 9}],
-        "normalised": [{"machine": "a", "share": 0.5}],
-        "settings": [{"pool_size": 100}],
-        "nothing": [],
-    }
-    assert json.loads((out / "demo" / "a.json").read_text()) == {
-        "peaks": [{"machine": "a", "tps": 1}],
-        "nothing": [],
-    }
-    assert json.loads((out / "demo" / "c.json").read_text()) == {"peaks": [], "nothing": []}
-    assert json.loads((out / "demo.counts.json").read_text()) == {
-        "peaks": 3, "normalised": 1, "settings": 1, "nothing": 0
-    }  # fmt: skip
-    assert [row["machine"] for row in read_facts(out, "demo")["peaks"]] == ["published-x", "a", "b"]
-    export_facts(duckdb.connect(), facts_sql, out, measured={"a"})
-    assert sorted(path.name for path in (out / "demo").iterdir()) == ["a.json"]

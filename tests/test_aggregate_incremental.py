@@ -23,7 +23,7 @@ import pytest
 
 from connlab.analysis import fits
 from connlab.contract.experiment import experiment_names
-from connlab.data import aggregate, claims
+from connlab.data import aggregate, aggregate_state, bring_tables, claims, table_files
 from connlab.data.aggregate import aggregate_all
 from connlab.interrupts import INTERRUPTED_EXIT_STATUS
 from connlab.paths import AGGREGATE_SQL_NAME, EXPERIMENTS_DIR, REPO_ROOT, RESULTS_DIR
@@ -66,14 +66,14 @@ def results(tmp_path: Path) -> Path:
 def recomputed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """(experiment, how) for every experiment aggregate_all brought up to date."""
     seen: list[tuple[str, str]] = []
-    bring = aggregate.bring_tables
+    bring = bring_tables.bring_tables
 
     def watched(con, experiment, *args, **kwargs):  # type: ignore[no-untyped-def]
         brought = bring(con, experiment, *args, **kwargs)
         seen.append((experiment, "unchanged" if brought is None else brought.how))
         return brought
 
-    monkeypatch.setattr(aggregate, "bring_tables", watched)
+    monkeypatch.setattr(bring_tables, "bring_tables", watched)
     return seen
 
 
@@ -86,13 +86,13 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
     assert {how for _, how in recomputed} == {"computed"}
 
     changed: list[set[str]] = []
-    update = aggregate.update_machines
+    update = bring_tables.update_machines
 
     def watched_update(con, experiment, machines, *args, **kwargs):  # type: ignore[no-untyped-def]
         changed.append(set(machines))
         return update(con, experiment, machines, *args, **kwargs)
 
-    monkeypatch.setattr(aggregate, "update_machines", watched_update)
+    monkeypatch.setattr(bring_tables, "update_machines", watched_update)
     facts_for: list[set[str] | None] = []
     export = aggregate.export_facts
 
@@ -103,13 +103,13 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
 
     monkeypatch.setattr(aggregate, "export_facts", watched_export)
     spliced: list[bool] = []
-    splice = aggregate._splice_machines
+    splice = table_files.splice_machines
 
     def watched_splice(*args, **kwargs):  # type: ignore[no-untyped-def]
         spliced.append(splice(*args, **kwargs))
         return spliced[-1]
 
-    monkeypatch.setattr(aggregate, "_splice_machines", watched_splice)
+    monkeypatch.setattr(table_files, "splice_machines", watched_splice)
     kept_verdicts: list[bool] = []
     check = claims.check_claim
 
@@ -186,7 +186,7 @@ def test_a_changed_basis_or_a_lost_state_computes_the_experiment_whole(
     assert {how for _, how in recomputed} == {"computed"}
     # An aggregation interrupted between changing tables and recording them leaves no state behind.
     with duckdb.connect(str(kept / aggregate.DATABASE_FILE)) as con:
-        con.execute(f"DELETE FROM {aggregate.STATE_TABLE} WHERE experiment = 'clients-sweep'")
+        con.execute(f"DELETE FROM {aggregate_state.STATE_TABLE} WHERE experiment = 'clients-sweep'")
     recomputed.clear()
     aggregate_all(results_dir=results, out_dir=kept)
     assert dict(recomputed)["clients-sweep"] == "computed"
@@ -202,43 +202,9 @@ def test_a_database_that_cannot_be_opened_is_started_again(results: Path, tmp_pa
     assert (kept / "clients-sweep" / "points.csv").is_file()
 
 
-def _exported(con: duckdb.DuckDBPyConnection, rows: list[tuple], folder: Path) -> Path:
-    """A table `t` of schema `e` exported whole, then a changed machine's rows in `e__changed`."""
-    con.execute("CREATE SCHEMA e; CREATE TABLE e.t (machine VARCHAR, note VARCHAR)")
-    con.executemany("INSERT INTO e.t VALUES (?, ?)", rows)
-    target = folder / "e" / "t.csv"
-    target.parent.mkdir()
-    con.execute(f"COPY (SELECT * FROM e.t ORDER BY ALL) TO '{target}' (HEADER)")
-    con.execute("CREATE SCHEMA e__changed; CREATE TABLE e__changed.t AS SELECT 'b' AS machine, 'new' AS note")
-    con.execute("DELETE FROM e.t WHERE machine = 'b'; INSERT INTO e.t VALUES ('b', 'new')")
-    return target
-
-
-@pytest.mark.parametrize(
-    ("rows", "spliced"),
-    [
-        ([("a", "x"), ("b", "old"), ("c", 'y, with "quotes"')], True),
-        # A line break inside a value: the lines are no longer the rows.
-        ([("a", "x\ny"), ("b", "old")], False),
-        # A NULL machine sorts last in DuckDB and first by bytes.
-        ([(None, "x"), ("b", "old")], False),
-    ],
-)
-def test_a_changed_machine_is_spliced_into_the_export_only_where_each_row_is_one_line(
-    tmp_path: Path, rows: list[tuple], spliced: bool
-) -> None:
-    con = duckdb.connect()
-    target = _exported(con, rows, tmp_path)
-    assert aggregate._splice_machines(con, "e", "t", target, {"b"}) is spliced
-    if spliced:
-        whole = tmp_path / "whole.csv"
-        con.execute(f"COPY (SELECT * FROM e.t ORDER BY ALL) TO '{whole}' (HEADER)")
-        assert target.read_bytes() == whole.read_bytes()
-
-
 def test_each_experiment_reads_its_own_schema_and_the_main_tables_only() -> None:
-    """Experiments are brought up to date several at a time (aggregate.bring_up_to_date): one whose SQL read
-    another's tables could read them half updated."""
+    """Experiments are brought up to date several at a time (bring_tables.bring_up_to_date): one whose SQL
+    read another's tables could read them half updated."""
     schemas = {name.replace("-", "_") for name in experiment_names()}
     for sql in sorted(EXPERIMENTS_DIR.glob(f"*/{AGGREGATE_SQL_NAME}")):
         text = re.sub(r"--[^\n]*", "", sql.read_text(encoding="utf-8"))

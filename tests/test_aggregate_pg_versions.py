@@ -12,14 +12,10 @@ import duckdb
 import pytest
 import yaml
 
+from aggregating import aggregate_experiment
 from conftest import PINNED_RESULTS
-from connlab.data.aggregate import (
-    aggregate_all,
-    aggregate_experiment,
-    load_machines,
-    register_machines,
-    register_published,
-)
+from connlab.data.aggregate import aggregate_all
+from connlab.data.main_tables import load_machines, register_machines, register_published
 from connlab.data.validate import validate_results
 from connlab.site.render.renderer import render_site
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from connlab.data.aggregate import split_named_queries
+from connlab.data.facts_export import split_named_queries
 from connlab.paths import ARTICLES_SRC_DIR
 
 QUERIES = split_named_queries((ARTICLES_SRC_DIR / "four-poolers.facts.sql").read_text())

@@ -1,0 +1,174 @@
+"""The tables every experiment's SQL may read besides its own windows, in DuckDB's main schema: the machines
+(each machine.yaml, read once and cached by file status), the pooler versions they record, the published
+figures, the experiments' pool sizes, and which experiments each machine measured."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import duckdb
+import yaml
+
+from connlab.analysis.bulk import insert_rows
+from connlab.contract.cache import read_json, write_atomically
+from connlab.contract.columns import PUBLISHED_FILE_NAME, PUBLISHED_TYPES
+from connlab.contract.experiment import experiment_names, load_experiment
+from connlab.contract.machine_schema import NOT_AVAILABLE, MachineFile
+from connlab.contract.names import PUBLISHED_PREFIX
+from connlab.contract.poolers import CONFIGS
+from connlab.contract.yaml_models import FAST_LOADER
+from connlab.data.experiment_tables import MEASURED_WINDOWS
+from connlab.data.result_files import is_regular_file
+from connlab.data.sql_text import sql_string
+from connlab.paths import AGGREGATE_SQL_NAME, EXPERIMENTS_DIR, MACHINE_FILE_NAME, RESULTS_DIR
+
+
+def _clean(value: object) -> object:
+    """JSON-safe values: NaN becomes null, DuckDB's decimals and dates become plain numbers/strings."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, int | float | str | bool) or value is None:
+        return value
+    if isinstance(value, dict):  # machine.yaml's remote_server
+        return {str(key): _clean(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def load_machines(results_dir: Path = RESULTS_DIR, cache_file: Path | None = None) -> list[dict[str, object]]:
+    """Every machine.yaml, as the tables and pages read it. With cache_file, a file whose status (time, size,
+    inode) is unchanged since it was read is taken from there: parsing a thousand machines' files again was
+    a twentieth of adding one machine to them."""
+    cached = read_json(cache_file) if cache_file is not None else None
+    known: dict[str, list[object]] = cached if isinstance(cached, dict) else {}
+    entries: dict[str, list[object]] = {}
+    for path in sorted(results_dir.glob(f"*/{MACHINE_FILE_NAME}")):
+        if not is_regular_file(path):
+            continue
+        status = path.stat()
+        signature = f"{status.st_mtime_ns} {status.st_size} {status.st_ino}"
+        entry = known.get(str(path))
+        if not (isinstance(entry, list) and len(entry) == 2 and entry[0] == signature):
+            entry = [signature, _machine_of(path)]
+        entries[str(path)] = entry
+    if cache_file is not None and entries != known:
+        write_atomically(cache_file, json.dumps(entries))
+    return [entry[1] for entry in entries.values()]  # type: ignore[misc]
+
+
+def _machine_of(path: Path) -> dict[str, object]:
+    # libyaml where present: validation has read these files already, and one is read per machine.
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=FAST_LOADER) or {}
+    data["id"] = path.parent.name
+    data["published"] = path.parent.name.startswith(PUBLISHED_PREFIX)
+    # As the cache gives it back: JSON's values, so that a machine read anew and one cached are equal.
+    return json.loads(json.dumps({key: _clean(value) for key, value in data.items()}))
+
+
+def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, object]]) -> None:
+    """main.machines: one row per results folder; server_cores is the server's CPU allocation; netem is
+    whether network delay could be added there ("available" or why not; NULL where never probed);
+    postgres_version is the machine's own PostgreSQL (a published article's: the version its seed ran)."""
+    con.execute(
+        "CREATE OR REPLACE TABLE main.machines (id VARCHAR, published BOOLEAN, cores DOUBLE, "
+        "server_cores DOUBLE, calibration_tps DOUBLE, profile VARCHAR, netem VARCHAR, "
+        "postgres_version VARCHAR)"
+    )
+    rows = [
+        [machine["id"], machine["published"], machine.get("cores"),
+         machine.get("server_cores") or machine.get("cores"), machine.get("calibration_tps"),
+         machine.get("profile"), machine.get("netem"), machine.get("postgres_version")]
+        for machine in machines
+    ]  # fmt: skip
+    insert_rows(con, "main.machines", rows)
+    # main.pooler_versions: each pooler kind machine.yaml records, per machine, and whether it ran there (the
+    # file says "not available on this machine" where its program was missing).
+    con.execute(
+        "CREATE OR REPLACE TABLE main.pooler_versions (machine VARCHAR, pooler VARCHAR, version VARCHAR, "
+        "available BOOLEAN)"
+    )
+    kinds = [name.removesuffix("_version") for name in MachineFile.model_fields if name.endswith("_version")]
+    versions = [
+        [
+            machine["id"],
+            kind,
+            str(machine[f"{kind}_version"]),
+            str(machine[f"{kind}_version"]) != NOT_AVAILABLE,
+        ]
+        for machine in machines
+        for kind in kinds
+        if kind in CONFIGS and machine.get(f"{kind}_version") is not None
+    ]
+    insert_rows(con, "main.pooler_versions", versions)
+
+
+def register_measured(con: duckdb.DuckDBPyConnection) -> None:
+    """main.measured: which experiments each machine measured, in which profile, and when (first and last
+    window), and how many of its windows were client-bound: what the site says once where a machine lacks
+    an experiment, and what a claim's verdict is checked against (connlab.data.claims)."""
+    selects = [
+        f"SELECT machine, {sql_string(name)} AS experiment, profile, windows, server_cores, first_window, "
+        f"last_window, windows_client_saturated, steal_pct_max, cpu_pressure_pct_max "
+        f"FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
+        for name in experiment_names()
+        if (EXPERIMENTS_DIR / name / AGGREGATE_SQL_NAME).exists()
+    ]
+    union = (
+        " UNION ALL ".join(selects)
+        if selects
+        else (
+            "SELECT NULL::VARCHAR AS machine, NULL::VARCHAR AS experiment, NULL::VARCHAR AS profile, "
+            "0 AS windows, NULL::DOUBLE AS server_cores, NULL::VARCHAR AS first_window, "
+            "NULL::VARCHAR AS last_window, 0 AS windows_client_saturated, NULL::DOUBLE AS steal_pct_max, "
+            "NULL::DOUBLE AS cpu_pressure_pct_max WHERE false"
+        )
+    )
+    con.execute(f"CREATE OR REPLACE TABLE main.measured AS {union}")
+    # Every experiment of the project, measured anywhere or not: what a machine did not run is named
+    # against this list.
+    con.execute("CREATE OR REPLACE TABLE main.experiments (experiment VARCHAR)")
+    con.executemany("INSERT INTO main.experiments VALUES (?)", [[name] for name in experiment_names()])
+
+
+def register_pooler_settings(con: duckdb.DuckDBPyConnection) -> None:
+    """main.pooler_settings: each experiment's poolers' pool sizes, which its rows do not repeat (a claim
+    about admission control compares the backends the server saw with the pool it was given)."""
+    con.execute(
+        "CREATE OR REPLACE TABLE main.pooler_settings (experiment VARCHAR, pool_size INTEGER, pooler VARCHAR)"
+    )
+    for name in experiment_names():
+        for pooler in load_experiment(name).poolers:
+            con.execute(
+                "INSERT INTO main.pooler_settings VALUES (?, ?, ?)", [name, pooler.pool_size, pooler.instance]
+            )
+
+
+def register_published(con: duckdb.DuckDBPyConnection, results_dir: Path) -> None:
+    """main.published: every published figure, in long form, with its folder as the machine."""
+    found = results_dir.glob(f"{PUBLISHED_PREFIX}*/{PUBLISHED_FILE_NAME}")
+    files = sorted(path for path in found if is_regular_file(path))
+    columns = ", ".join(PUBLISHED_TYPES)
+    if files:
+        file_list = ", ".join(sql_string(str(path)) for path in files)
+        types = ", ".join(f"{sql_string(name)}: {sql_string(kind)}" for name, kind in PUBLISHED_TYPES.items())
+        source = (
+            f"SELECT regexp_extract(filename, '([^/]+)/[^/]+$', 1) AS machine, {columns} "
+            f"FROM read_csv([{file_list}], header = true, union_by_name = true, types = {{{types}}}, "
+            f"nullstr = '', filename = true)"
+        )
+    else:
+        typed = ", ".join(f"NULL::{kind} AS {name}" for name, kind in PUBLISHED_TYPES.items())
+        source = f"SELECT NULL::VARCHAR AS machine, {typed} WHERE false"
+    con.execute(f"CREATE OR REPLACE TABLE main.published AS {source}")
+    # A seed's operating point per server core of its machine, so that its figure can be set beside
+    # ours at the same clients per core (main.machines is registered first).
+    con.execute(
+        "CREATE OR REPLACE VIEW main.published_per_core AS SELECT p.*, m.server_cores, p.clients / "
+        "m.server_cores AS clients_per_core FROM main.published p JOIN main.machines m ON m.id = p.machine"
+    )

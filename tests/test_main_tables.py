@@ -1,0 +1,73 @@
+"""The main tables (connlab.data.main_tables): the machines read from their machine.yaml (cached by file
+status), published folders marked, and the pooler versions each machine records."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from conftest import machine_facts
+from connlab.data.main_tables import load_machines, register_machines
+from connlab.paths import MACHINE_FILE_NAME
+from helpers import records
+
+
+@pytest.fixture
+def results_dir(tmp_path: Path) -> Path:
+    """Two measured machines and a published folder, their machine.yaml only."""
+    results = tmp_path / "results"
+    for machine in ("alpha", "beta", "published-ref"):
+        (results / machine).mkdir(parents=True)
+        (results / machine / MACHINE_FILE_NAME).write_text(yaml.safe_dump(machine_facts(machine)))
+    return results
+
+
+def test_machines_list_marks_published_folders(results_dir: Path) -> None:
+    machines = {machine["id"]: machine for machine in load_machines(results_dir)}
+    assert set(machines) == {"alpha", "beta", "published-ref"}
+    assert machines["published-ref"]["published"] is True
+    assert machines["alpha"]["published"] is False
+    assert machines["alpha"]["cpu_model"] == "Test CPU 3000"
+
+
+def test_machine_files_are_read_again_only_when_changed(results_dir: Path, tmp_path: Path) -> None:
+    """The cache gives what parsing gives; a machine.yaml edited, added or removed is read as it now is."""
+    cache = tmp_path / "machine-files.json"
+    parsed = load_machines(results_dir)
+    assert load_machines(results_dir, cache) == parsed
+    assert cache.exists() and load_machines(results_dir, cache) == parsed
+    alpha = results_dir / "alpha" / MACHINE_FILE_NAME
+    alpha.write_text(alpha.read_text().replace("Test CPU 3000", "Test CPU 4000, edited"))
+    shutil.rmtree(results_dir / "beta")
+    shutil.copytree(results_dir / "alpha", results_dir / "gamma")
+    machines = {machine["id"]: machine for machine in load_machines(results_dir, cache)}
+    assert set(machines) == {"alpha", "gamma", "published-ref"}
+    assert machines["alpha"]["cpu_model"] == machines["gamma"]["cpu_model"] == "Test CPU 4000, edited"
+    assert list(machines.values()) == load_machines(results_dir)
+
+
+def test_pooler_versions_say_which_poolers_ran_on_each_machine(tmp_path: Path) -> None:
+    """Each pooler kind machine.yaml records becomes a row; one whose program was missing is not available,
+    and a file from before poolers were recorded gives no rows rather than a guess."""
+    results = tmp_path / "results"
+    for machine, extra in (
+        ("gamma", {"pgbouncer_version": "1.18.0", "odyssey_version": "not available on this machine"}),
+        ("delta", {}),
+    ):
+        (results / machine).mkdir(parents=True)
+        (results / machine / "machine.yaml").write_text(yaml.safe_dump(machine_facts(machine, **extra)))
+    connection = duckdb.connect()
+    register_machines(connection, load_machines(results))
+    assert records(connection, "SELECT * FROM main.pooler_versions ORDER BY machine, pooler") == [
+        {
+            "machine": "gamma",
+            "pooler": "odyssey",
+            "version": "not available on this machine",
+            "available": False,
+        },
+        {"machine": "gamma", "pooler": "pgbouncer", "version": "1.18.0", "available": True},
+    ]
