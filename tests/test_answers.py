@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from connlab.data.answers import claim_row, coverage, findings, pool_size, short_answer
+from connlab.data.answers import claim_row, coverage, findings, pool_size, short_answer, usl_across
 
 
 def _claim(verdicts: list[dict], claim_id: str = "peak-four-per-core", reading: str = "seed") -> dict:
@@ -222,3 +222,26 @@ def test_the_verdict_table_past_five_machines_gives_the_median_and_names_each_ve
     assert "holds</span> on 6: m0, m1, m2, m3, m4 and 1 more" in text
     assert "does not hold</span> on 1: m6" in text
     assert "m5<br>" not in text  # no column per machine
+
+
+def _sim_points(machine: str, counts: int) -> list[dict]:
+    return [{"machine": machine, "workload": "tpcb-like", "clients": 2**i} for i in range(counts)]
+
+
+def test_the_simulator_defaults_to_the_full_profile_then_the_most_points() -> None:
+    """The simulator's machines, most thorough first: full over quick whatever the points, then the most
+    measured client counts of the simulated workload (not merely the most experiments)."""
+    sizing = {
+        "simulator_points": _sim_points("quick-many", 12)
+        + _sim_points("full-few", 5)
+        + _sim_points("full-more", 8),
+        "fits": [],
+    }
+    columns = [
+        {"machine": "quick-many", "profile": "quick", "experiments": 20},
+        {"machine": "full-few", "profile": "full", "experiments": 20},
+        {"machine": "full-more", "profile": "full", "experiments": 2},
+    ]
+    usl = usl_across(sizing, {"columns": columns}, [])
+    assert usl["machines"] == ["full-more", "full-few", "quick-many"]
+    assert usl["machines_total"] == 3

@@ -11,13 +11,21 @@ import vl_convert
 
 from connlab.site.charts.html import VL_VERSION, render_svg
 from connlab.site.charts.kinds import (
+    LINE_AND_POINT,
     MEASURED_HERE,
     PUBLISHED_ARTICLE,
+    connection_cost_dots,
+    latency_across_machines,
+    metric_vs_clients,
     normalised_throughput,
     pooled_over_direct_by_pool,
+    pooler_memory_dots,
     pooler_rss_over_time,
+    pooler_throughput_dots,
     throughput_by_version,
     usl_simulator,
+    usl_start,
+    version_rows,
 )
 
 FIT = {"fit_lambda": 2065.16, "fit_sigma": 0.3678, "fit_kappa": 0.004152}
@@ -179,3 +187,103 @@ def test_sustained_chart_draws_a_line_per_pooler_over_time_with_tooltips() -> No
     assert {tip["field"] for tip in spec["encoding"]["tooltip"]} == {"pooler", "seconds", "rss_mib"}
     svg = render_svg(spec)
     assert "pgbouncer" in svg and "pgpool" in svg
+
+
+# -- the charts across machines (connlab.data.chart_rows' rows) ---------------------------------------------
+
+
+def latency_rows() -> list[dict[str, Any]]:
+    return [
+        {"series": machine, "statistic": statistic, "clients": n, "clients_per_core": n / 2, "machines": 1,
+         "latency_ms": factor * n, "latency_ms_low": 0.9 * factor * n, "latency_ms_high": 1.1 * factor * n}
+        for machine in ("box-a", "box-b")
+        for statistic, factor in (("mean", 1.0), ("95th percentile", 3.0), ("99th percentile", 5.0))
+        for n in (1, 4, 16)
+    ]  # fmt: skip
+
+
+def test_latency_across_machines_marks_its_legend_as_its_lines_are_drawn() -> None:
+    spec = latency_across_machines(latency_rows())
+    band, line, points = spec["layer"]
+    assert band["mark"]["type"] == "area" and band["encoding"]["y2"]["field"] == "latency_ms_high"
+    # One band per machine and statistic, not one smeared over a machine's three statistics.
+    assert band["encoding"]["detail"]["field"] == "statistic"
+    assert line["encoding"]["x"]["field"] == "clients_per_core"
+    assert line["encoding"]["y"]["scale"]["type"] == "log"
+    legend = line["encoding"]["color"]["legend"]
+    # A stroke with a point on it, at full opacity: not the bands' faded swatch.
+    assert legend["symbolType"] == LINE_AND_POINT and legend["symbolOpacity"] == 1
+    dash = line["encoding"]["strokeDash"]
+    assert dash["sort"] is None  # the rows' order: the mean first, so it takes the solid line
+    assert points["mark"]["type"] == "point"
+    svg = render_svg(spec)
+    for word in ("box-a", "box-b", "mean", "95th percentile", "99th percentile"):
+        assert word in svg
+
+
+def test_the_version_chart_is_the_band_and_line_kind_against_clients_per_core() -> None:
+    """throughput_by_version is metric_vs_clients with another x and colour, not an encoding of its own."""
+    records = [
+        {"postgres_version": "15.18", "clients": n, "clients_per_core": n, "tps_median": 1.0, "tps_min": 0.9,
+         "tps_max": 1.1}
+        for n in (1, 4)
+    ]  # fmt: skip
+    by_version = throughput_by_version(records)
+    by_clients = metric_vs_clients(
+        version_rows(records), "tps_median", "tps_min", "tps_max", "transactions per second", color="server",
+        x="clients_per_core",
+    )  # fmt: skip
+    assert by_version == by_clients
+    assert [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
+            for layer in by_version["layer"]] == ["area", "line"]  # fmt: skip
+
+
+def dot_rows(series: tuple[str, ...]) -> list[dict[str, Any]]:
+    return [
+        {"point": f"{machine}, {clients} clients", "series": name, "machines": 1, "value": value,
+         "low": 0.9 * value, "high": 1.2 * value}
+        for machine in ("box-a", "box-b")
+        for clients in (10, 100)
+        for name, value in zip(series, (8000.0, 5000.0, 7000.0), strict=False)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kind", "series"),
+    [
+        (pooler_throughput_dots, ("pgbouncer", "pgpool", "odyssey")),
+        (pooler_memory_dots, ("pgbouncer", "pgpool", "odyssey")),
+        (connection_cost_dots, ("straight to the server", "through PgBouncer")),
+    ],
+    ids=["pooler-throughput", "pooler-memory", "connection-cost"],
+)
+def test_dots_across_machines_draw_a_median_and_a_range_per_series_side_by_side(
+    kind: Any, series: tuple[str, ...]
+) -> None:
+    spec = kind(dot_rows(series))
+    ranges, dots = spec["layer"]
+    assert (ranges["encoding"]["x"]["field"], ranges["encoding"]["x2"]["field"]) == ("low", "high")
+    assert dots["encoding"]["x"]["field"] == "value" and dots["encoding"]["x"]["scale"]["type"] == "log"
+    for layer in (ranges, dots):
+        assert layer["encoding"]["yOffset"]["field"] == "series"  # side by side, not on top of each other
+        assert layer["encoding"]["y"]["field"] == "point"
+    svg = render_svg(spec)
+    for name in series:
+        assert name in svg
+    assert "box-b, 100 clients" in svg
+
+
+def test_the_simulator_text_is_what_its_sliders_and_label_show() -> None:
+    """usl_start prints each slider's starting value with the slider's digits, and N* as the chart's label
+    computes it from those same values."""
+    records = usl_records()
+    start = usl_start(records)
+    params = params_by_name(usl_simulator(records))
+    for name in ("lambda_", "sigma", "kappa"):
+        assert float(start[name]) == params[name]["value"], name
+        assert not start[name].endswith(".0"), name  # JavaScript prints 2065, not 2065.0
+    label_peak = math.sqrt((1 - params["sigma"]["value"]) / params["kappa"]["value"])
+    assert start["n_star"] == f"{math.floor(label_peak * 10 + 0.5) / 10:g}"
+    svg = render_svg(usl_simulator(records))
+    assert f"N* ≈ {start['n_star']}" in svg
+    assert usl_start(usl_records(fit_kappa=0.0))["n_star"] is None

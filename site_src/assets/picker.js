@@ -15,12 +15,34 @@
       });
     });
   }
+  // A selector of panels (the pool-sizing simulator's machine): the panels that share the select's
+  // data-switch show the one whose data-machine is chosen and hide the rest. charts.js draws a chart when
+  // its hidden panel is shown (its view's width changes), from the page alone: nothing is fetched.
+  function wireSwitches(root) {
+    root.querySelectorAll("select.connlab-switch__select[data-switch]").forEach(function (select) {
+      if (select.dataset.wired) return;
+      select.dataset.wired = "1";
+      var group = select.getAttribute("data-switch");
+      function show() {
+        root.querySelectorAll('.connlab-switch__panel[data-switch="' + group + '"]').forEach(function (panel) {
+          panel.hidden = panel.getAttribute("data-machine") !== select.value;
+        });
+      }
+      select.addEventListener("change", show);
+      // A select the browser restored to an earlier choice (back and forward) shows that choice's panel.
+      show();
+    });
+  }
+  function wireAll(root) {
+    wire(root);
+    wireSwitches(root);
+  }
   // Material's instant navigation swaps the page without a load event: document$ fires on every page.
   if (window.document$ && typeof window.document$.subscribe === "function") {
-    window.document$.subscribe(function () { wire(document); });
+    window.document$.subscribe(function () { wireAll(document); });
   } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", function () { wire(document); });
+    document.addEventListener("DOMContentLoaded", function () { wireAll(document); });
   } else {
-    wire(document);
+    wireAll(document);
   }
 })();

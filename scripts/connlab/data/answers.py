@@ -26,6 +26,7 @@ from connlab.contract.cache import canonical_bytes, loads_fast
 from connlab.contract.facts_files import read_facts
 from connlab.contract.files import write_bytes_if_changed
 from connlab.contract.names import ANSWERS_SUBDIR, MACHINES_JSON, POOL_SIZES_FILE
+from connlab.data.chart_rows import connection_cost, latency_across, pooler_memory, pooler_throughput
 from connlab.data.disagreements import disagreements
 
 # Machines named in a sentence; past this many, the count and the median stand for the rest.
@@ -204,18 +205,6 @@ def columns(machines_facts: dict, measured: list[str], experiments: list[str]) -
     return result
 
 
-def most_thorough(machines_facts: dict, among: list[str] | None = None) -> str | None:
-    """The machine whose profile is the most thorough (full over quick over tiny), then with the most
-    experiments: the default of the pool-sizing simulator."""
-    candidates = [c for c in machines_facts.get("columns", []) if among is None or str(c["machine"]) in among]
-    if not candidates:
-        return None
-    best = max(
-        candidates, key=lambda c: (PROFILE_ORDER.get(str(c.get("profile")), -1), c.get("experiments") or 0)
-    )
-    return str(best["machine"])
-
-
 def coverage(machines_facts: dict, measured: list[str], experiments: list[str], poolers: list[dict]) -> dict:
     """Which measured machines ran the article's experiments and which did not, and each pooler's machines
     where it ran and where it was not available (the four-poolers comparison says so on its first screen)."""
@@ -273,17 +262,24 @@ def fit_curve(
     ]
 
 
+# The workload the simulator draws (pool-sizing's tpcb-like fits).
+SIMULATED = "tpcb-like"
+
+
 def usl_across(sizing: dict, machines_facts: dict, machines_json: list[dict]) -> dict:
     """Pool sizing at article level: the fits of up to PER_MACHINE_UP_TO machines (the most thorough first)
     in the rows the machine view reads (fits, sync_summary, queue_points, folk_formula), their curves for the
     chart across machines with the published fit's, and the simulator's points per machine."""
     simulated = sorted({str(r["machine"]) for r in sizing.get("simulator_points", [])})
-    order = {"tiny": 0, "quick": 1, "full": 2}
     heads = {str(c["machine"]): c for c in machines_facts.get("columns", [])}
+    # The most thorough first (the simulator's default): full over quick, then the most measured points of
+    # the simulated workload, then the most experiments.
+    points = by_machine([r for r in sizing.get("simulator_points", []) if r.get("workload") == SIMULATED])
     ranked = sorted(
         simulated,
         key=lambda m: (
-            -order.get(str(heads.get(m, {}).get("profile")), -1),
+            -PROFILE_ORDER.get(str(heads.get(m, {}).get("profile")), -1),
+            -len(points.get(m, [])),
             -(heads.get(m, {}).get("experiments") or 0),
             m,
         ),
@@ -344,27 +340,6 @@ def usl_across(sizing: dict, machines_facts: dict, machines_json: list[dict]) ->
         "queue_points": rows("queue_points"),
         "folk_formula": rows("folk_formula"),
     }
-
-
-def latency_across(sweep: dict, measured: list[str]) -> list[dict]:
-    """The mixed workload's mean latency against clients on up to PER_MACHINE_UP_TO measured machines, a
-    line each (the latency chart's rows; the series is named by its machine)."""
-    with_points = {p["machine"] for p in sweep.get("points", [])}
-    machines = [m for m in measured if m in with_points]
-    keep = set(machines[:PER_MACHINE_UP_TO])
-    return [
-        {
-            "machine": point["machine"],
-            "workload": f"mixed, {point['machine']}",
-            "clients": point["clients"],
-            "clients_per_core": point["clients_per_core"],
-            "latency_avg_median": point["latency_avg_median"],
-            "latency_avg_min": point["latency_avg_min"],
-            "latency_avg_max": point["latency_avg_max"],
-        }
-        for point in sweep.get("points", [])
-        if point["machine"] in keep and point["workload"] == "mixed" and point.get("latency_avg_median")
-    ]
 
 
 # -- one pool size per machine ------------------------------------------------------------------------
@@ -483,8 +458,7 @@ def write_answers(
             )
         )
     ]
-    # The simulator's machines: those with a fit of the sweep (pool-sizing's simulator_points).
-    fitted = sorted({str(r["machine"]) for r in facts["pool-sizing"].get("simulator_points", [])})
+    usl = usl_across(facts["pool-sizing"], machines_facts, machines_json)
     written = []
     for claims_file in sorted(claims_dir.glob("*.json")):
         slug = claims_file.stem
@@ -510,13 +484,18 @@ def write_answers(
             "coverage": covered,
             "seed_raw": raw_files(results_dir, source) if source else [],
             "columns": columns(machines_facts, ran, experiments),
-            "simulator_default": most_thorough(machines_facts, fitted),
+            "simulator_default": usl["machines"][0] if usl["machines"] else None,
             "latency": latency_across(facts["too-many-connections"], ran)
             if slug == "too-many-connections"
             else [],
-            "usl": usl_across(facts["pool-sizing"], machines_facts, machines_json)
-            if slug == "pool-sizing"
-            else {},
+            "pooler_throughput": pooler_throughput(facts["four-poolers"], ran)
+            if slug == "four-poolers"
+            else [],
+            "pooler_memory": pooler_memory(facts["four-poolers"], ran) if slug == "four-poolers" else [],
+            "connection_cost": connection_cost(facts["pgbouncer-trade"], ran)
+            if slug == "pgbouncer-trade"
+            else [],
+            "usl": usl if slug == "pool-sizing" else {},
         }
         target = out_dir / f"{slug}.json"
         if write_bytes_if_changed(target, canonical_bytes(payload)):

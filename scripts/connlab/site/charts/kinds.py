@@ -14,7 +14,7 @@ from connlab.site.charts.lazy import lazy_import
 # LINE_PER_MACHINE_UP_TO: the templates read it here, with the chart kinds.
 from connlab.site.charts.scaling import LINE_PER_MACHINE_UP_TO as LINE_PER_MACHINE_UP_TO
 from connlab.site.charts.scaling import peak_rows
-from connlab.site.charts.usl import filled_usl, usl_simulator, usl_template
+from connlab.site.charts.usl import filled_usl, usl_simulator, usl_start, usl_template
 
 if TYPE_CHECKING:
     import altair as alt
@@ -25,7 +25,7 @@ Records = Sequence[dict[str, object]]
 WIDTH = "container"
 HEIGHT = 300
 # Built in a module of its own; named here so that a template finds every chart kind in one place.
-__all__ = ["usl_simulator"]
+__all__ = ["usl_simulator", "usl_start"]
 
 
 def _base(records: Records) -> alt.Chart:
@@ -36,6 +36,20 @@ def _clients_axis(title: str = "clients (log scale)") -> alt.X:
     return alt.X("clients:Q", scale=alt.Scale(type="log"), title=title)
 
 
+# The x axes a line chart is drawn against: the field and its title.
+X_AXES = {
+    "clients": "clients (log scale)",
+    "clients_per_core": "clients per server core (log scale)",
+}
+# A legend's mark drawn as the chart's lines are: a stroke with a point on it, at full opacity (not the
+# bands' pale fill). An SVG path in the symbol's unit square, which Vega scales to the symbol size.
+LINE_AND_POINT = "M-1,0H-0.35M0.35,0H1M-0.35,0A0.35,0.35,0,1,1,0.35,0A0.35,0.35,0,1,1,-0.35,0"
+
+
+def line_legend() -> alt.Legend:
+    return alt.Legend(symbolType=LINE_AND_POINT, symbolOpacity=1, symbolStrokeWidth=2, symbolSize=200)
+
+
 def metric_vs_clients(
     records: Records,
     median: str,
@@ -44,40 +58,45 @@ def metric_vs_clients(
     title: str,
     log_y: bool = False,
     color: str = "workload",
+    x: str = "clients",
+    dash: str | None = None,
+    color_title: str | None = None,
 ) -> dict:
-    """A median line per series with a shaded min–max band: the run-to-run range stays visible."""
+    """A median line per series with a shaded min–max band: the run-to-run range (or the machines' range)
+    stays visible. x: a field of X_AXES. dash: a second series field drawn as the line's dashes (one band
+    and line per colour and dash)."""
     y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=True)
-    # The legend's marks are drawn as the lines are (a stroke at full opacity), not as the bands' pale fill.
-    legend = alt.Legend(symbolType="stroke", symbolOpacity=1, symbolStrokeWidth=2)
-    color_enc = alt.Color(f"{color}:N", title=color, legend=legend)
+    x_enc = alt.X(f"{x}:Q", scale=alt.Scale(type="log"), title=X_AXES[x])
+    color_enc = alt.Color(f"{color}:N", title=color_title or color, legend=line_legend())
+    detail = [alt.Detail(f"{dash}:N")] if dash else []
     band = (
         _base(records)
         .mark_area(opacity=0.2)
-        .encode(
-            x=_clients_axis(),
-            y=alt.Y(f"{low}:Q", scale=y_scale, title=title),
-            y2=f"{high}:Q",
-            color=color_enc,
-        )
+        .encode(x_enc, alt.Y(f"{low}:Q", scale=y_scale, title=title), alt.Y2(f"{high}:Q"), color_enc, *detail)
     )
     tooltip = [
         alt.Tooltip(f"{color}:N"),
-        alt.Tooltip("clients:Q"),
+        *([alt.Tooltip(f"{dash}:N")] if dash else []),
+        alt.Tooltip(f"{x}:Q", format=",.3~f"),
         alt.Tooltip(f"{median}:Q", title="median", format=",.3~f"),
         alt.Tooltip(f"{low}:Q", title="min", format=",.3~f"),
         alt.Tooltip(f"{high}:Q", title="max", format=",.3~f"),
     ]
-    line = (
-        _base(records)
-        .mark_line(point=True)
-        .encode(
-            x=_clients_axis(),
-            y=alt.Y(f"{median}:Q", scale=y_scale, title=title),
-            color=color_enc,
-            tooltip=tooltip,
-        )
+    y_enc = alt.Y(f"{median}:Q", scale=y_scale, title=title)
+    if dash is None:
+        line = _base(records).mark_line(point=True).encode(x_enc, y_enc, color_enc, tooltip=tooltip)
+        return alt.layer(band, line).to_dict()
+    # The dashes on a plain line, the points a layer of their own: on a line with points, Vega-Lite draws
+    # the dash legend's symbols as dots, which cannot show a dash.
+    dash_enc = alt.StrokeDash(
+        f"{dash}:N",
+        title=dash,
+        sort=None,
+        legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2, symbolOpacity=1),
     )
-    return alt.layer(band, line).to_dict()
+    line = _base(records).mark_line().encode(x_enc, y_enc, color_enc, dash_enc)
+    points = _base(records).mark_point(filled=True).encode(x_enc, y_enc, color_enc, *detail, tooltip=tooltip)
+    return alt.layer(band, line, points).to_dict()
 
 
 def throughput_vs_clients(records: Records) -> dict:
@@ -92,6 +111,24 @@ def latency_vs_clients(records: Records) -> dict:
         "latency_avg_max",
         "mean latency, ms (log scale)",
         log_y=True,
+    )
+
+
+def latency_across_machines(records: Records) -> dict:
+    """Mean, 95th and 99th percentile latency against clients per server core: a colour per machine (or,
+    past a handful, one for the machines' median with a band from the lowest to the highest), a dash per
+    statistic (connlab.data.chart_rows.latency_across makes the rows)."""
+    return metric_vs_clients(
+        records,
+        "latency_ms",
+        "latency_ms_low",
+        "latency_ms_high",
+        "latency, ms (log scale)",
+        log_y=True,
+        color="series",
+        x="clients_per_core",
+        dash="statistic",
+        color_title="machine",
     )
 
 
@@ -180,36 +217,85 @@ def normalised_spread(records: Records) -> dict:
     return alt.layer(band, lines).to_dict()
 
 
-def connect_cost_dots(records: Records) -> dict:
-    """Time per transaction for each way of connecting: a dot at the median, a rule over the range of the
-    passes. The scale is logarithmic (the ways differ by orders of magnitude), where bars cannot start."""
+def dots_with_ranges(
+    records: Records,
+    category: str,
+    median: str,
+    low: str,
+    high: str,
+    x_title: str,
+    color: str,
+    color_title: str,
+    tooltip: Sequence[alt.Tooltip] = (),
+    offset: bool = False,
+    height: object = 200,
+) -> dict:
+    """A dot at each row's median and a rule over its range, one row of the chart per category on a
+    logarithmic scale (the values differ by orders of magnitude, where bars cannot start). offset: the
+    colours of one category side by side (yOffset) instead of on one line."""
     x_scale = alt.Scale(type="log")
-    y = alt.Y("workload:N", title=None, sort=None)
-    color = alt.Color("transport:N")
-    tooltip = [
-        alt.Tooltip("workload:N"),
-        alt.Tooltip("clients:Q"),
-        alt.Tooltip("ms_per_tx_median:Q", title="median ms", format=".3~f"),
-        alt.Tooltip("ms_per_tx_min:Q", title="min ms", format=".3~f"),
-        alt.Tooltip("ms_per_tx_max:Q", title="max ms", format=".3~f"),
-        alt.Tooltip("connection_ms_median:Q", title="connection ms", format=".3~f"),
+    y = alt.Y(f"{category}:N", title=None, sort=None)
+    color_enc = alt.Color(f"{color}:N", title=color_title)
+    shifted = [alt.YOffset(f"{color}:N", sort=None)] if offset else []
+    tips = [
+        alt.Tooltip(f"{category}:N"),
+        alt.Tooltip(f"{color}:N", title=color_title),
+        alt.Tooltip(f"{median}:Q", title="median", format=",.3~f"),
+        alt.Tooltip(f"{low}:Q", title="min", format=",.3~f"),
+        alt.Tooltip(f"{high}:Q", title="max", format=",.3~f"),
+        *tooltip,
     ]
     ranges = (
         _base(records)
         .mark_rule(strokeWidth=3)
-        .encode(y=y, x=alt.X("ms_per_tx_min:Q", scale=x_scale), x2="ms_per_tx_max:Q", color=color)
+        .encode(y, alt.X(f"{low}:Q", scale=x_scale), alt.X2(f"{high}:Q"), color_enc, *shifted)
     )
     dots = (
         _base(records)
-        .mark_point(filled=True, size=90)
-        .encode(
-            y=y,
-            x=alt.X("ms_per_tx_median:Q", scale=x_scale, title="ms per transaction, log scale"),
-            color=color,
-            tooltip=tooltip,
-        )
+        .mark_point(filled=True, size=90, opacity=1)
+        .encode(y, alt.X(f"{median}:Q", scale=x_scale, title=x_title), color_enc, *shifted, tooltip=tips)
     )
-    return alt.layer(ranges, dots).properties(height=200).to_dict()
+    return alt.layer(ranges, dots).properties(height=height).to_dict()
+
+
+def connect_cost_dots(records: Records) -> dict:
+    """Time per transaction for each way of connecting: a dot at the median, a rule over the range of the
+    passes."""
+    return dots_with_ranges(
+        records, "workload", "ms_per_tx_median", "ms_per_tx_min", "ms_per_tx_max",
+        "ms per transaction, log scale", "transport", "transport",
+        tooltip=[alt.Tooltip("clients:Q"),
+                 alt.Tooltip("connection_ms_median:Q", title="connection ms", format=".3~f")],
+    )  # fmt: skip
+
+
+# A row per category and colour in the charts across machines (chart_rows' pooler and connection rows).
+ACROSS_STEP = 14
+
+
+def _dots_across(records: Records, x_title: str, color_title: str) -> dict:
+    """connlab.data.chart_rows' rows: a category (`point`: machine and clients, or clients past a handful
+    of machines), a colour (`series`) with its dot and range side by side, and `machines` in the tooltip."""
+    return dots_with_ranges(
+        records, "point", "value", "low", "high", x_title, "series", color_title,
+        tooltip=[alt.Tooltip("machines:Q", title="machines")], offset=True, height=alt.Step(ACROSS_STEP),
+    )  # fmt: skip
+
+
+def pooler_throughput_dots(records: Records) -> dict:
+    """The poolers head to head: each one's throughput with the range of the passes, per machine."""
+    return _dots_across(records, "transactions per second (log scale)", "pooler")
+
+
+def pooler_memory_dots(records: Records) -> dict:
+    """The poolers head to head: the resident memory of each one's processes, with the range of the passes."""
+    return _dots_across(records, "RSS of the pooler's processes, MiB (log scale)", "pooler")
+
+
+def connection_cost_dots(records: Records) -> dict:
+    """The cost of a new connection: transactions per second when every transaction opens one, straight to
+    the server and through PgBouncer, with the range of the passes."""
+    return _dots_across(records, "transactions per second, a new connection each (log scale)", "path")
 
 
 def budget_rows(records: Records) -> list[dict[str, object]]:
@@ -246,22 +332,15 @@ def version_rows(records: Records) -> list[dict[str, object]]:
 def throughput_by_version(records: Records) -> dict:
     """One line per PostgreSQL version (its exact server in the legend), against clients per core, with a
     band from the slowest to the fastest pass: two versions' curves read side by side."""
-    base = _base(version_rows(records)).encode(
-        x=alt.X("clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core"),
-        color=alt.Color("server:N", title="server"),
+    return metric_vs_clients(
+        version_rows(records),
+        "tps_median",
+        "tps_min",
+        "tps_max",
+        "transactions per second",
+        color="server",
+        x="clients_per_core",
     )
-    band = base.mark_area(opacity=0.2).encode(y="tps_min:Q", y2="tps_max:Q")
-    line = base.mark_line(point=True).encode(
-        y=alt.Y("tps_median:Q", title="transactions per second"),
-        tooltip=[
-            alt.Tooltip("server:N"),
-            alt.Tooltip("clients:Q"),
-            alt.Tooltip("tps_median:Q", title="median", format=",.0f"),
-            alt.Tooltip("tps_min:Q", title="min", format=",.0f"),
-            alt.Tooltip("tps_max:Q", title="max", format=",.0f"),
-        ],
-    )
-    return alt.layer(band, line).to_dict()
 
 
 def wait_event_rows(records: Records) -> list[dict[str, object]]:
@@ -389,6 +468,10 @@ ROWS_INTO_TEMPLATE: dict[str, Callable[[Records], list[dict[str, object]]]] = {
     "normalised_throughput": normalised_rows,
     "normalised_spread": spread_rows,
     "connect_cost_dots": _as_given,
+    "latency_across_machines": _as_given,
+    "pooler_throughput_dots": _as_given,
+    "pooler_memory_dots": _as_given,
+    "connection_cost_dots": _as_given,
     "throughput_by_budget": budget_rows,
     "throughput_by_version": version_rows,
     "wait_event_shares": wait_event_rows,

@@ -77,6 +77,37 @@ def usl_params(records: Records) -> list[dict]:
     ]
 
 
+def shown(value: float, step: float) -> str:
+    """A slider's value as the page shows it (JavaScript's number to text): the digits its step keeps, no
+    trailing zeros, no exponent."""
+    decimals = max(-math.floor(math.log10(step) + 1e-9), 0)
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def peak_label(sigma: float, kappa: float) -> str | None:
+    """N* as the chart's label writes it (_usl_peak: round(N* × 10) / 10, half up, in JavaScript's
+    digits); None where the model has no peak."""
+    if kappa <= 0 or sigma >= 1:
+        return None
+    tenths = math.floor(math.sqrt((1 - sigma) / kappa) * 10 + 0.5)
+    return str(tenths // 10) if tenths % 10 == 0 else f"{tenths / 10:.1f}"
+
+
+def usl_start(records: Records) -> dict[str, str | None]:
+    """What the simulator shows before a slider moves, as text: each slider's starting value as the slider
+    prints it, and N* as the chart's label does from those same values. The page's sentence above the
+    chart prints these, so the sentence, the sliders and the label never disagree by a rounding."""
+    params = {p["name"]: p for p in usl_params(records)}
+    values = {
+        name: (params[name]["value"], params[name]["bind"]["step"]) for name in ("lambda_", "sigma", "kappa")
+    }
+    return {
+        **{name: shown(value, step) for name, (value, step) in values.items()},
+        "n_star": peak_label(values["sigma"][0], values["kappa"][0]),
+    }
+
+
 def usl_rows(records: Records) -> list[dict[str, object]]:
     return [{**record, "series": USL_MEASURED} for record in records]
 

@@ -1,0 +1,134 @@
+"""The rows of the articles' charts across machines (connlab.data.chart_rows): a series per machine up to a
+handful, the machines' median and range past it; every value taken from the facts' rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from connlab.data.chart_rows import (
+    LATENCY_STATISTICS,
+    LINES_UP_TO,
+    connection_cost,
+    half_power_step,
+    latency_across,
+    median_label,
+    pooler_memory,
+    pooler_throughput,
+)
+
+
+def sweep_point(machine: str, clients: int, cores: float, base: float) -> dict:
+    return {
+        "machine": machine, "workload": "mixed", "clients": clients, "clients_per_core": clients / cores,
+        "latency_avg_median": base, "latency_avg_min": base * 0.9, "latency_avg_max": base * 1.1,
+        "latency_p95_median": base * 3, "latency_p95_min": base * 2.8, "latency_p95_max": base * 3.3,
+        "latency_p99_median": base * 5,
+    }  # fmt: skip
+
+
+def sweep(machines: list[str]) -> dict:
+    points = [
+        sweep_point(m, clients, 1.0, (i + 1) * clients / 10)
+        for i, m in enumerate(machines)
+        for clients in (1, 4, 16)
+    ]
+    # Another workload and a point without latency are never drawn.
+    points.append({**sweep_point(machines[0], 2, 1.0, 1.0), "workload": "select-only"})
+    points.append({**sweep_point(machines[0], 2, 1.0, 1.0), "latency_avg_median": None})
+    return {"points": points}
+
+
+def test_latency_draws_each_machine_with_mean_p95_and_p99_and_its_passes() -> None:
+    machines = ["box-a", "box-b"]
+    rows = latency_across(sweep(machines), [*machines, "box-without-sweep"])
+    assert {r["series"] for r in rows} == set(machines)
+    assert [r["statistic"] for r in rows[:: len(rows) // 3]] == [name for name, *_ in LATENCY_STATISTICS]
+    mean = next(r for r in rows if r["series"] == "box-b" and r["clients"] == 4 and r["statistic"] == "mean")
+    assert (mean["latency_ms"], mean["latency_ms_low"], mean["latency_ms_high"]) == pytest.approx(
+        (0.8, 0.72, 0.88)
+    )
+    p99 = next(
+        r
+        for r in rows
+        if r["series"] == "box-a" and r["clients"] == 16 and r["statistic"] == "99th percentile"
+    )
+    assert p99["latency_ms"] == p99["latency_ms_low"] == p99["latency_ms_high"] == pytest.approx(8.0)
+    assert len(rows) == len(machines) * 3 * 3
+
+
+def test_latency_past_a_handful_of_machines_is_their_median_and_range() -> None:
+    machines = [f"box-{i}" for i in range(LINES_UP_TO + 2)]
+    rows = latency_across(sweep(machines), machines)
+    assert {r["series"] for r in rows} == {median_label(len(machines))}
+    assert len(rows) == 3 * 3  # a row per statistic and step of clients per core, whatever the machines
+    at_4 = next(r for r in rows if r["statistic"] == "mean" and r["clients_per_core"] == 4)
+    values = [(i + 1) * 4 / 10 for i in range(len(machines))]
+    assert at_4["machines"] == len(machines)
+    assert at_4["latency_ms"] == pytest.approx(sorted(values)[len(values) // 2])
+    assert (at_4["latency_ms_low"], at_4["latency_ms_high"]) == pytest.approx((min(values), max(values)))
+
+
+def test_steps_of_half_a_power_of_two_meet_across_core_counts() -> None:
+    assert half_power_step(4.0) == 4.0
+    assert half_power_step(5.0) == pytest.approx(2**2.5)
+    assert half_power_step(0.125) == 0.125
+
+
+POOLERS = {
+    "throughput": [
+        {"machine": m, "pooler": pooler, "clients": clients, "tps_median": tps, "tps_min": tps * 0.9,
+         "tps_max": tps * 1.2}
+        for m in ("box-a", "box-b")
+        for pooler, tps in (("pgbouncer", 8000.0), ("pgpool", 5000.0), ("odyssey", 7000.0))
+        for clients in (10, 100)
+    ] + [{"machine": "box-a", "pooler": "pgpool", "clients": 500, "tps_median": None, "tps_min": None,
+          "tps_max": None}],
+    "memory": [
+        {"machine": "box-a", "pooler": "odyssey", "clients": 10, "rss_mib_median": 40.0, "rss_mib_min": 39.0,
+         "rss_mib_max": 41.0}
+    ],
+}  # fmt: skip
+
+
+def test_poolers_head_to_head_per_machine_with_odyssey_when_it_ran() -> None:
+    rows = pooler_throughput(POOLERS, ["box-a", "box-b"])
+    assert {r["series"] for r in rows} == {"pgbouncer", "pgpool", "odyssey"}
+    assert {r["point"] for r in rows} == {f"{m}, {c} clients" for m in ("box-a", "box-b") for c in (10, 100)}
+    first = rows[0]
+    assert (first["value"], first["low"], first["high"]) == pytest.approx((8000.0, 7200.0, 9600.0))
+    (memory,) = pooler_memory(POOLERS, ["box-a"])
+    assert (memory["series"], memory["value"], memory["low"], memory["high"]) == ("odyssey", 40.0, 39.0, 41.0)
+
+
+def test_poolers_past_a_handful_of_machines_are_a_median_per_client_count() -> None:
+    machines = [f"box-{i}" for i in range(LINES_UP_TO + 1)]
+    facts = {
+        "throughput": [
+            {"machine": m, "pooler": "pgbouncer", "clients": 10, "tps_median": 1000.0 * (i + 1),
+             "tps_min": 1.0, "tps_max": 1e9}
+            for i, m in enumerate(machines)
+        ]
+    }  # fmt: skip
+    (row,) = pooler_throughput(facts, machines)
+    assert row["machines"] == len(machines)
+    assert (row["low"], row["high"]) == (
+        1000.0,
+        1000.0 * len(machines),
+    )  # the machines' range, not the passes'
+    assert row["value"] == pytest.approx(1000.0 * (len(machines) + 1) / 2)
+
+
+def test_connection_cost_has_a_dot_straight_and_through_pgbouncer_per_machine_and_clients() -> None:
+    trade = {
+        "churn": [
+            {"machine": "box-a", "clients": 2,
+             "direct_tps": 52.8, "direct_tps_min": 51.5, "direct_tps_max": 54.3,
+             "pooled_tps": 160.6, "pooled_tps_min": 149.2, "pooled_tps_max": 161.1}
+        ]
+    }  # fmt: skip
+    rows = connection_cost(trade, ["box-a"])
+    assert [(r["series"], r["value"], r["low"], r["high"]) for r in rows] == [
+        ("straight to the server", 52.8, 51.5, 54.3),
+        ("through PgBouncer", 160.6, 149.2, 161.1),
+    ]
+    assert {r["point"] for r in rows} == {"box-a, 2 clients"}
