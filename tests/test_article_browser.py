@@ -146,3 +146,98 @@ def test_every_toc_entry_lands_on_its_heading(browser: Browser, site_url: str, s
             if abs(landed["top"] - landed["header"]) > LANDING_PX:
                 missed[anchor] = round(landed["top"] - landed["header"])
         assert missed == {}, "entries landing away from their headings (px)"
+
+
+# The charts across machines each article draws (their partials), by the id of their figure.
+NEW_CHARTS = {
+    "too-many-connections": ("tmc-latency-across",),
+    "four-poolers": ("fp-head-to-head-tps", "fp-head-to-head-memory"),
+    "pgbouncer-trade": ("pbt-connection-cost",),
+}
+# How many marks a figure's drawing holds, and the legend's symbols (Vega names each mark's group by type).
+DRAWN_MARKS_JS = """
+(id) => {
+  const svg = document.querySelector(`#chart-${id} .connlab-chart__view svg`);
+  if (!svg) return null;
+  const marks = svg.querySelectorAll(
+    "g.mark-symbol path, g.mark-line path, g.mark-rule line, g.mark-area path"
+  );
+  const box = svg.getBoundingClientRect();
+  return {marks: marks.length, width: box.width, height: box.height};
+}
+"""
+# The simulator shown: its sentence's figures, the N* its chart labels, and its sliders' printed values.
+SHOWN_SIMULATOR_JS = """
+() => {
+  const panels = [...document.querySelectorAll(".connlab-switch__panel[data-switch='usl-sim']")];
+  const shown = panels.filter(p => !p.hidden);
+  if (shown.length !== 1) return {shown: shown.length};
+  const panel = shown[0];
+  const text = name => (panel.querySelector(`[data-sim='${name}']`) || {}).textContent || null;
+  const svg = panel.querySelector(".connlab-chart__view svg");
+  const texts = svg ? [...svg.querySelectorAll("text")].map(t => t.textContent) : [];
+  const label = texts.find(t => t.startsWith("N*"));
+  return {
+    shown: 1,
+    machine: panel.getAttribute("data-machine"),
+    sentence: {lambda_: text("lambda_"), sigma: text("sigma"), kappa: text("kappa"), n_star: text("n_star")},
+    label: label || null,
+    sliders: [...panel.querySelectorAll(".vega-bind input[type=range] + span")].map(s => s.textContent),
+  };
+}
+"""
+
+
+def _wait_drawn(page: Page, chart_id: str) -> dict:
+    """The drawing once it holds marks, read in the same frame (a scroll may draw a chart again)."""
+    found = page.wait_for_function(
+        f"() => {{ const d = ({DRAWN_MARKS_JS})({chart_id!r}); return d && d.marks > 0 ? d : null; }}"
+    )
+    return found.json_value()
+
+
+@pytest.mark.parametrize("slug", list(NEW_CHARTS))
+def test_each_chart_across_machines_is_drawn_with_marks(browser: Browser, site_url: str, slug: str) -> None:
+    with opened(browser, f"{site_url}articles/{slug}/", 1280, 900) as page:
+        for chart_id in NEW_CHARTS[slug]:
+            figure = page.locator(f"#chart-{chart_id}")
+            assert figure.count() == 1, f"no chart {chart_id}"
+            figure.scroll_into_view_if_needed()
+            drawn = _wait_drawn(page, chart_id)
+            assert drawn["marks"] > 0 and drawn["width"] > 100 and drawn["height"] > 50, (chart_id, drawn)
+            SCREENSHOTS_DIR.mkdir(parents=True, exist_ok=True)
+            figure.screenshot(path=str(SCREENSHOTS_DIR / f"article-{slug}-chart-{chart_id}.png"))
+
+
+def _shown_simulator(page: Page) -> dict:
+    page.wait_for_function(
+        f"() => {{ const s = ({SHOWN_SIMULATOR_JS})(); return s.label && s.sliders.length; }}"
+    )
+    return page.evaluate(SHOWN_SIMULATOR_JS)
+
+
+def test_the_simulator_selector_changes_the_shown_optimum(browser: Browser, site_url: str) -> None:
+    """The machine selector shows that machine's simulator; every figure shown once (sentence, sliders, the
+    chart's N*) agrees, and choosing another machine changes the optimum shown."""
+    with opened(browser, f"{site_url}articles/pool-sizing/", 1280, 900) as page:
+        select = page.locator("#usl-sim-machine")
+        options = select.locator("option").all_text_contents()
+        assert len(options) >= 2, "the pinned results fit more than one machine"
+        select.scroll_into_view_if_needed()
+        # The default: the most thorough machine, first in the list, shown before anything is chosen.
+        assert _shown_simulator(page)["machine"] == options[0]
+        seen = {}
+        for machine in options:
+            select.select_option(machine)
+            shown = _shown_simulator(page)
+            assert shown["machine"] == machine
+            sentence = shown["sentence"]
+            assert shown["label"] == f"N* ≈ {sentence['n_star']}", shown
+            assert shown["sliders"] == [sentence["lambda_"], sentence["sigma"], sentence["kappa"]], shown
+            seen[machine] = sentence["n_star"]
+            if machine == options[0]:
+                SCREENSHOTS_DIR.mkdir(parents=True, exist_ok=True)
+                page.locator(".connlab-switch__panel:not([hidden])").screenshot(
+                    path=str(SCREENSHOTS_DIR / "article-pool-sizing-chart-simulator.png")
+                )
+        assert len(set(seen.values())) == len(seen), f"choosing a machine left the optimum as it was: {seen}"
