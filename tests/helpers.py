@@ -1,9 +1,11 @@
-"""Helpers several test modules share (rows to write, tables to read back, a render of machine pages):
-kept here so that no test module imports another.
+"""Helpers several test modules share (rows to write, tables to read back, a render of machine pages, the
+connlab command run as a user runs it): kept here so that no test module imports another.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,9 @@ from connlab.contract.files import write_if_changed
 from connlab.site.render.machine_pages import render_machine_pages, store_machine_pages
 from connlab.site.render.renderer import PageRenderer
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# The connlab command as the console script runs it (connlab/__main__.py), with this interpreter.
+CONNLAB_COMMAND = [sys.executable, "-m", "connlab"]
 Rows = list[dict[str, Any]]
 # The articles whose facts a machine page draws on.
 SLUGS = ["pool-sizing", "too-many-connections"]
@@ -66,3 +71,12 @@ def render(data: Path, docs: Path, cache: Path) -> tuple[dict[Path, str], set[Pa
         write_if_changed(path, text)
     store_machine_pages(pages, machine_pages.rendered, cache)
     return pages, set(machine_pages.rendered)
+
+
+def connlab(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """`connlab ARGS` in the repository with this environment, its output captured and no terminal to
+    answer a question on; a hang fails the test after `timeout` seconds."""
+    return subprocess.run(
+        [*CONNLAB_COMMAND, *args], cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=timeout, check=False,
+    )  # fmt: skip

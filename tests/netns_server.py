@@ -94,73 +94,71 @@ class NamespacedServer:
         return dumps
 
 
+def _quietly(*command: str) -> None:
+    """A teardown step: it runs whatever happened before, and its failure hides nothing."""
+    subprocess.run(command, capture_output=True, timeout=60, check=False)
+
+
+def _as_postgres(*command: str | Path) -> list[str]:
+    return ["runuser", "-u", "postgres", "--", *map(str, command)]
+
+
+def _in_namespace(namespace: str, *command: str) -> list[str]:
+    return ["ip", "netns", "exec", namespace, *command]
+
+
+def _owned_by_postgres(*paths: Path) -> None:
+    for path in paths:
+        shutil.chown(path, "postgres", "postgres")
+
+
 def _certificate(folder: Path) -> None:
+    key, certificate = folder / "server.key", folder / "server.crt"
     _run(
-        "openssl",
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-subj",
-        "/CN=connlab-test",
-        "-days",
-        "1",
-        "-keyout",
-        str(folder / "server.key"),
-        "-out",
-        str(folder / "server.crt"),
-    )
-    (folder / "server.key").chmod(0o600)
-    shutil.chown(folder / "server.key", "postgres", "postgres")
-    shutil.chown(folder / "server.crt", "postgres", "postgres")
+        "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=connlab-test", "-days", "1",
+        "-keyout", str(key), "-out", str(certificate),
+    )  # fmt: skip
+    key.chmod(0o600)
+    _owned_by_postgres(key, certificate)
 
 
 @contextlib.contextmanager
 def namespaced_server(
     max_connections: int = MAX_CONNECTIONS, second: bool = False
 ) -> Iterator[NamespacedServer]:
-    """second: a second server beside the first in the same test process (names and subnet of its own)."""
+    """second: a second server beside the first in the same test process (names and subnet of its own).
+    Each thing made is undone on leaving, in reverse order, whatever happened: the server stopped, the veth
+    pair and the namespace deleted, the folder removed."""
     pid = os.getpid() * 2 + int(second)
     number = pid % 250 + 1
     namespace, host_link, far_link = f"clns{pid}", f"clv{pid}h", f"clv{pid}n"
     host_ip, server_ip = f"10.213.{number}.1", f"10.213.{number}.2"
-    folder = Path(tempfile.mkdtemp(prefix="clns-", dir="/tmp"))
-    folder.chmod(0o755)
-    server = NamespacedServer(folder, namespace, host_link, host_ip, server_ip, _bindir())
-    started = False
-    try:
+    with contextlib.ExitStack() as undo:
+        folder = Path(tempfile.mkdtemp(prefix="clns-", dir="/tmp"))
+        undo.callback(shutil.rmtree, folder, ignore_errors=True)
+        folder.chmod(0o755)
+        server = NamespacedServer(folder, namespace, host_link, host_ip, server_ip, _bindir())
         _run("ip", "netns", "add", namespace)
+        undo.callback(_quietly, "ip", "netns", "del", namespace)
         _run("ip", "link", "add", host_link, "type", "veth", "peer", "name", far_link)
+        undo.callback(_quietly, "ip", "link", "del", host_link)
         _run("ip", "link", "set", far_link, "netns", namespace)
         _run("ip", "addr", "add", f"{host_ip}/24", "dev", host_link)
         _run("ip", "link", "set", host_link, "up")
-        _run("ip", "netns", "exec", namespace, "ip", "addr", "add", f"{server_ip}/24", "dev", far_link)
-        _run("ip", "netns", "exec", namespace, "ip", "link", "set", far_link, "up")
-        _run("ip", "netns", "exec", namespace, "ip", "link", "set", "lo", "up")
+        _run(*_in_namespace(namespace, "ip", "addr", "add", f"{server_ip}/24", "dev", far_link))
+        _run(*_in_namespace(namespace, "ip", "link", "set", far_link, "up"))
+        _run(*_in_namespace(namespace, "ip", "link", "set", "lo", "up"))
         for sub in (server.data_dir, server.socket_dir):
             sub.mkdir()
-            shutil.chown(sub, "postgres", "postgres")
         _certificate(folder)
         (folder / "server.log").touch()
-        shutil.chown(folder / "server.log", "postgres", "postgres")
+        _owned_by_postgres(server.data_dir, server.socket_dir, folder / "server.log")
         _run(
-            "runuser",
-            "-u",
-            "postgres",
-            "--",
-            str(server.bindir / "initdb"),
-            "-D",
-            str(server.data_dir),
-            "-U",
-            "postgres",
-            "--auth-local=trust",
-            "--auth-host=scram-sha-256",
-            "-E",
-            "UTF8",
-            "--locale=C",
-            "--no-sync",
-        )
+            *_as_postgres(
+                server.bindir / "initdb", "-D", server.data_dir, "-U", "postgres", "--auth-local=trust",
+                "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync",
+            )
+        )  # fmt: skip
         settings = {
             "listen_addresses": f"'{server_ip}'",
             "port": PORT,
@@ -181,24 +179,9 @@ def namespaced_server(
             f"host all tls_only {host_ip}/32 reject\n"
             f"host all all {host_ip}/32 scram-sha-256\n"
         )
-        _run(
-            "ip",
-            "netns",
-            "exec",
-            namespace,
-            "runuser",
-            "-u",
-            "postgres",
-            "--",
-            str(server.bindir / "pg_ctl"),
-            "-D",
-            str(server.data_dir),
-            "-l",
-            str(folder / "server.log"),
-            "-w",
-            "start",
-        )
-        started = True
+        pg_ctl = [server.bindir / "pg_ctl", "-D", server.data_dir]
+        _run(*_in_namespace(namespace, *_as_postgres(*pg_ctl, "-l", folder / "server.log", "-w", "start")))
+        undo.callback(_quietly, *_as_postgres(*pg_ctl, "-m", "immediate", "-w", "stop"))
         for role, options in ROLES.items():
             server.passwords[role] = secrets.token_urlsafe(18)
             server.execute(f"CREATE ROLE {role} {options} PASSWORD '{server.passwords[role]}'")
@@ -214,26 +197,3 @@ def namespaced_server(
             "INSERT INTO app.orders VALUES (1, 9.5), (2, 12)"
         )
         yield server
-    finally:
-        if started:
-            subprocess.run(
-                [
-                    "runuser",
-                    "-u",
-                    "postgres",
-                    "--",
-                    str(server.bindir / "pg_ctl"),
-                    "-D",
-                    str(server.data_dir),
-                    "-m",
-                    "immediate",
-                    "-w",
-                    "stop",
-                ],
-                capture_output=True,
-                timeout=60,
-                check=False,
-            )
-        subprocess.run(["ip", "link", "del", host_link], capture_output=True, check=False)
-        subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)
-        shutil.rmtree(folder, ignore_errors=True)

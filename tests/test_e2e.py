@@ -29,6 +29,7 @@ from connlab.contract.facts_files import read_facts
 from connlab.errors import LabError
 from connlab.lab import cluster as cluster_module
 from connlab.lab.cluster import Cluster
+from helpers import connlab
 
 if TYPE_CHECKING:
     from conftest import CgroupGuard
@@ -40,20 +41,6 @@ MACHINE = "e2e-box"
 EXPERIMENT = "clients-sweep"
 PLANNED_WINDOWS = 18  # 3 passes x 2 client counts x 3 workloads
 RUN_TIMEOUT_S = 300
-
-
-def connlab(
-    *args: str, env: dict[str, str], timeout: float = RUN_TIMEOUT_S
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "connlab.cli", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def run_tiny(env: dict[str, str]) -> subprocess.CompletedProcess[str]:

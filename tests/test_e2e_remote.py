@@ -1,11 +1,12 @@
-"""End to end: `connlab run --server` against a PostgreSQL across a real TCP hop (tests/netns_server.py: a
-network namespace joined to this host by a veth pair), with SCRAM, as a role that may create a database and
-is not superuser.
+"""End to end: `connlab run --server` and `connlab run-all --server` against a PostgreSQL across a real TCP
+hop (tests/netns_server.py: a network namespace joined to this host by a veth pair), with SCRAM, as a role
+that may create a database and is not superuser.
 
-A tiny clients-sweep and a tiny pgbouncer-trade run into a scratch results folder; the results validate, the
-machine's page says what was measured and how far away; nothing outside the harness's own database changed
-(every other database and the roles dump byte for byte as before), and the password is nowhere in the
-results, the output or the pages. Every bad input is one line that leaves nothing on the server or here.
+One run-all of a tiny clients-sweep and a tiny pgbouncer-trade writes a scratch results folder; the results
+validate, the machine's page says what was measured and how far away; nothing outside the harness's own
+database changed (every other database and the roles dump byte for byte as before), and the password is
+nowhere in the results, the output or the pages. Every bad input is one line that leaves nothing on the
+server or here, and so is a Ctrl-C at each step of a run.
 
 Each run's TMPDIR is a folder of the test's own, where the harness makes its private folder: what is left
 there afterwards, and any pooler still running from there, is that run's leak and no other test's (pytest's
@@ -21,10 +22,9 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -32,12 +32,12 @@ import pytest
 import yaml
 
 from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
-from connlab.lab.poolers.odyssey import Odyssey
+from connlab.poolers.odyssey.adapter import Odyssey
+from helpers import CONNLAB_COMMAND, REPO_ROOT, connlab
 from netns_server import MAX_CONNECTIONS, RESTRICT_KEY, NamespacedServer, namespaced_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 PINNED_RESULTS = REPO_ROOT / "tests" / "fixtures" / "results"
 STATED_CORES = "2"
 
@@ -77,6 +77,16 @@ def left_behind(scratch: Path) -> list[str]:
     return sorted(str(path) for path in folder.iterdir()) + poolers_of({folder})
 
 
+def talking_to(server: NamespacedServer) -> list[str]:
+    """Processes of this host still aimed at the server: a pgbench the run left (the server's own processes
+    run in its namespace under its data folder, and name this host's address, not the server's)."""
+    return [
+        " ".join(p.info["cmdline"])
+        for p in psutil.process_iter(["cmdline"])
+        if p.info["cmdline"] and any(server.server_ip in arg for arg in p.info["cmdline"])
+    ]
+
+
 def environment(scratch: Path, **extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PG", "MACHINE"))}
     env.update(
@@ -91,20 +101,12 @@ def environment(scratch: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def connlab(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "connlab.cli", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+def server_args(url: str, yes: bool = True) -> list[str]:
+    return ["--profile", "tiny", "--server", url, "--server-cores", STATED_CORES, *(["--yes"] if yes else [])]
 
 
 def run_args(experiment: str, url: str) -> list[str]:
-    return ["run", experiment, "--profile", "tiny", "--server", url, "--server-cores", STATED_CORES, "--yes"]
+    return ["run", experiment, *server_args(url)]
 
 
 def poolers_of(folders: set[Path]) -> list[str]:
@@ -126,28 +128,24 @@ def texts_under(folder: Path) -> Iterator[tuple[Path, bytes]]:
             yield path, path.read_bytes()
 
 
-def test_a_tiny_sweep_and_pgbouncer_trade_measure_the_named_server_and_touch_nothing_else(
+def test_run_all_measures_a_tiny_sweep_and_pgbouncer_trade_on_the_named_server_and_touches_nothing_else(
     server: NamespacedServer, scratch: Path
 ) -> None:
+    """`connlab run-all` of both experiments against the server, the password from PGPASSWORD (the URL's is
+    the other tests'): one results folder naming both hosts, every window measured over the network."""
     password = server.passwords["tester"]
     before = server.dump()
     shutil.copytree(PINNED_RESULTS, scratch / "results")  # the site needs its other machines
-    # The password once from PGPASSWORD, once from the URL: neither may show anywhere. Each run into a
-    # results folder of its own, joined after: with the client, the pooler and the server on this host's two
-    # cores, one-client calibrations a minute apart differ more than connlab.lab.calibration lets one
-    # machine folder's runs differ.
-    sweep = connlab(*run_args("clients-sweep", server.url()), env=environment(scratch, PGPASSWORD=password))
-    trade = connlab(
-        *run_args("pgbouncer-trade", server.url(with_password=True)), env=environment(scratch / "trade")
-    )
-    for experiment in (scratch / "trade" / "results").glob("*/pgbouncer-trade"):
-        shutil.copytree(experiment, scratch / "results" / experiment.parent.name / experiment.name)
-    for result in (sweep, trade):
-        assert result.returncode == 0, result.stderr[-3000:]
-        assert "dropped database bench" in result.stderr
+    result = connlab(
+        "run-all", "clients-sweep", "pgbouncer-trade", *server_args(server.url()),
+        env=environment(scratch, PGPASSWORD=password), timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stderr.count("dropped database bench") == 2, result.stderr
     # pgbouncer-trade's direct windows at 16 clients need more than max_connections leaves: left out, said so.
-    trimmed = rf"max_connections {MAX_CONNECTIONS} leaves room for \d+ .*left out.*direct-select-only at 16"
-    assert re.search(trimmed, trade.stderr.replace("\n", "")), trade.stderr
+    room = rf"max_connections {MAX_CONNECTIONS} leaves room for \d+ "
+    trimmed = rf"pgbouncer-trade: .*{room}.*direct-select-only at 16"
+    assert re.search(trimmed, result.stderr.replace("\n", "")), result.stderr
 
     machines = [path for path in (scratch / "results").iterdir() if path.name.startswith(server.server_ip)]
     assert [path.name for path in machines] == [
@@ -177,7 +175,7 @@ def test_a_tiny_sweep_and_pgbouncer_trade_measure_the_named_server_and_touch_not
     # Nothing outside its own database: every other database and the roles as they were; its own is gone.
     assert server.dump() == before
     assert "bench" not in server.databases()
-    assert not left_behind(scratch) and not left_behind(scratch / "trade")
+    assert not left_behind(scratch)
 
     # Validation, aggregation and the machine's page treat it like any machine.
     built = connlab("aggregate", "--validate", env=environment(scratch), timeout=600)
@@ -189,10 +187,36 @@ def test_a_tiny_sweep_and_pgbouncer_trade_measure_the_named_server_and_touch_not
         r"remote server, measured from a client over a network with [0-9.]+ ms round trip", page.read_text()
     ), page
 
-    secret = password.encode()
-    outputs = [sweep.stdout, sweep.stderr, trade.stdout, trade.stderr, built.stderr, rendered.stderr]
-    assert not any(password in text for text in outputs)
-    assert not [path for path, data in texts_under(scratch) if secret in data]
+    assert_secret_kept(password, scratch, result, built, rendered)
+
+
+def assert_secret_kept(password: str, scratch: Path, *results: subprocess.CompletedProcess[str]) -> None:
+    """The password in no output and no file the runs wrote (results, logs, pages)."""
+    assert not any(password in result.stdout + result.stderr for result in results)
+    assert not [path for path, data in texts_under(scratch) if password.encode() in data]
+
+
+def test_run_all_asks_once_naming_the_server_the_time_and_the_load(
+    server: NamespacedServer, scratch: Path
+) -> None:
+    """Without --yes and without a terminal to answer on, run-all stops at its one question, which names the
+    server, both experiments, their total time and their load; nothing is created."""
+    before = server.dump()
+    url = server.url(with_password=True)
+    result = connlab(
+        "run-all", "clients-sweep", "pgbouncer-trade", *server_args(url, yes=False), env=environment(scratch),
+        timeout=120,
+    )  # fmt: skip
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert result.returncode == 2 and len(errors) == 1, result.stderr
+    assert re.search(
+        rf"error: clients-sweep, pgbouncer-trade \(tiny\) will load postgresql://tester@{server.server_ip}:5432"
+        r"/postgres \(stated 2 cores\) for about \d+ min: \d+ windows of 1 s, up to \d+ clients at once, "
+        r"read-write; each creates database bench .*Not confirmed: rerun with --yes",
+        errors[0],
+    ), errors[0]
+    assert server.dump() == before and "bench" not in server.databases()
+    assert not left_behind(scratch) and not (scratch / "results").exists()
 
 
 # Each bad input: how the URL is made, the line it must print, and what the server holds meanwhile.
@@ -276,37 +300,89 @@ def test_a_server_with_too_few_connections_gets_the_plan_fitted_to_it(
     assert rows and {row["clients"] for row in rows} == {"1"}
     assert server.dump() == before and "bench" not in server.databases()
     assert not left_behind(scratch)
+    assert_secret_kept(server.passwords["tester"], scratch, result)  # given in the URL this time
 
 
-# From the interpreter's start: its imports take about a second, then the checks, the database, pgbench -i,
-# PgBouncer and the windows follow within a few seconds each.
-@pytest.mark.parametrize("delay_s", [1.5, 3.0, 5.0, 8.0])
-def test_ctrl_c_at_any_step_leaves_nothing_on_the_server_or_here(
-    server: NamespacedServer, scratch: Path, delay_s: float
+def _signal_mask(pid: int, field: str) -> int:
+    """A mask of /proc/PID/status (SigBlk, SigCgt), 0 once the process is gone."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1], 16)
+    return 0
+
+
+def _descendants(pid: int) -> list[list[str]]:
+    """The command lines of the run's children and theirs (pgbench, runuser and the pooler under it)."""
+    lines = []
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process(pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                lines.append(child.cmdline())
+    return lines
+
+
+def _pgbench(pid: int, init: bool) -> bool:
+    return any(
+        line and Path(line[0]).name == "pgbench" and ("-i" in line) == init for line in _descendants(pid)
+    )
+
+
+def _rows_written(scratch: Path) -> int:
+    return sum(len(rows_of(folder)) for folder in (scratch / "results").glob("*/pgbouncer-trade"))
+
+
+# Where a Ctrl-C lands, told from outside the run as it happens, never by a delay: the connlab command has
+# started (its entry holds SIGINT while it imports: bit 1 of SigBlk); pgbench -i loads the harness's
+# database; PgBouncer is starting beside the client; a window measures, one at least already written.
+CTRL_C_STEPS: dict[str, Callable[[int, Path], bool]] = {
+    "start-up, before connecting": lambda pid, _: bool(
+        _signal_mask(pid, "SigBlk") & 1 << (signal.SIGINT - 1)
+        or _signal_mask(pid, "SigCgt") & 1 << (signal.SIGTERM - 1)
+    ),
+    "pgbench -i": lambda pid, _: _pgbench(pid, init=True),
+    "pooler start": lambda pid, _: any(
+        any(Path(arg).name == "pgbouncer" for arg in line) for line in _descendants(pid)
+    ),
+    "window": lambda pid, scratch: _rows_written(scratch) > 0 and _pgbench(pid, init=False),
+}
+
+
+@pytest.mark.parametrize("step", list(CTRL_C_STEPS))
+def test_ctrl_c_at_each_step_exits_130_and_leaves_nothing_on_the_server_or_here(
+    server: NamespacedServer, scratch: Path, step: str
 ) -> None:
-    """SIGINT to the run's process group while it connects, creates its database, loads it, starts PgBouncer
-    or measures: status 130, its database dropped, no private folder, no pooler, the server as it was."""
+    """SIGINT to the run's process group, as a terminal's Ctrl-C, at each step of a run against the server:
+    status 130 and one line, its database dropped, no private folder, no pooler or pgbench left, the server
+    as it was, and no partial row."""
     before = server.dump()
     process = subprocess.Popen(
-        [sys.executable, "-m", "connlab.cli", *run_args("pgbouncer-trade", server.url(with_password=True))],
-        cwd=REPO_ROOT,
-        env=environment(scratch),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        [*CONNLAB_COMMAND, *run_args("pgbouncer-trade", server.url(with_password=True))],
+        cwd=REPO_ROOT, env=environment(scratch), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
-    )
-    time.sleep(delay_s)
-    with contextlib.suppress(ProcessLookupError):
+    )  # fmt: skip
+    reached = CTRL_C_STEPS[step]
+    deadline = time.monotonic() + 240
+    try:
+        while not reached(process.pid, scratch):
+            assert process.poll() is None, f"the run ended before {step}: {process.stderr.read()[-2000:]}"
+            assert time.monotonic() < deadline, f"the run never reached {step}"
+            time.sleep(0.002)
         os.killpg(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
-    assert process.returncode in (130, 0), stderr[-2000:]  # 0: it had finished before the signal
-    assert "Traceback" not in stderr
-    if process.returncode == 130:
-        assert "interrupted" in stderr
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    assert process.returncode == 130, stderr[-2000:]
+    assert "Traceback" not in stderr and "error:" not in stderr, stderr[-2000:]
+    assert stderr.strip().splitlines()[-1].startswith("interrupted"), stderr[-2000:]
     assert "bench" not in server.databases()
     assert server.dump() == before
-    assert not left_behind(scratch)
+    assert not left_behind(scratch) and not talking_to(server)
+    for path in (scratch / "results").glob("*/pgbouncer-trade/*.csv"):
+        lines = path.read_text().splitlines()
+        assert all(len(row) == len(lines[0].split(",")) for row in csv.reader(lines)), path
     assert server.passwords["tester"] not in stderr
 
 

@@ -323,6 +323,7 @@ def test_ctrl_c_while_the_command_line_imports_waits_for_its_handlers() -> None:
     stdout, stderr = command.communicate(timeout=60)
     assert command.returncode == interrupts.INTERRUPTED_EXIT_STATUS, stderr
     assert "Traceback" not in stderr and stdout == "", (stdout, stderr)
+    assert stderr.strip() == "interrupted before the command began; nothing was done", stderr
 
 
 # The child signals its parent between the fork and the exec, while Popen waits for the exec: a Ctrl-C

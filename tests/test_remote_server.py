@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,16 @@ def test_machine_yaml_records_the_remote_server() -> None:
     )
     with pytest.raises(ValueError, match="password"):
         MachineFile.model_validate({**machine.model_dump(), "remote_server": {**remote, "password": "x"}})
+
+
+# make -n starts nothing, but a make of a measuring target reads as e2e to the process markers.
+@pytest.mark.e2e
+@pytest.mark.parametrize("target", ["run", "run-all", "contribute"])
+def test_make_hands_the_named_server_to_every_measuring_target(target: str) -> None:
+    url = "postgresql://app@db.example:5432/postgres"
+    done = subprocess.run(
+        ["make", "-n", target, f"SERVER_URL={url}", "SERVER_CORES=16", "YES=1", "KEEP=1"],
+        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    [command] = [line for line in done.stdout.splitlines() if line.startswith(f".venv/bin/connlab {target} ")]
+    assert f'--server "{url}" --server-cores "16" --yes --keep' in command

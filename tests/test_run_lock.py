@@ -27,6 +27,7 @@ from connlab.contract.experiment import make_plan
 from connlab.errors import LabError
 from connlab.lab import cpu_budget, leftovers, run_lock
 from connlab.lab.run_lock import MeasurementLock, hold_measurement_lock
+from helpers import connlab
 
 if TYPE_CHECKING:
     from conftest import CgroupGuard
@@ -202,18 +203,6 @@ def test_cgroup_clean_up_spares_live_runs(
 
 
 # -- real processes ------------------------------------------------------------------------------------
-def connlab(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "connlab.cli", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
 # `connlab run` counts as e2e for the markers; these start no PostgreSQL (refused before anything, and
 # PG_BINDIR is broken on purpose so that a run the lock failed to stop ends at once instead of measuring).
 @pytest.mark.e2e

@@ -63,12 +63,18 @@ def measuring(name: str) -> contextlib.AbstractContextManager[object]:
     return hold_measurement_lock(shlex.join(["connlab", *sys.argv[1:]]))
 
 
+# Whether a command said it was interrupted (one_line_errors); main() says it where none did.
+_interrupt_said = False
+
+
 def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Turn LabError into `error: ...` on stderr and exit status 2; SIGTERM behaves like Ctrl-C, so the
     same clean-up runs (stop pgbench, stop the server, write no partial row) and the exit status is 130.
     A measuring command runs holding the measurement lock (`measuring`)."""
 
     def stopped() -> None:
+        global _interrupt_said
+        _interrupt_said = True
         if command.__name__ in MEASURING_COMMANDS:
             err.print("interrupted: the server was stopped; rerun the same command to resume")
         else:  # a build stage: what it wrote is kept or redone by the next run
@@ -451,6 +457,8 @@ def main() -> None:
             status = exit_.code
     except KeyboardInterrupt:  # before click's own handling began, or in the line above
         status = INTERRUPTED_EXIT_STATUS
+    if interrupted() and not _interrupt_said:  # before any command began (click says nothing of it)
+        err.print("interrupted before the command began; nothing was done")
     exit_command(status)
 
 
