@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 
 from connlab.lab.poolers.base import PoolerUnavailable
-from connlab.lab.poolers.odyssey import Odyssey
 from connlab.paths import REPO_ROOT
+from connlab.poolers.odyssey.adapter import Odyssey
 
 SHARED_BINARY = REPO_ROOT.parent / "shared" / "tools" / "odyssey" / "bin" / "odyssey"
 SKIP_REASON = "no Odyssey here: set ODYSSEY_BIN, or run `make odyssey ODYSSEY_SRC=<tarball>`"

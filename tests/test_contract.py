@@ -3,6 +3,8 @@
 Stages: the harness (connlab.lab), the data (connlab.data with connlab.analysis), the site (connlab.site).
 Shared by all: connlab.contract, and connlab.paths, connlab.errors and connlab.interrupts, which import
 nothing of the project. The command line (connlab.cli) imports a stage only inside the command that runs it.
+A pooler's folder (connlab.poolers.<kind>) and a probe's (connlab.probes.<name>) belong to the contract,
+except their harness part (adapter.py, sampler.py), which belongs to the harness.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from connlab.lab.samplers import SAMPLERS
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "scripts"
-SHARED = ("connlab.contract", "connlab.paths", "connlab.errors", "connlab.interrupts", "connlab")
 STAGES = {
     "connlab.lab": ("connlab.lab",),
     "connlab.data": ("connlab.data", "connlab.analysis"),
@@ -31,6 +32,26 @@ STAGES = {
     "connlab.site": ("connlab.site",),
     "connlab.contract": (),
 }
+EXTENSIONS = ("connlab.poolers", "connlab.probes")
+HARNESS_PARTS = ("adapter", "sampler")
+BASICS = ("connlab", "connlab.paths", "connlab.errors", "connlab.interrupts", "connlab.cli",
+          "connlab.__main__")  # fmt: skip
+
+
+def stage_of(module: str) -> str | None:
+    """The stage a module belongs to; None for the command line and the shared basics."""
+    if any(module == e or module.startswith(e + ".") for e in EXTENSIONS):
+        return "connlab.lab" if module.rpartition(".")[2] in HARNESS_PARTS else "connlab.contract"
+    return next((s for s in STAGES if module == s or module.startswith(s + ".")), None)
+
+
+def may_import(stage: str | None, name: str) -> bool:
+    if name in BASICS:  # the contract never needs the interrupts' handling; the rest, each other
+        return not (stage == "connlab.contract" and name == "connlab.interrupts")
+    target = stage_of(name)
+    if stage is None or target is None:  # the command line imports a stage only inside a command
+        return False
+    return target in (stage, "connlab.contract", *STAGES[stage])
 
 
 def module_file(name: str) -> Path | None:
@@ -81,19 +102,23 @@ def all_modules() -> list[str]:
 
 @pytest.mark.parametrize("module", all_modules())
 def test_a_stage_imports_only_the_contract_and_itself(module: str) -> None:
-    stage = next((s for s in STAGES if module == s or module.startswith(s + ".")), None)
-    if stage is None:  # the command line and the shared basics: each other only (cli imports stages lazily)
-        allowed: tuple[str, ...] = ("connlab.errors", "connlab.paths", "connlab.interrupts", "connlab")
-    elif stage == "connlab.contract":
-        allowed = ("connlab.contract", "connlab.paths", "connlab.errors", "connlab")
-    else:
-        allowed = (*SHARED, *STAGES[stage], stage)
+    stage = stage_of(module)
     crossing = [
         name
         for name in top_level_imports(module_file(module))  # type: ignore[arg-type]
-        if not any(name == a or name.startswith(a + ".") for a in allowed)
+        if not may_import(stage, name)
     ]
     assert not crossing, f"{module} imports {crossing}"
+
+
+def test_the_stage_rule_refuses_a_crossing() -> None:
+    """A pooler's adapter is the harness's: the site may import the pooler's config, never its adapter."""
+    assert may_import("connlab.site", "connlab.poolers.pgbouncer.config")
+    assert not may_import("connlab.site", "connlab.poolers.pgbouncer.adapter")
+    assert not may_import("connlab.contract", "connlab.lab.poolers.base")
+    assert not may_import("connlab.data", "connlab.site.render.renderer")
+    assert may_import("connlab.lab", "connlab.poolers.pgbouncer.adapter")
+    assert not may_import(None, "connlab.lab.bench")
 
 
 @pytest.mark.process
@@ -137,13 +162,14 @@ def test_each_stamp_depends_on_exactly_the_code_its_stage_imports(stage: str, en
     assert imported - listed == set(), "imported but not a dependency of the stamp"
     # Listed but not imported: only whole shared folders (the contract's other modules) and the stage's
     # own package may be listed beyond what is imported.
-    extra = {path for path in listed - imported if not path.startswith("scripts/connlab/contract/")}
+    shared = ("scripts/connlab/contract/", "scripts/connlab/poolers/", "scripts/connlab/probes/")
+    extra = {path for path in listed - imported if not path.startswith(shared)}
     stage_dirs = {
         "data": ("scripts/connlab/data/", "scripts/connlab/analysis/"),
         "site": ("scripts/connlab/site/",),
     }
     assert {path for path in extra if not path.startswith(stage_dirs[stage])} == set()
-    assert not any("/lab/" in path for path in listed)
+    assert not any("/lab/" in path or path.endswith(("/adapter.py", "/sampler.py")) for path in listed)
 
 
 def test_every_pooler_and_probe_an_experiment_names_is_registered() -> None:

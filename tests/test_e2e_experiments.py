@@ -331,7 +331,7 @@ def test_a_feature_the_pooler_version_lacks_is_a_row_that_says_so(connlab_env: d
     """PgBouncer before 1.21 cannot track prepared statements in transaction mode: the instance asked for
     it runs no window, and each of its rows says "not supported by this version" with the version."""
     from connlab.lab.poolers.features import PREPARED_IN_TRANSACTION_MODE, SUPPORTED, pgbouncer_support
-    from connlab.lab.poolers.pgbouncer import PgBouncer
+    from connlab.poolers.pgbouncer.adapter import PgBouncer
 
     version = PgBouncer.version()
     experiment = "prepared-statements"

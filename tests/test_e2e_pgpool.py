@@ -27,7 +27,7 @@ from connlab.lab.host import find_program, free_port
 from connlab.lab.pgbench import parse_report
 from connlab.lab.pooler_memory import PoolerMemorySampler
 from connlab.lab.poolers.base import PoolerSetup, PoolerUser
-from connlab.lab.poolers.pgpool import PgPool, children_counts
+from connlab.poolers.pgpool.adapter import PgPool, children_counts
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]
 

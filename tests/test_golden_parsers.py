@@ -19,7 +19,7 @@ from connlab.lab.counters import count_time_wait, parse_pressure_total_us, parse
 from connlab.lab.cpu_budget import parse_keyed_counters
 from connlab.lab.machine import parse_cpu_model, parse_hypervisor_flag, parse_os_name
 from connlab.lab.memory import parse_process_memory
-from connlab.lab.poolers.pgbouncer import pool_waits
+from connlab.poolers.pgbouncer.adapter import pool_waits
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 

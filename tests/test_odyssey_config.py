@@ -15,12 +15,12 @@ import pytest
 
 from connlab.contract.experiment import experiment_names, make_plan
 from connlab.contract.poolers import CONFIGS
-from connlab.contract.poolers import odyssey as config
 from connlab.contract.poolers.from_plan import plan_setup
 from connlab.contract.poolers.setup import PoolerSetup, PoolerUser
 from connlab.errors import LabError
 from connlab.lab.poolers.base import PoolerUnavailable
-from connlab.lab.poolers.odyssey import Odyssey, parsed_version
+from connlab.poolers.odyssey import config
+from connlab.poolers.odyssey.adapter import Odyssey, parsed_version
 from odyssey_binary import SKIP_REASON, find_odyssey
 from pooler_golden import BENCH, PASSWORD, TRUST, VERIFIER, assert_matches_golden, golden_setup
 

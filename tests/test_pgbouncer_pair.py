@@ -8,13 +8,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from connlab.contract.poolers import pgbouncer_pair as config
 from connlab.contract.poolers.setup import PoolerSetup
 from connlab.lab import cluster as cluster_module
 from connlab.lab.cluster import Cluster
 from connlab.lab.host import free_port
 from connlab.lab.poolers import POOLERS
-from connlab.lab.poolers.pgbouncer_pair import PgBouncerPair
+from connlab.poolers.pgbouncer_pair import config
+from connlab.poolers.pgbouncer_pair.adapter import PgBouncerPair
 
 
 def ini_settings(text: str) -> dict[str, str]:

@@ -63,7 +63,7 @@ def test_the_harness_refuses_a_kind_it_has_no_adapter_for() -> None:
 
 def test_a_missing_pooler_binary_is_reported_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
     from connlab.lab.poolers.base import PoolerUnavailable
-    from connlab.lab.poolers.pgbouncer import PgBouncer
+    from connlab.poolers.pgbouncer.adapter import PgBouncer
 
     monkeypatch.setenv(PgBouncer.env_var, "/nonexistent/pgbouncer")
     with pytest.raises(PoolerUnavailable, match="pgbouncer: CONNLAB_PGBOUNCER=/nonexistent/pgbouncer"):
@@ -72,7 +72,7 @@ def test_a_missing_pooler_binary_is_reported_not_a_crash(monkeypatch: pytest.Mon
 
 def test_the_harness_and_the_snippet_write_the_same_pgbouncer_files(tmp_path: Path) -> None:
     """The adapter's config_files() is the contract's, which the snippet prints."""
-    from connlab.lab.poolers.pgbouncer import PgBouncer
+    from connlab.poolers.pgbouncer.adapter import PgBouncer
 
     setup = PoolerSetup(
         root=tmp_path, port=6432, server_host="/tmp/sock", server_port=5432, databases=[BENCH_DB, "postgres"],

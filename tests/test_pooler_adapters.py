@@ -15,9 +15,9 @@ import pytest
 from connlab.errors import LabError
 from connlab.lab.poolers import features
 from connlab.lab.poolers.base import PoolerProcess, PoolerSetup, PoolerUnavailable, PoolerUser
-from connlab.lab.poolers.odyssey import Odyssey
-from connlab.lab.poolers.pgcat import PgCat
-from connlab.lab.poolers.pgpool import PgPool, children_counts
+from connlab.poolers.odyssey.adapter import Odyssey
+from connlab.poolers.pgcat.adapter import PgCat
+from connlab.poolers.pgpool.adapter import PgPool, children_counts
 from pooler_golden import BENCH, TRUST, VERIFIER, assert_matches_golden, golden_setup
 
 ADAPTERS: dict[str, PoolerProcess] = {
@@ -147,7 +147,8 @@ def test_pgcat_leaves_out_a_user_without_a_password() -> None:
 
 def test_snippet_configs_keep_shell_variables_as_numbers() -> None:
     """In the block, ports are shell variables: bare, so the heredoc makes them numbers."""
-    from connlab.contract.poolers import pgcat, pgpool
+    from connlab.poolers.pgcat import config as pgcat
+    from connlab.poolers.pgpool import config as pgpool
 
     bench = PoolerUser("bench", "$PASSWORD", "$PASSWORD")
     setup = PoolerSetup(root=Path("$DIR/pgpool"), port="$POOLER_PORT", server_host="$DIR",
@@ -164,7 +165,7 @@ def test_snippet_configs_keep_shell_variables_as_numbers() -> None:
 
 
 def test_only_poolers_that_can_close_their_server_connections_say_so() -> None:
-    from connlab.lab.poolers.pgbouncer import PgBouncer
+    from connlab.poolers.pgbouncer.adapter import PgBouncer
 
     assert PgBouncer(golden_setup("pgbouncer", [TRUST])).closes_server_connections()
     assert not any(ADAPTERS[case].closes_server_connections() for case in ("pgpool", "pgcat"))

@@ -63,9 +63,9 @@ def test_pgbouncer_prepared_setting_is_its_max_prepared_statements_or_not_suppor
 ) -> None:
     """Asked for prepared-statement support, 1.21+ gets max_prepared_statements; 1.18 is reported as not
     supported by this version (like a missing pooler), never started with a key it does not know."""
-    from connlab.contract.poolers import pgbouncer as config
     from connlab.lab.poolers.base import PoolerSetup, PoolerUnavailable
-    from connlab.lab.poolers.pgbouncer import PgBouncer
+    from connlab.poolers.pgbouncer import config
+    from connlab.poolers.pgbouncer.adapter import PgBouncer
 
     setup = PoolerSetup(root=tmp_path, port=6400, server_host="/tmp", server_port=5400, databases=["bench"],
                         settings={"prepared_statements": True})  # fmt: skip

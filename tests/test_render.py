@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from conftest import PINNED_RESULTS, REPO_ROOT
+from connlab.contract.poolers.registry import VERSIONED
 from connlab.data.aggregate import aggregate_all
 from connlab.data.validate import validate_results
 from connlab.site.charts import kinds as charts
@@ -430,7 +431,11 @@ def test_the_machines_page_lists_measured_and_published(with_published: Path, tm
     assert measured[1] == "measured"
     assert published[1] == "published"
     assert published[2] == "Apple M3"
-    assert measured_software[5] == "full" and published_software[5] == "published"  # the profile column
+    profile = rows["| machine"][-1].index("profile")  # after a column per pooler of the registry
+    assert measured_software[profile] == "full" and published_software[profile] == "published"
+    pooler_headers = rows["| machine"][-1][2:profile - 1]
+    assert pooler_headers == [config.label for config in VERSIONED.values()]
+    assert "PgBouncer" in pooler_headers and "PgPool-II" in pooler_headers
     html_out = markdown.markdown(page, extensions=MARKDOWN_EXTENSIONS)
     assert "<td>published</td>" in html_out
     assert "<td>measured</td>" in html_out

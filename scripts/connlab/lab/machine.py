@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import platform
 import re
-import shutil
 import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -18,13 +17,14 @@ import psutil
 import yaml
 
 from connlab.contract.machine_schema import NOT_AVAILABLE
+from connlab.contract.poolers.registry import VERSIONED
 from connlab.contract.provenance import FINGERPRINT_FIELDS
 from connlab.errors import LabError
 from connlab.lab import pg_dist
 from connlab.lab.host import find_bindir, find_program
 from connlab.lab.netem import probe_netem
-from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
-from connlab.lab.poolers.odyssey import Odyssey
+from connlab.lab.poolers import POOLERS
+from connlab.lab.poolers.base import PoolerUnavailable
 from connlab.lab.results_file import write_atomically
 from connlab.paths import MACHINE_FILE_NAME, machine_results_dir
 
@@ -185,17 +185,6 @@ def program_version(command: list[str]) -> str:
     return match.group(0) if match else "unknown"
 
 
-POOLER_VERSION_COMMANDS = {
-    "pgbouncer_version": ["pgbouncer", "--version"],
-    "pgpool_version": ["pgpool", "--version"],
-    "odyssey_version": ["odyssey", "--version"],
-    "pgcat_version": ["pgcat", "--version"],
-}
-# Poolers the harness finds beyond PATH (ODYSSEY_BIN, build/odyssey from `make odyssey`): their versions are
-# read from the binary the runs use, or machine.yaml would say "not available" of a pooler that was measured.
-POOLER_ADAPTERS: dict[str, type[PoolerProcess]] = {"odyssey_version": Odyssey}
-
-
 NETEM_AVAILABLE = "available"
 
 
@@ -212,16 +201,14 @@ def pooler_versions() -> dict[str, str]:
 
 
 def _version_commands() -> Iterator[tuple[str, list[str] | None]]:
-    """Each pooler's version command with the binary the harness would run, or None where there is none."""
-    for key, (program, *args) in POOLER_VERSION_COMMANDS.items():
-        adapter = POOLER_ADAPTERS.get(key)
-        if adapter is None:
-            yield key, [program, *args] if shutil.which(program) else None
-            continue
+    """Each pooler's version command (its declaration's) with the binary the harness would run, or None
+    where there is none: a binary found beyond PATH (ODYSSEY_BIN, build/odyssey from `make odyssey`) is the
+    one the runs use, or machine.yaml would say "not available" of a pooler that was measured."""
+    for kind, config in VERSIONED.items():
         try:
-            yield key, [adapter.binary(), *args]
+            yield str(config.version_field), [POOLERS[kind].binary(), *(config.version_args or ())]
         except PoolerUnavailable:
-            yield key, None
+            yield str(config.version_field), None
 
 
 # What a run that compares several PostgreSQL versions leaves as it was: the machine's own PostgreSQL and

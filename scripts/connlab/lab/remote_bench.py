@@ -39,12 +39,12 @@ from connlab.lab.bench import PGBENCH_INIT_TIMEOUT_S, Bench, check_poolers
 from connlab.lab.cpu_budget import CpuPlan
 from connlab.lab.host import chown_to_server_user, find_bindir, find_program, free_port
 from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
-from connlab.lab.poolers.odyssey import Odyssey
-from connlab.lab.poolers.pgbouncer import PgBouncer
-from connlab.lab.poolers.pgpool import PgPool
 from connlab.lab.remote_plan import not_for_a_named_server
 from connlab.lab.remote_server import RemoteServer, ServerFacts, ServerUrl, connect_problem
 from connlab.lab.run_lock import hold_measurement_lock
+from connlab.poolers.odyssey.adapter import Odyssey
+from connlab.poolers.pgbouncer.adapter import PgBouncer
+from connlab.poolers.pgpool.adapter import PgPool
 
 PASSWORD_FILE = "pgpass"
 PRIVATE_PREFIX = "connlab-remote-"

@@ -1,4 +1,5 @@
-"""The inputs of every pooler (`PoolerSetup`), and what a pooler's pure configuration module provides."""
+"""The inputs of every pooler (`PoolerSetup`), and what a pooler's pure configuration declares
+(`PoolerConfig`: connlab/poolers/<folder>/config.py ends with one)."""
 
 from __future__ import annotations
 
@@ -58,8 +59,10 @@ class PoolerSetup:
 
 @dataclass(frozen=True)
 class PoolerConfig:
-    """A pooler's configuration, pure: shared by its harness adapter and the site's snippet."""
+    """A pooler's declaration and configuration, pure: shared by its harness adapter, the machine schema,
+    the Machines page and the site's snippet."""
 
+    kind: str  # what experiment.yaml's `poolers: [{kind: ...}]` names
     label: str  # how the pages name it, e.g. "PgBouncer"
     binary: str  # the program the snippet starts: a machine without it says so instead
     config_files: Callable[[PoolerSetup], dict[str, str]]  # file name -> text
@@ -72,3 +75,11 @@ class PoolerConfig:
     admin_database: str | None = None
     # Shell lines the snippet runs before the start line (PgPool-II: its key file and pg_enc), if any.
     snippet_prepare: Callable[[str, PoolerSetup], list[str]] | None = None
+    # What makes `binary` print its version (machine.yaml's `<kind>_version`, a Machines page column); None
+    # for a kind with no program of its own (pgbouncer-pair runs PgBouncer's, whose version is recorded).
+    version_args: tuple[str, ...] | None = ("--version",)
+
+    @property
+    def version_field(self) -> str | None:
+        """Its field in machine.yaml, e.g. pgbouncer_version; None where it records no version."""
+        return None if self.version_args is None else f"{self.kind}_version"

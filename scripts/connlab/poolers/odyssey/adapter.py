@@ -4,7 +4,7 @@ PATH, at a usual install path, or built into build/ by `make odyssey`.
 Contract: `PoolerProcess` (base.py). Where the binary is absent, `binary()` raises `PoolerUnavailable`
 ("odyssey: not available on this machine; ...") and the row says so: nothing is faked.
 
-The config (odyssey.conf, Odyssey's own brace syntax) is written by connlab.contract.poolers.odyssey, the
+The config (odyssey.conf, Odyssey's own brace syntax) is written by connlab.poolers.odyssey.config, the
 module the site's check-it-yourself block prints too: one `database { user {} }` route per database and
 user, transaction pooling with `pool_size` server connections per route, the server reached over TCP on
 127.0.0.1, an admin console on the database "console" for `SHOW POOLS`, and the log in the adapter's folder.
@@ -33,11 +33,11 @@ from typing import ClassVar
 import psycopg
 
 from connlab.contract.names import SERVER_USER
-from connlab.contract.poolers import odyssey as config
 from connlab.lab.poolers import admin, features
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, PoolerUnavailable
-from connlab.lab.poolers.pgbouncer import pool_waits
 from connlab.paths import ODYSSEY_BUILT_BIN
+from connlab.poolers.odyssey import config
+from connlab.poolers.pgbouncer.adapter import pool_waits
 
 CONSOLE_DB = config.CONSOLE_DB
 # The first release we know has pool_reserve_prepared_statement (the seed's 1.4.0).
@@ -115,3 +115,7 @@ class Odyssey(PoolerProcess):
         if feature == features.SERVER_CONNECTION_RESET:
             return "not supported: Odyssey closes idle server connections only by pool_ttl"
         return features.unknown_feature(feature)
+
+
+# What the registry (connlab.lab.poolers) runs for this folder's kind.
+ADAPTER = Odyssey

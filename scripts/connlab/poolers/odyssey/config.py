@@ -170,6 +170,7 @@ def snippet_start(root: str) -> str:
 
 
 CONFIG = PoolerConfig(
+    kind="odyssey",
     label="Odyssey",
     binary="odyssey",
     config_files=config_files,

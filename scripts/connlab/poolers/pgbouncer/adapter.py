@@ -1,5 +1,5 @@
 """PgBouncer behind the pooler contract (connlab.lab.poolers.base): its files come from the pure config
-module (connlab.contract.poolers.pgbouncer) that the site's snippet prints too.
+module (connlab.poolers.pgbouncer.config) that the site's snippet prints too.
 
 PgBouncer refuses to run as root, so as root it runs through runuser like the server does; SIGINT is its
 safe shutdown. Its admin console (database "pgbouncer") speaks only the simple query protocol.
@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import psycopg
 
-from connlab.contract.poolers import pgbouncer as config
 from connlab.lab.poolers import features
 from connlab.lab.poolers.base import FeatureUnsupported, PoolerProcess
+from connlab.poolers.pgbouncer import config
 
 
 class PgBouncer(PoolerProcess):
@@ -86,3 +86,7 @@ def pool_waits(names: Sequence[str], rows: Iterable[Sequence[object]], database:
         wait_ms = int(pool["maxwait"]) * 1000 + int(pool.get("maxwait_us") or 0) / 1000  # type: ignore[call-overload]
         longest_ms = max(longest_ms, wait_ms)
     return waiting, longest_ms
+
+
+# What the registry (connlab.lab.poolers) runs for this folder's kind.
+ADAPTER = PgBouncer

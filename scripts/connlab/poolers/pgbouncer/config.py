@@ -61,6 +61,7 @@ def snippet_start(root: str) -> str:
 
 
 CONFIG = PoolerConfig(
+    kind="pgbouncer",
     label="PgBouncer",
     binary="pgbouncer",
     config_files=config_files,

@@ -1,4 +1,4 @@
-"""Two PgBouncer processes sharing one port with so_reuseport (connlab.contract.poolers.pgbouncer_pair),
+"""Two PgBouncer processes sharing one port with so_reuseport (connlab.poolers.pgbouncer_pair.config),
 behind the pooler contract: to the harness they are one pooler whose CPU is both processes' CPU.
 
 The first process is this adapter's own (started by PoolerProcess); the second is a `_SecondProcess`
@@ -16,11 +16,11 @@ import psutil
 import psycopg
 
 from connlab.contract.names import SERVER_USER
-from connlab.contract.poolers import pgbouncer as single
-from connlab.contract.poolers import pgbouncer_pair as config
 from connlab.contract.poolers.setup import PoolerSetup
 from connlab.lab.host import chown_to_server_user
-from connlab.lab.poolers.pgbouncer import PgBouncer
+from connlab.poolers.pgbouncer import config as single
+from connlab.poolers.pgbouncer.adapter import PgBouncer
+from connlab.poolers.pgbouncer_pair import config
 
 
 class _OneOfThePair(PgBouncer):
@@ -108,3 +108,7 @@ class PgBouncerPair(_OneOfThePair):
 
     def log_tail(self) -> str:
         return f"first: {super().log_tail()}; second: {self.second.log_tail()}"
+
+
+# What the registry (connlab.lab.poolers) runs for this folder's kind.
+ADAPTER = PgBouncerPair

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from connlab.contract.poolers import pgbouncer
 from connlab.contract.poolers.setup import PoolerConfig, PoolerSetup
+from connlab.poolers.pgbouncer import config as pgbouncer
 
 KIND = "pgbouncer-pair"
 PROCESSES = (1, 2)
@@ -63,6 +63,7 @@ def snippet_start(root: str) -> str:
 
 
 CONFIG = PoolerConfig(
+    kind=KIND,
     label="PgBouncer, two processes",
     binary="pgbouncer",
     config_files=config_files,
@@ -70,4 +71,5 @@ CONFIG = PoolerConfig(
     # Both processes' pid files: the snippet's clean-up expands the pattern and stops each.
     pid_file=pid_name("*"),
     admin_database=pgbouncer.ADMIN_DATABASE,
+    version_args=None,  # PgBouncer's program: pgbouncer_version says which
 )

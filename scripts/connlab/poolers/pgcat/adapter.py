@@ -3,7 +3,7 @@
 Contract: `PoolerProcess` (base.py). Where the binary is absent, `binary()` raises `PoolerUnavailable`
 ("pgcat: not available on this machine; ...") and the row says so: nothing is faked.
 
-The config (pgcat.toml) is written by connlab.contract.poolers.pgcat, the module the site's
+The config (pgcat.toml) is written by connlab.poolers.pgcat.config, the module the site's
 check-it-yourself block prints too: one `[pools.<database>]` per database, one user entry per password user
 with `pool_size` server connections, the throwaway cluster over TCP on 127.0.0.1, an admin console
 (database "pgcat", its own user and a password generated per adapter) for `SHOW POOLS`.
@@ -31,10 +31,10 @@ from dataclasses import replace
 from typing import ClassVar
 
 from connlab.contract.names import SERVER_USER
-from connlab.contract.poolers import pgcat as config
 from connlab.errors import LabError
 from connlab.lab.poolers import admin, features
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, logging_to
+from connlab.poolers.pgcat import config
 
 ADMIN_DB = config.ADMIN_DB
 ADMIN_USER = config.ADMIN_USER
@@ -99,3 +99,7 @@ class PgCat(PoolerProcess):
         if feature == features.SERVER_CONNECTION_RESET:
             return "not supported: pgcat closes idle server connections only by idle_timeout"
         return features.unknown_feature(feature)
+
+
+# What the registry (connlab.lab.poolers) runs for this folder's kind.
+ADAPTER = PgCat

@@ -108,6 +108,7 @@ def snippet_start(root: str) -> str:
 
 
 CONFIG = PoolerConfig(
+    kind="pgcat",
     label="pgcat",
     binary="pgcat",
     config_files=config_files,

@@ -37,11 +37,11 @@ from typing import ClassVar
 import psutil
 import psycopg
 
-from connlab.contract.poolers import pgpool as config
 from connlab.errors import LabError
 from connlab.lab.host import as_server_user, chown_to_server_user
 from connlab.lab.poolers import features
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, find_binary, logging_to
+from connlab.poolers.pgpool import config
 
 KEY_FILE = config.KEY_FILE
 PAIRS_FILE = "pg_enc.pairs"
@@ -74,7 +74,7 @@ class PgPool(PoolerProcess):
     def pg_enc(cls) -> str:
         return find_binary("pg_enc", "PG_ENC_BIN", "/usr/sbin/pg_enc")
 
-    # --- configuration (pure, in connlab.contract.poolers.pgpool) ------------------------------------
+    # --- configuration (pure, in connlab.poolers.pgpool.config) ------------------------------------
     def settings(self) -> dict[str, object]:
         return config.settings(self.setup)
 
@@ -187,3 +187,7 @@ class PgPool(PoolerProcess):
         if feature == features.SERVER_CONNECTION_RESET:
             return "not supported: PgPool-II has no command to close its cached server connections"
         return features.unknown_feature(feature)
+
+
+# What the registry (connlab.lab.poolers) runs for this folder's kind.
+ADAPTER = PgPool

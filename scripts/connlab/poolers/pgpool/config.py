@@ -125,6 +125,7 @@ def snippet_start(root: str) -> str:
 
 
 CONFIG = PoolerConfig(
+    kind="pgpool",
     label="PgPool-II",
     binary="pgpool",
     config_files=config_files,

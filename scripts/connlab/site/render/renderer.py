@@ -33,6 +33,7 @@ from connlab.contract.names import (
     MACHINES_JSON,
     POOL_SIZES_FILE,
 )
+from connlab.contract.poolers.registry import VERSIONED
 from connlab.contract.probes import POOLER_SERIES_STEP_S, PROBES
 from connlab.interrupts import WorkerPool
 from connlab.paths import (
@@ -186,6 +187,9 @@ class PageRenderer:
             columns=WINDOW_COLUMNS,
             sampling_ms=SAMPLING_MS,
             probes=PROBES,
+            # The poolers that record a version, by kind: the Machines page's columns (their labels, their
+            # machine.yaml fields), from the pooler registry.
+            versioned_poolers=VERSIONED,
             # pgbench's cores per point on machines of a few sizes (the methodology page's table).
             client_core_examples=client_core_examples(),
             # How long a run takes, from the specs (the Contributing page).

@@ -1,0 +1,45 @@
+"""The pooler registry: each folder of connlab/poolers/ and its declaration (`CONFIG` in its config.py),
+found by scanning that package, so that adding a pooler is adding a folder and no list is kept by hand.
+
+What reads it: the experiment's kinds (through the harness's adapters, connlab.lab.poolers), the machine
+schema's `<kind>_version` fields, the harness's version collection, the Machines page's pooler columns, the
+aggregation's pooler versions and the check-it-yourself blocks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import connlab.poolers
+from connlab.contract.poolers.setup import PoolerConfig
+from connlab.errors import LabError
+
+
+def package_of(kind: str) -> str:
+    """The module of a kind's folder: a package name cannot hold `-`, so pgbouncer-pair is pgbouncer_pair."""
+    return f"{connlab.poolers.__name__}.{kind.replace('-', '_')}"
+
+
+def discover() -> dict[str, PoolerConfig]:
+    """Every folder's declaration by kind, in the kinds' order. A folder whose config.py lacks a
+    `PoolerConfig` named CONFIG, or declares a kind its folder is not named after, is refused in one line."""
+    configs: dict[str, PoolerConfig] = {}
+    for folder in pkgutil.iter_modules(connlab.poolers.__path__, f"{connlab.poolers.__name__}."):
+        if not folder.ispkg:
+            continue
+        module = importlib.import_module(f"{folder.name}.config")
+        config = getattr(module, "CONFIG", None)
+        if not isinstance(config, PoolerConfig):
+            raise LabError(f"{module.__file__}: CONFIG: missing, or not a PoolerConfig")
+        if (expected := package_of(config.kind)) != folder.name:
+            raise LabError(f"{module.__file__}: kind {config.kind!r}: its folder must be {expected}")
+        if config.version_field is not None and not config.version_field.isidentifier():
+            raise LabError(f"{module.__file__}: kind {config.kind!r}: one with a version has no '-'")
+        configs[config.kind] = config
+    return dict(sorted(configs.items()))
+
+
+CONFIGS: dict[str, PoolerConfig] = discover()
+# The kinds that record a version of their own: machine.yaml's `<kind>_version`, a Machines page column each.
+VERSIONED: dict[str, PoolerConfig] = {kind: c for kind, c in CONFIGS.items() if c.version_field is not None}

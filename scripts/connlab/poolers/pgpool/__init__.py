@@ -1,0 +1,2 @@
+"""PgPool-II (the Debian package): config.py (its declaration and files), adapter.py (the harness's
+process)."""
