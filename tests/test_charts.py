@@ -133,7 +133,10 @@ def test_normalised_chart_names_its_sources_in_words() -> None:
     assert dash["title"] == "figures"
     assert {row[dash["field"]] for row in spec["data"]["values"]} == {MEASURED_HERE, PUBLISHED_ARTICLE}
     for encoding in encodings:
-        assert encoding["color"] == {"field": "machine", "title": "machine", "type": "nominal"}
+        color = encoding["color"]
+        assert (color["field"], color["title"], color["type"]) == ("machine", "machine", "nominal")
+        # The legend marks a machine as its curve is drawn, a stroke with a point, not a faded swatch.
+        assert color["legend"]["symbolType"] == LINE_AND_POINT and color["legend"]["symbolOpacity"] == 1
     svg = render_svg(spec)
     assert PUBLISHED_ARTICLE in svg and MEASURED_HERE in svg
     assert not re.search(r">(true|false)<", svg), "a raw boolean in the legend"

@@ -162,7 +162,7 @@ def normalised_throughput(records: Records) -> dict:
             "clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core (log scale)"
         ),
         y=alt.Y("tps_share:Q", title="throughput, share of the machine's peak", axis=alt.Axis(format="%")),
-        color=alt.Color("machine:N", title="machine"),
+        color=alt.Color("machine:N", title="machine", legend=line_legend()),
         detail="workload:N",
     )
     # The dashes on a plain line, the points a layer of their own: on a line with points, Vega-Lite draws
@@ -195,7 +195,7 @@ def normalised_spread(records: Records) -> dict:
     lowest to the highest, and each published curve dashed. Its size does not grow with the machines."""
     x = alt.X("clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core (log scale)")
     y_title = "throughput, share of the machine's peak"
-    color = alt.Color("series:N", title="curve")
+    color = alt.Color("series:N", title="curve", legend=line_legend())
     base = _base(spread_rows(records))
     band = base.mark_area(opacity=0.2).encode(
         x=x, y=alt.Y("tps_share_low:Q", title=y_title), y2="tps_share_high:Q", color=color
@@ -312,7 +312,7 @@ def throughput_by_budget(records: Records) -> dict:
                 "clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per core of the budget"
             ),
             y=alt.Y("tps_median:Q", title="transactions per second"),
-            color=alt.Color("budget_cores:N", title="server budget"),
+            color=alt.Color("budget_cores:N", title="server budget", legend=line_legend()),
             tooltip=[
                 alt.Tooltip("budget_cores:N", title="budget"),
                 alt.Tooltip("clients:Q"),
@@ -385,7 +385,7 @@ def idle_memory_measures(records: Records) -> dict:
         .encode(
             x=alt.X("clients:Q", title="idle connections"),
             y=alt.Y("mib:Q", scale=alt.Scale(type="log"), title="MiB (log scale)"),
-            color=alt.Color("measure:N", title="measure"),
+            color=alt.Color("measure:N", title="measure", legend=line_legend()),
             tooltip=[
                 alt.Tooltip("measure:N"),
                 alt.Tooltip("clients:Q", title="connections"),
@@ -400,7 +400,7 @@ def pooled_over_direct_by_pool(records: Records) -> dict:
     """Through the pooler ÷ straight to the server against the pool size, one line per workload with the
     range of the passes; the rule at 1 is the direct throughput, so a line below it is the pooler's cost."""
     x = alt.X("pool_size:Q", scale=alt.Scale(type="log"), title="server connections in the pool (log scale)")
-    color = alt.Color("builtin:N", title="workload")
+    color = alt.Color("builtin:N", title="workload", legend=line_legend())
     tooltip = [
         alt.Tooltip("builtin:N", title="workload"),
         alt.Tooltip("clients:Q"),
@@ -439,7 +439,7 @@ def pooler_rss_over_time(records: Records) -> dict:
         .encode(
             x=alt.X("seconds:Q", title="seconds since the load started"),
             y=alt.Y("rss_mib:Q", scale=alt.Scale(zero=True), title="RSS of the pooler's processes, MiB"),
-            color=alt.Color("pooler:N", title="pooler"),
+            color=alt.Color("pooler:N", title="pooler", legend=line_legend()),
             tooltip=[
                 alt.Tooltip("pooler:N"),
                 alt.Tooltip("seconds:Q", title="seconds"),
