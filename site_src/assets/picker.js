@@ -1,4 +1,5 @@
-/* The machine picker (connlab.site.layout): the select points the link at the chosen machine's page.
+/* The machine picker (connlab.site.layout): the select points the link at the chosen machine's page;
+   and the panel selectors (the pool-sizing simulator's machine): the select shows the chosen panel.
    Choosing never navigates by itself, so a keyboard user can move through the list freely. */
 (function () {
   "use strict";
