@@ -185,7 +185,7 @@ def check_poolers(plan: Plan) -> None:
         if spec.kind not in POOLERS:
             raise LabError(
                 f"experiment {plan.experiment}: pooler kind {spec.kind!r} is not registered; "
-                f"known: {', '.join(sorted(POOLERS))} (connlab/lab/poolers/__init__.py)"
+                f"known: {', '.join(sorted(POOLERS))} (a folder each in connlab/poolers/)"
             )
     for workload in plan.spec.workloads:
         if workload.tls and workload.target not in ("direct", *POOLER_CLIENT_TLS):
