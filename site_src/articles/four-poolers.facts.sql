@@ -51,3 +51,64 @@ FROM pooler_sustained.rss_series ORDER BY machine, pooler, seconds;
 -- The seed's own figures, drawn beside the measured ones and never mixed into them.
 SELECT experiment, workload, clients, metric, value, unit, note
 FROM main.published WHERE machine = 'published-four-poolers' ORDER BY experiment, workload, metric;
+
+-- name: odyssey_config
+-- What the config writer did with each machine's Odyssey (main.odyssey_config): the version beside the seed's,
+-- the logging buffer it bounded or that the version lacks, and whether the default config reserves prepared
+-- statements.
+SELECT o.machine, o.version, o.log_queue_depth, o.log_buffer, o.prepared_by_default, o.versions,
+       s.version AS seed_version, s.log_buffer AS seed_log_buffer, s.prepared_by_default AS seed_prepared_by_default
+FROM main.odyssey_config o LEFT JOIN main.odyssey_config s ON s.published
+WHERE NOT o.published
+ORDER BY o.machine;
+
+-- name: odyssey_churn
+-- Odyssey's churn against PgBouncer's and PgPool-II's at each client count on the same machine: the ratio of
+-- the medians with the passes' range, and whether pgbench saturated its cores at either point (then both
+-- figures are pgbench's, not the poolers').
+SELECT o.machine, o.clients, x.target AS other, o.tps_median, x.tps_median AS other_tps_median,
+       o.tps_median / x.tps_median AS ratio, o.tps_min / x.tps_max AS ratio_low, o.tps_max / x.tps_min AS ratio_high,
+       o.client_saturated OR x.client_saturated AS client_saturated,
+       greatest(o.client_cpu, x.client_cpu) AS client_cpu
+FROM pooler_churn.churn o JOIN pooler_churn.churn x USING (machine, clients)
+WHERE o.target = 'odyssey' AND x.target IN ('pgbouncer', 'pgpool') AND x.tps_median > 0
+ORDER BY o.machine, o.clients, x.target;
+
+-- name: odyssey_summary
+-- One line per machine that ran Odyssey, for the article (every machine at once): its version and logging
+-- buffer, its tree before the first query and at the fewest and most clients, the clients it served there,
+-- pgbench's initial connection time at 100 clients beside PgBouncer's, its churn against PgBouncer's and
+-- PgPool-II's at the most churning clients, and -M prepared with its default config and with support on.
+WITH mem AS (
+    SELECT machine, min(clients) AS clients_low, max(clients) AS clients_high,
+           arg_min(rss_mib_median, clients) AS rss_low_mib, arg_max(rss_mib_median, clients) AS rss_high_mib,
+           arg_max(clients_served_min, clients) AS served_high
+    FROM pooler_memory.memory WHERE pooler = 'odyssey' GROUP BY machine
+), churn_high AS (
+    SELECT machine, arg_max(clients, clients) AS churn_clients
+    FROM pooler_churn.churn WHERE target = 'odyssey' GROUP BY machine
+)
+SELECT c.machine, c.version, c.versions, c.log_buffer,
+       s.rss_mib AS rss_start_mib, m.clients_low, m.rss_low_mib, m.clients_high, m.rss_high_mib, m.served_high,
+       t.clients AS connect_clients, t.connection_ms_median, t.connection_ms_min, t.connection_ms_max,
+       tb.connection_ms_median AS pgbouncer_connection_ms_median,
+       h.churn_clients, co.tps_median AS churn_tps, cb.tps_median AS churn_pgbouncer_tps,
+       cp.tps_median AS churn_pgpool_tps,
+       coalesce(co.client_saturated, false) OR coalesce(cb.client_saturated, false)
+           OR coalesce(cp.client_saturated, false) AS churn_client_saturated,
+       c.prepared_by_default, pd.outcome AS prepared_default_outcome, pw.outcome AS prepared_support_outcome
+FROM main.odyssey_config c
+LEFT JOIN pooler_memory.memory_at_start s ON s.machine = c.machine AND s.pooler = 'odyssey'
+LEFT JOIN mem m ON m.machine = c.machine
+LEFT JOIN pooler_memory.throughput t ON t.machine = c.machine AND t.pooler = 'odyssey' AND t.clients = 100
+LEFT JOIN pooler_memory.throughput tb ON tb.machine = c.machine AND tb.pooler = 'pgbouncer' AND tb.clients = 100
+LEFT JOIN churn_high h ON h.machine = c.machine
+LEFT JOIN pooler_churn.churn co ON co.machine = c.machine AND co.target = 'odyssey' AND co.clients = h.churn_clients
+LEFT JOIN pooler_churn.churn cb ON cb.machine = c.machine AND cb.target = 'pgbouncer' AND cb.clients = h.churn_clients
+LEFT JOIN pooler_churn.churn cp ON cp.machine = c.machine AND cp.target = 'pgpool' AND cp.clients = h.churn_clients
+LEFT JOIN prepared_statements.protocols pd ON pd.machine = c.machine AND pd.pooler = 'odyssey' AND pd.protocol = 'prepared'
+LEFT JOIN prepared_statements.protocols pw ON pw.machine = c.machine AND pw.pooler = 'odyssey-prepared'
+    AND pw.protocol = 'prepared'
+WHERE NOT c.published
+  AND (s.machine IS NOT NULL OR m.machine IS NOT NULL OR h.machine IS NOT NULL OR pd.machine IS NOT NULL)
+ORDER BY c.machine;

@@ -29,6 +29,7 @@ ACROSS_MACHINE_FACTS = frozenset(
         "version_spread",
         "seed_version_peaks",
         "network_summary",
+        "odyssey_summary",
     }
 )
 COUNTS_SUFFIX = ".counts.json"
