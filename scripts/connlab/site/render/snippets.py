@@ -68,7 +68,7 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
         variable = "POOLER_PORT" if number == 0 else f"POOLER_PORT_{number + 1}"
         root = f"$DIR/{spec.instance}"
         config = CONFIGS.get(spec.kind)
-        if config is None:  # the harness runs it, but no pure config module tells the block its files
+        if config is None:  # a kind with no folder in connlab/poolers/ (the harness refuses it too)
             poolers.append({"kind": spec.instance, "port_variable": variable, "port": POOLER_PORT + number,
                             "root": root, "files": None})  # fmt: skip
             continue
