@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from importlib.metadata import version
 from pathlib import Path
 
@@ -15,8 +16,8 @@ from mkdocs.exceptions import PluginError
 
 from conftest import TEST_SITE_URL
 from connlab.errors import LabError
-from connlab.site.layout import SHELL_MARKDOWN, SHELL_PAGE
-from connlab.site.publish.build import STAMPED_INDEX, publish, stamp, summary_line
+from connlab.site.layout import RAW_CHANGED, SHELL_MARKDOWN, SHELL_PAGE
+from connlab.site.publish.build import STAMPED_INDEX, publish, stamp, summary_line, sync_raw
 from connlab.site.publish.hooks import WRITTEN_FOR, machine_links, without_instant_navigation
 
 REPO = Path(__file__).resolve().parents[1]
@@ -206,3 +207,30 @@ def test_instant_navigation_and_its_extensions_are_what_a_site_without_address_d
     ]
     assert without_instant_navigation(features) == ["navigation.sections", "content.tabs.link"]
     assert without_instant_navigation(["navigation.instantly"]) == ["navigation.instantly"]
+
+
+def _raw(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+
+
+def test_raw_files_are_copied_whole_first_then_only_the_machines_render_listed(tmp_path: Path) -> None:
+    """The site's raw downloads: all of them where the site has none; after that only the folders of the
+    machines render listed as changed (a machine gone loses its folder), and the list goes once copied."""
+    docs, site = tmp_path / "docs" / "raw", tmp_path / "site" / "raw"
+    _raw(docs, {"a/machine.yaml": "a", "a/x/run.csv": "1", "b/machine.yaml": "b", RAW_CHANGED: '["a"]'})
+    assert sync_raw(docs, site) == 3
+    assert sorted(str(p.relative_to(site)) for p in site.rglob("*") if p.is_file()) == [
+        "a/machine.yaml", "a/x/run.csv", "b/machine.yaml"
+    ]  # fmt: skip
+    assert not (docs / RAW_CHANGED).exists()
+    # Changed without being listed: not compared, so not copied.
+    _raw(docs, {"b/machine.yaml": "b, changed", "a/x/run.csv": "1, changed"})
+    assert sync_raw(docs, site) == 0
+    assert (site / "b" / "machine.yaml").read_text() == "b"
+    shutil.rmtree(docs / "b")
+    _raw(docs, {RAW_CHANGED: '["a", "b"]'})
+    assert sync_raw(docs, site) == 1
+    assert (site / "a" / "x" / "run.csv").read_text() == "1, changed"
+    assert not (site / "b").exists() and not (docs / RAW_CHANGED).exists()

@@ -22,10 +22,12 @@ from connlab.data.aggregate import aggregate_all
 from connlab.data.validate import validate_results
 from connlab.site.charts import kinds as charts
 from connlab.site.charts.html import NO_SVG_FALLBACK
+from connlab.site.layout import RAW_CHANGED
 from connlab.site.render.fragments import markdown_extensions
 from connlab.site.render.renderer import (
     PageRenderer,
     compare,
+    copy_raw_files,
     number,
     percent,
     pick,
@@ -433,7 +435,7 @@ def test_the_machines_page_lists_measured_and_published(with_published: Path, tm
     assert published[2] == "Apple M3"
     profile = rows["| machine"][-1].index("profile")  # after a column per pooler of the registry
     assert measured_software[profile] == "full" and published_software[profile] == "published"
-    pooler_headers = rows["| machine"][-1][2:profile - 1]
+    pooler_headers = rows["| machine"][-1][2 : profile - 1]
     assert pooler_headers == [config.label for config in VERSIONED.values()]
     assert "PgBouncer" in pooler_headers and "PgPool-II" in pooler_headers
     html_out = markdown.markdown(page, extensions=MARKDOWN_EXTENSIONS)
@@ -681,3 +683,27 @@ def test_the_machines_page_keeps_its_size_past_a_dozen_machines(tmp_path: Path) 
     assert "ran 18 of the 19 experiments (from 17 to 19)" in summary
     # Past a dozen, only the picker grows with the machines: a line per machine.
     assert len(page(113).splitlines()) - len(thirteen.splitlines()) == 100
+
+
+def test_raw_files_are_copied_by_status_and_the_changed_machines_listed(tmp_path: Path) -> None:
+    """Each lead's raw files copied where missing or changed; the machines whose files were copied, or whose
+    folder went with them, are added to the list publishing reads (and only those)."""
+    results, raw = tmp_path / "results", tmp_path / "docs" / "raw"
+    for name in ("a/machine.yaml", "a/x/run.csv", "b/machine.yaml"):
+        (results / name).parent.mkdir(parents=True, exist_ok=True)
+        (results / name).write_text(name)
+    leads = {
+        "a": {"machine": "a", "raw": ["machine.yaml", "x/run.csv"]},
+        "b": {"machine": "b", "raw": ["machine.yaml", "missing.csv"]},
+    }
+    copy_raw_files(leads, results, raw)
+    assert json.loads((raw / RAW_CHANGED).read_text()) == ["a", "b"]
+    assert (raw / "a" / "x" / "run.csv").read_text() == "a/x/run.csv"
+    (raw / RAW_CHANGED).unlink()  # as publishing leaves it
+    copy_raw_files(leads, results, raw)
+    assert not (raw / RAW_CHANGED).exists()
+    (results / "b" / "machine.yaml").write_text("b, longer now")
+    copy_raw_files({"b": leads["b"]}, results, raw)
+    assert json.loads((raw / RAW_CHANGED).read_text()) == ["a", "b"]
+    assert not (raw / "a").exists()
+    assert (raw / "b" / "machine.yaml").read_text() == "b, longer now"

@@ -19,6 +19,7 @@ Machines page's facts (its `columns` and `measured`).
 
 from __future__ import annotations
 
+import os
 import statistics
 from pathlib import Path
 
@@ -425,8 +426,28 @@ def raw_files(results_dir: Path | None, machine: str) -> list[str]:
     folder = results_dir / machine if results_dir else None
     if folder is None or not folder.is_dir():
         return []
-    found = [folder / "machine.yaml", *sorted(folder.glob("*.csv")), *sorted(folder.glob("*/*.csv"))]
-    return [path.relative_to(folder).as_posix() for path in found if path.is_file()]
+    # One listing of the folder and of each folder in it (a glob per pattern and a Path per file cost a
+    # tenth of a second per build at a thousand machines), in the order the paths sort in.
+    top, runs = _listing(str(folder))
+    found = [("machine.yaml",)] if "machine.yaml" in top else []
+    found += sorted((name,) for name in top if name.endswith(".csv"))
+    for sub in runs:
+        names = _listing(os.path.join(folder, sub))[0]
+        found += sorted((sub, name) for name in names if name.endswith(".csv"))
+    return ["/".join(parts) for parts in found]
+
+
+def _listing(folder: str) -> tuple[set[str], list[str]]:
+    """The files in a folder and its folders (links followed, as a glob follows them), folders sorted."""
+    files: set[str] = set()
+    folders: list[str] = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_file():
+                files.add(entry.name)
+            elif entry.is_dir():
+                folders.append(entry.name)
+    return files, sorted(folders)
 
 
 def write_answers(

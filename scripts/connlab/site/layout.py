@@ -18,6 +18,9 @@ COMPILED_CHARTS_SUBDIR = "assets/vega"
 # build/docs/<this>/<machine>/: each machine's raw results, downloadable from its page; files, not pages, so
 # publishing copies them into the site by their status and MkDocs never reads them (mkdocs.yml: exclude_docs).
 RAW_SUBDIR = "raw"
+# build/docs/<RAW_SUBDIR>/<this>: the machines whose raw files render copied (or removed) since publishing
+# last copied them into the site; publishing copies those machines' folders only, then removes the list.
+RAW_CHANGED = ".changed.json"
 
 
 def machine_page(machine: str) -> str:

@@ -35,6 +35,7 @@ from connlab.paths import DOCS_DIR, MKDOCS_SITE_DIR, REPO_ROOT, SITE_DIR
 from connlab.site.layout import (
     FRAGMENT_SUFFIX,
     MACHINE_PAGES_DIR,
+    RAW_CHANGED,
     RAW_SUBDIR,
     SHELL_CONTENT,
     SHELL_PAGE,
@@ -97,7 +98,7 @@ def publish(
         for page in (docs_dir / MACHINE_PAGES_DIR).glob(f"*{FRAGMENT_SUFFIX}")
     }
     kept = {Path(MACHINE_PAGES_DIR) / machine for machine in fragments} | {Path(RAW_SUBDIR)}
-    copied = sync(staging, site_dir, kept) + sync_by_status(docs_dir / RAW_SUBDIR, site_dir / RAW_SUBDIR)
+    copied = sync(staging, site_dir, kept) + sync_raw(docs_dir / RAW_SUBDIR, site_dir / RAW_SUBDIR)
     shell = (staging / SHELL_OUTPUT).read_text(encoding="utf-8")
     stamped, entries = stamp_all(shell, fragments, site_dir)
     add_to_search(site_dir / SEARCH_INDEX, staging / SEARCH_INDEX, entries)
@@ -143,6 +144,25 @@ def sync(staging: Path, site_dir: Path, machine_dirs: set[Path]) -> int:
     return copied
 
 
+def sync_raw(source: Path, target: Path) -> int:
+    """The machines' raw files copied into the site: where the site has them, only the folders of the
+    machines render listed as changed (RAW_CHANGED; none listed: none changed since the last copy), else
+    every file by its status. The list goes once they are copied."""
+    journal = source / RAW_CHANGED
+    pending = read_json(journal)
+    if not target.is_dir():
+        copied = sync_by_status(source, target)
+    else:
+        copied = 0
+        for machine in pending if isinstance(pending, list) else []:
+            if (source / machine).is_dir():
+                copied += sync_by_status(source / machine, target / machine)
+            else:
+                shutil.rmtree(target / machine, ignore_errors=True)
+    journal.unlink(missing_ok=True)
+    return copied
+
+
 def sync_by_status(source: Path, target: Path) -> int:
     """Files copied from source where the copy is missing, of another size or older (their status alone: a
     thousand machines' raw results are not read on every build); the target's others removed."""
@@ -152,6 +172,8 @@ def sync_by_status(source: Path, target: Path) -> int:
         for name in names:
             path = Path(folder) / name
             relative = path.relative_to(source)
+            if relative == Path(RAW_CHANGED):
+                continue
             made.add(relative)
             copy = target / relative
             if copy.is_file():

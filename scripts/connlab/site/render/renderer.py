@@ -9,6 +9,7 @@ Files are only rewritten when their content changes, so an unchanged page does n
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import statistics
@@ -57,6 +58,7 @@ from connlab.site.layout import (
     CHARTS_SUBDIR,
     FRAGMENT_SUFFIX,
     MACHINE_PAGES_DIR,
+    RAW_CHANGED,
     RAW_SUBDIR,
     SHELL_MARKDOWN,
     SHELL_PAGE,
@@ -416,15 +418,40 @@ class PageRenderer:
         )
 
 
-def _copy_if_newer(source: Path, target: Path) -> None:
+def copy_raw_files(leads: dict[str, dict], results_dir: Path, raw_dir: Path) -> None:
+    """Each machine's raw files, as downloads its page links (connlab.data.answers lists them), copied by
+    their status; a machine no longer listed loses its folder. The machines whose files were copied or
+    removed are added to the list publishing reads (RAW_CHANGED), so that it copies those machines'
+    folders into the site and does not compare a thousand machines' files again."""
+    changed: set[str] = set()
+    for lead in leads.values():
+        machine = str(lead["machine"])
+        for relative in lead.get("raw", []):
+            source = results_dir / machine / relative
+            # Data aggregated from another results folder names files not here.
+            if source.is_file() and _copy_if_newer(source, raw_dir / machine / relative):
+                changed.add(machine)
+    listed = {str(lead["machine"]) for lead in leads.values()}
+    for gone in sorted(set(os.listdir(raw_dir)) - listed - {RAW_CHANGED} if raw_dir.is_dir() else []):
+        shutil.rmtree(raw_dir / gone, ignore_errors=True)
+        changed.add(gone)
+    if changed:
+        journal = raw_dir / RAW_CHANGED
+        pending = read_json(journal)
+        known = set(pending) if isinstance(pending, list) else set()
+        write_if_changed(journal, json.dumps(sorted(known | changed)))
+
+
+def _copy_if_newer(source: Path, target: Path) -> bool:
     """A raw file copied where the copy is missing, of another size or older, by its status alone: a
-    thousand machines' runs are not read on every build."""
+    thousand machines' runs are not read on every build. True where it copied."""
     if target.is_file():
         kept, new = target.stat(), source.stat()
         if kept.st_size == new.st_size and kept.st_mtime_ns >= new.st_mtime_ns:
-            return
+            return False
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(source, target)
+    return True
 
 
 def _file_status(path: Path) -> list[int] | None:
@@ -489,12 +516,8 @@ def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Pat
         elif asset.is_file():
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
-    # Each machine's raw files, as downloads its page links (connlab.data.answers lists them).
-    for lead in renderer._json(data_dir / ANSWERS_SUBDIR / POOL_SIZES_FILE).values():
-        for relative in lead.get("raw", []):
-            source = RESULTS_DIR / lead["machine"] / relative
-            if source.is_file():  # data aggregated from another results folder names files not here
-                _copy_if_newer(source, docs_dir / RAW_SUBDIR / lead["machine"] / relative)
+    leads = renderer._json(data_dir / ANSWERS_SUBDIR / POOL_SIZES_FILE)
+    copy_raw_files(leads, RESULTS_DIR, docs_dir / RAW_SUBDIR)
     # The page every machine page is stamped into (connlab.site.publish.build).
     if write_if_changed(docs_dir / SHELL_PAGE, SHELL_MARKDOWN):
         written.append(docs_dir / SHELL_PAGE)
