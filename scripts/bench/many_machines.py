@@ -17,6 +17,13 @@ as each stage reported its own time: where a build's time went.
 
     .venv/bin/python scripts/bench/many_machines.py --machines 10 100 1000
     .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines: checks the script runs
+
+With --compare-with DIR, another checkout of the project (e.g. `git worktree add /tmp/old <commit>`) is
+measured as well, alternating with this one at each size (that one first), so that both codes see the same
+host at nearly the same time; each row then starts with the code it measured ("other" or "this"). Each code
+builds its own checkout's results with its own Makefile, and shares this checkout's virtualenv and
+node_modules; a checkout without connlab/__main__.py (before the command's entry moved there) is run as
+`python -m connlab.cli`.
 """
 
 from __future__ import annotations
@@ -57,14 +64,15 @@ SEARCH_FORM = 'data-md-component="search"'
 LOCAL_ASSET = re.compile(r'<(?:script|link)[^>]+(?:src|href)="(?!https?:|//|data:)([^"#?]+\.(?:js|css))"')
 
 
-def copy_repository(target: Path) -> None:
-    """The tracked and untracked-but-not-ignored files, with their times (make compares them)."""
+def copy_repository(target: Path, checkout: Path = REPO_ROOT) -> None:
+    """The checkout's tracked and untracked-but-not-ignored files, with their times (make compares them),
+    and this checkout's virtualenv and node_modules."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO_ROOT, capture_output=True, check=True,
+        cwd=checkout, capture_output=True, check=True,
     ).stdout.decode().split("\0")  # fmt: skip
     for name in filter(None, listed):
-        source = REPO_ROOT / name
+        source = checkout / name
         if source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
@@ -135,6 +143,9 @@ def make_site(copy: Path) -> tuple[float, dict[str, float]]:
     # The copy's own code, not this checkout's (the virtualenv installs this checkout in editable mode).
     env["PYTHONPATH"] = str(copy / "scripts")
     command = ["make", "--no-print-directory", *(f"-o{stamp}" for stamp in STAMPS), "site"]
+    if not (copy / "scripts" / "connlab" / "__main__.py").is_file():
+        # The virtualenv's `connlab` script imports connlab.__main__, which older code does not have.
+        command.append(f"CONNLAB={copy / '.venv' / 'bin' / 'python'} -m connlab.cli")
     started = time.perf_counter()
     result = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
@@ -272,11 +283,11 @@ def host_check_seconds(repeats: int = 5) -> float:
     return statistics.median(timings)
 
 
-def measure(synthetic: int, keep: bool) -> Figures:
+def measure(synthetic: int, keep: bool, checkout: Path = REPO_ROOT) -> Figures:
     copy = Path(tempfile.mkdtemp(prefix="connlab-machines-"))
     host_before = host_check_seconds()
     try:
-        copy_repository(copy)
+        copy_repository(copy, checkout)
         results = copy / "results"
         for index in range(1, synthetic):
             add_machine(results, index)
@@ -306,30 +317,49 @@ def main() -> None:
     parser.add_argument("--machines", type=int, nargs="+", default=[10, 100], help="synthetic machines")
     parser.add_argument("--tiny", action="store_true", help="two synthetic machines: checks the script runs")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies (paths on stderr)")
+    parser.add_argument(
+        "--compare-with",
+        type=Path,
+        metavar="DIR",
+        help="another checkout (git worktree add DIR <commit>), measured alternately with this one",
+    )
     args = parser.parse_args()
     sizes = [2] if args.tiny else args.machines
+    codes = {"this": REPO_ROOT}
+    if args.compare_with is not None:
+        other = args.compare_with.resolve()
+        if not (other / "Makefile").is_file() or not (other / "scripts" / "connlab").is_dir():
+            sys.exit(f"{other}: not a checkout of this project (no Makefile, no scripts/connlab)")
+        codes = {"other": other, "this": REPO_ROOT}
+
+    def label(code: str) -> str:
+        """Each row's code, where two are compared."""
+        return f"{code:<5}  " if len(codes) > 1 else ""
+
     print(
-        "machines  cold make site  no-op  one added  cold per machine  cold per machine more"
+        label("code") + "machines  cold make site  no-op  one added  cold per machine  cold per machine more"
         "  heaviest page (gzipped), drawn in; host check before → after"
     )
-    previous: Figures | None = None
+    previous: dict[str, Figures] = {}
     rows = []
     for size in sizes:
-        r = measure(size, args.keep)
-        rows.append(r)
-        drawn = "no Chromium here" if r["drawn_s"] is None else f"{r['drawn_s']:.2f} s"
-        print(
-            f"{r['machines']:>8}  {r['cold_s']:>12.1f} s  {r['noop_s']:>4.2f} s  {r['added_s']:>7.1f} s"
-            f"  {r['cold_s_per_machine']:>14.2f} s  {marginal_cost(previous, r):>21}"
-            f"  {r['heaviest_mb']:.2f} MB {r['heaviest_page']}, {drawn};"
-            f" {r['host_before_s']:.2f} → {r['host_after_s']:.2f} s",
-            flush=True,
-        )
-        previous = r
+        for code, checkout in codes.items():
+            r = measure(size, args.keep, checkout)
+            rows.append((code, r))
+            drawn = "no Chromium here" if r["drawn_s"] is None else f"{r['drawn_s']:.2f} s"
+            print(
+                label(code) + f"{r['machines']:>8}  {r['cold_s']:>12.1f} s  {r['noop_s']:>4.2f} s"
+                f"  {r['added_s']:>7.1f} s  {r['cold_s_per_machine']:>14.2f} s"
+                f"  {marginal_cost(previous.get(code), r):>21}"
+                f"  {r['heaviest_mb']:.2f} MB {r['heaviest_page']}, {drawn};"
+                f" {r['host_before_s']:.2f} → {r['host_after_s']:.2f} s",
+                flush=True,
+            )
+            previous[code] = r
     print()
-    print(STAGES_HEADER)
-    for r in rows:
-        print(stages_row(r))
+    print(label("code") + STAGES_HEADER)
+    for code, r in rows:
+        print(label(code) + stages_row(r))
 
 
 # The stage table's columns, by title: each build's stages, as stage_seconds names them.
