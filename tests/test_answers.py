@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from connlab.data.answers import claim_row, coverage, findings, pool_size, short_answer, usl_across
+from connlab.data.answers import (
+    NAMED_UP_TO,
+    claim_row,
+    coverage,
+    findings,
+    pool_size,
+    short_answer,
+    usl_across,
+)
 
 
 def _claim(verdicts: list[dict], claim_id: str = "peak-four-per-core", reading: str = "seed") -> dict:
@@ -78,7 +86,23 @@ def test_findings_name_each_failed_seed_statement_with_both_figures() -> None:
     found = findings([failed, held, project])
     assert [f["id"] for f in found["failed"]] == ["x"]
     assert found["failed"][0]["against"][0]["value"] == 3.0
+    assert found["failed"][0]["against_more"] is None
     assert [f["id"] for f in found["held"]] == ["y"]
+
+
+def test_findings_name_a_few_machines_and_count_the_rest() -> None:
+    """A statement that failed on many machines names NAMED_UP_TO of them, each with its figure, and counts
+    the rest with the median and range of their figures and how many had each verdict."""
+    machines = [f"m{index:02d}" for index in range(NAMED_UP_TO + 3)]
+    verdicts = [_v(m, "does not hold", float(index)) for index, m in enumerate(machines)]
+    verdicts[-1] = _v(machines[-1], "inconclusive", 100.0)
+    [found] = findings([claim_row(_claim(verdicts, "x"), machines, "p")])["failed"]
+    assert [c["machine"] for c in found["against"]] == machines[:NAMED_UP_TO]
+    assert found["against_more"] == {
+        "count": 3,
+        "spread": {"median": NAMED_UP_TO + 1.0, "low": float(NAMED_UP_TO), "high": 100.0},
+        "verdicts": {"does not hold": 2, "inconclusive": 1},
+    }
 
 
 SWEEP = {
