@@ -23,7 +23,7 @@ import pytest
 
 from connlab.analysis import fits
 from connlab.contract.experiment import experiment_names
-from connlab.data import aggregate, aggregate_state, bring_tables, claims, table_files
+from connlab.data import aggregate, aggregate_state, answers, bring_tables, claims, table_files
 from connlab.data.aggregate import aggregate_all
 from connlab.interrupts import INTERRUPTED_EXIT_STATUS
 from connlab.paths import AGGREGATE_SQL_NAME, EXPERIMENTS_DIR, REPO_ROOT, RESULTS_DIR
@@ -47,11 +47,14 @@ def _add_machine(results: Path) -> str:
 
 
 def _outputs(data: Path) -> dict[str, bytes]:
-    """Every file aggregation wrote but the database (tables exported, facts, claims, machines)."""
+    """Every file aggregation wrote but the database and the answers' cache, whose keys are the facts files'
+    status (tables exported, facts, claims, answers, machines)."""
     return {
         str(path.relative_to(data)): path.read_bytes()
         for path in sorted(data.rglob("*"))
-        if path.is_file() and not path.name.startswith(aggregate.DATABASE_FILE)
+        if path.is_file()
+        and not path.name.startswith(aggregate.DATABASE_FILE)
+        and path.name != answers.ANSWER_INPUTS_FILE
     }
 
 

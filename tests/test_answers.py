@@ -3,13 +3,17 @@ built pages never say "not measured" beside data that exists."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from connlab.contract.facts_files import read_facts
 from connlab.data.answers import (
+    ANSWER_INPUTS_FILE,
     NAMED_UP_TO,
+    answer_facts,
     claim_row,
     coverage,
     findings,
@@ -269,3 +273,38 @@ def test_the_simulator_defaults_to_the_full_profile_then_the_most_points() -> No
     usl = usl_across(sizing, {"columns": columns}, [])
     assert usl["machines"] == ["full-more", "full-few", "quick-many"]
     assert usl["machines_total"] == 3
+
+
+def test_answer_facts_are_the_listed_facts_whole_and_kept_by_file_status(tmp_path: Path) -> None:
+    """Each article's listed facts as read_facts puts them back together; a machine's file is parsed again
+    only when its status changed; a fact the list leaves out is an error that names it."""
+    facts_dir, cache = tmp_path / "facts", tmp_path / ANSWER_INPUTS_FILE
+    (facts_dir / "too-many-connections").mkdir(parents=True)
+    (facts_dir / "too-many-connections.json").write_text(
+        json.dumps({"peaks": [{"machine": "published-x", "tps": 9}], "settings": [{"n": 1}]})
+    )
+    for machine, tps in (("b", 2), ("a", 1)):
+        own = {"peaks": [{"machine": machine, "tps": tps}], "wait_points": [{"machine": machine}]}
+        (facts_dir / "too-many-connections" / f"{machine}.json").write_text(json.dumps(own))
+    found = answer_facts(facts_dir, cache)
+    whole = read_facts(facts_dir, "too-many-connections")
+    assert found["too-many-connections"] == {"peaks": whole["peaks"]}
+    assert [row["tps"] for row in found["too-many-connections"].get("peaks")] == [9, 1, 2]
+    assert found["pool-sizing"] == {}
+    with pytest.raises(KeyError, match="wait_points"):
+        found["too-many-connections"].get("wait_points")
+    # The cache answers for an unchanged file; a file written again is read again.
+    entries = json.loads(cache.read_text())
+    entries["too-many-connections/a.json"][1]["peaks"][0]["tps"] = 100
+    cache.write_text(json.dumps(entries))
+    assert [row["tps"] for row in answer_facts(facts_dir, cache)["too-many-connections"]["peaks"]] == [
+        9,
+        100,
+        2,
+    ]
+    (facts_dir / "too-many-connections" / "a.json").write_text(
+        json.dumps({"peaks": [{"machine": "a", "tps": 3}]})
+    )
+    (facts_dir / "too-many-connections" / "b.json").unlink()
+    assert [row["tps"] for row in answer_facts(facts_dir, cache)["too-many-connections"]["peaks"]] == [9, 3]
+    assert list(json.loads(cache.read_text())) == ["too-many-connections/a.json"]

@@ -154,3 +154,23 @@ def test_a_machine_pages_weight_counts_every_file_charts_js_fetches_for_it(built
     names = sorted(path.name.split(".", 1)[1] if len(path.name) > 64 else path.name for path in fetched)
     assert names == ["expressions.js", "vega-embed.min.js", "vega.min.js", "wide-light.json"]
     assert all(path.is_file() for path in fetched)
+
+
+def test_the_many_machines_benchmark_copies_the_checkout_it_is_given(tmp_path: Path) -> None:
+    """--compare-with: another checkout's files (tracked, and untracked but not ignored) are what its copy
+    holds, with this checkout's virtualenv and node_modules; its ignored files stay out."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "Makefile").write_text("site:\n")
+    (other / "untracked.txt").write_text("kept")
+    (other / "ignored.log").write_text("left out")
+    (other / ".gitignore").write_text("*.log\n")
+    subprocess.run(["git", "init", "-q"], cwd=other, check=True)
+    subprocess.run(["git", "add", "Makefile", ".gitignore"], cwd=other, check=True)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    many_machines_module().copy_repository(copy, other)
+    assert sorted(path.name for path in copy.iterdir()) == [
+        ".gitignore", ".venv", "Makefile", "node_modules", "untracked.txt"
+    ]  # fmt: skip
+    assert (copy / ".venv").resolve() == (REPO_ROOT / ".venv").resolve()

@@ -23,9 +23,11 @@ import os
 import statistics
 from pathlib import Path
 
-from connlab.contract.cache import canonical_bytes, loads_fast
-from connlab.contract.facts_files import read_facts
-from connlab.contract.files import write_bytes_if_changed
+import orjson
+
+from connlab.contract.cache import canonical_bytes, loads_fast, read_json
+from connlab.contract.facts_files import facts_path
+from connlab.contract.files import write_bytes_if_changed, write_bytes_whole
 from connlab.contract.names import ANSWERS_SUBDIR, MACHINES_JSON, POOL_SIZES_FILE
 from connlab.data.chart_rows import connection_cost, latency_across, pooler_memory, pooler_throughput
 from connlab.data.disagreements import disagreements
@@ -480,10 +482,7 @@ def write_answers(
     measured = sorted(measured)
     machines_facts = _read(facts_dir / "machines.json")
     machines_json = _read(data_dir / MACHINES_JSON) if (data_dir / MACHINES_JSON).is_file() else []
-    facts = {
-        slug: _facts(facts_dir, slug)
-        for slug in ("too-many-connections", "pool-sizing", "pgbouncer-trade", "four-poolers")
-    }
+    facts = answer_facts(facts_dir, data_dir / ANSWER_INPUTS_FILE)
     # Each machine's own rows of the three facts a pool size reads, grouped once.
     peaks = by_machine(facts["too-many-connections"].get("peaks", []))
     fits = by_machine(facts["pool-sizing"].get("fits", []))
@@ -569,5 +568,84 @@ def _read(path: Path) -> dict:
     return loads_fast(path.read_bytes()) if path.is_file() else {}  # type: ignore[return-value]
 
 
-def _facts(facts_dir: Path, slug: str) -> dict:
-    return read_facts(facts_dir, slug) if (facts_dir / f"{slug}.json").is_file() else {}
+# The facts of each article the answers read. Of each measured machine's own file (connlab.contract.
+# facts_files) only these are kept between builds, in ANSWER_INPUTS_FILE under the file's status, so that
+# adding a machine parses that machine's files rather than a thousand machines' hundred megabytes again. A
+# fact the answers read that is not listed here is an error (ListedFacts), not an empty list.
+ANSWER_FACTS: dict[str, frozenset[str]] = {
+    "too-many-connections": frozenset({"peaks", "points", "poolers"}),
+    "pool-sizing": frozenset(
+        {
+            "fits",
+            "simulator_points",
+            "sync_summary",
+            "queue_points",
+            "folk_formula",
+            "published_fits",
+            "published_points",
+            "poolers",
+        }
+    ),
+    "pgbouncer-trade": frozenset({"pool_spread", "churn", "poolers"}),
+    "four-poolers": frozenset({"throughput", "memory", "poolers"}),
+}
+ANSWER_INPUTS_FILE = "answer-inputs.json"
+
+
+class ListedFacts(dict):
+    """An article's facts as the answers see them: only those ANSWER_FACTS lists, and asking for another is
+    an error that names it."""
+
+    def __init__(self, slug: str, facts: dict[str, list]) -> None:
+        super().__init__(facts)
+        self.slug = slug
+
+    def _check(self, name: object) -> None:
+        if name not in ANSWER_FACTS[self.slug]:
+            raise KeyError(
+                f"the answers read {self.slug}'s fact {name}, which answers.ANSWER_FACTS does not list"
+            )
+
+    def get(self, name: str, default: object = None) -> object:
+        self._check(name)
+        return super().get(name, default)
+
+    def __getitem__(self, name: str) -> list:
+        self._check(name)
+        return super().__getitem__(name)
+
+
+def answer_facts(facts_dir: Path, cache_file: Path) -> dict[str, ListedFacts]:
+    """Each article's facts the answers read, whole (its own file with every measured machine's rows added
+    back, as read_facts gives them); a machine's file whose status is unchanged since it was read is taken
+    from cache_file."""
+    cached = read_json(cache_file)
+    known: dict[str, list] = cached if isinstance(cached, dict) else {}
+    entries: dict[str, list] = {}
+    found: dict[str, ListedFacts] = {}
+    for slug, names in ANSWER_FACTS.items():
+        if not facts_path(facts_dir, slug).is_file():
+            found[slug] = ListedFacts(slug, {})
+            continue
+        whole: dict[str, list] = loads_fast(facts_path(facts_dir, slug).read_bytes())  # type: ignore[assignment]
+        facts = {name: list(rows) for name, rows in whole.items() if name in names}
+        folder = facts_dir / slug
+        for file_name in sorted(os.listdir(folder)) if folder.is_dir() else []:
+            if not file_name.endswith(".json"):
+                continue
+            path = os.path.join(folder, file_name)
+            status = os.stat(path)
+            signature = [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]
+            key = f"{slug}/{file_name}"
+            entry = known.get(key)
+            if not (isinstance(entry, list) and len(entry) == 2 and entry[0] == signature):
+                with open(path, "rb") as machine_file:
+                    own: dict[str, list] = loads_fast(machine_file.read())  # type: ignore[assignment]
+                entry = [signature, {name: rows for name, rows in own.items() if name in names}]
+            entries[key] = entry
+            for name, rows in entry[1].items():
+                facts.setdefault(name, []).extend(rows)
+        found[slug] = ListedFacts(slug, facts)
+    if entries.keys() != known.keys() or any(entries[key] is not known[key] for key in entries):
+        write_bytes_whole(cache_file, orjson.dumps(entries))
+    return found
