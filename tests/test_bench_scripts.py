@@ -156,6 +156,7 @@ def test_a_machine_pages_weight_counts_every_file_charts_js_fetches_for_it(built
     assert all(path.is_file() for path in fetched)
 
 
+@pytest.mark.process  # git lists the checkout's files
 def test_the_many_machines_benchmark_copies_the_checkout_it_is_given(tmp_path: Path) -> None:
     """--compare-with: another checkout's files (tracked, and untracked but not ignored) are what its copy
     holds, with this checkout's virtualenv and node_modules; its ignored files stay out."""
