@@ -101,5 +101,5 @@ def test_a_pooler_without_a_config_module_gets_a_block_that_says_so() -> None:
         plan, spec=plan.spec.model_copy(update={"poolers": poolers, "workloads": workloads})
     )
     block = pgbench_block(plan)
-    assert "newpooler: this block cannot start it yet" in block
+    assert "newpooler: this block cannot start it (no folder connlab/poolers/newpooler/)" in block
     assert "exit 1" in block
