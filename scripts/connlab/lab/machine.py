@@ -252,7 +252,7 @@ def write_machine_file(machine_id: str, facts: dict[str, object], keep_postgres:
     downgraded by a later quick run (the profile field says the best profile measured); the folder's
     calibration, once recorded, is kept (CALIBRATION_FACTS), and so are its first date and the versions of
     poolers this run lacks. With keep_postgres, the PostgreSQL facts already recorded are kept (a run over
-    several versions). The file is rewritten only where its text changes."""
+    several versions). The file is rewritten only where what it says changes."""
     folder = machine_results_dir(machine_id)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / MACHINE_FILE_NAME
@@ -281,7 +281,7 @@ def write_machine_file(machine_id: str, facts: dict[str, object], keep_postgres:
     for key, value in facts.items():
         if value == NOT_AVAILABLE and previous.get(key) not in (None, NOT_AVAILABLE):
             data[key] = previous[key]
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-    if not path.exists() or path.read_text() != text:
-        write_atomically(path, text)
+    # Compared as data: a hand-wrapped description or another key order is not a change.
+    if data != previous:
+        write_atomically(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return path
