@@ -531,7 +531,8 @@ def test_the_machines_page_compares_measured_machines(tmp_path: Path, write_run:
     assert "| 18,200 (18,000–18,400) |" in big
     # Its peak per core is twice the other machine's, computed, not typed.
     assert "its peak per server core is\n  2.0 times the median of the other\n  1 measured machine(s)" in page
-    assert page.count("It did not run client\\-bound") == 2  # once per machine, nowhere else
+    # Once per machine, nowhere else.
+    assert page.count("It did not run backend\\-memory, client\\-bound") == 2
 
 
 FACTS_FIXTURE = REPO_ROOT / "tests" / "fixtures" / "facts_before"

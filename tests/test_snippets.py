@@ -36,7 +36,7 @@ EXPERIMENTS = [
     "clients-sweep", "connect-cost", "pgbouncer", "core-budget", "wait-events", "idle-memory", "sync-commit",
     "queue-depth", "client-bound", "pgbouncer-trade", "too-many-clients", "tls-trade", "pgbouncer-processes",
     "pooler-memory", "pooler-ceiling", "prepared-statements", "pooler-churn", "pooler-sustained",
-    "pg-versions",
+    "pg-versions", "backend-memory",
 ]  # fmt: skip
 # Boxes the site shows and this suite checks character for character, but does not run.
 SHOWN_NOT_RUN: list[str] = []
@@ -44,6 +44,9 @@ SHOWN_NOT_RUN: list[str] = []
 RESULT_LINE = {
     "wait-events": r"clients: tps = [0-9.]+ .*; [0-9]+ samples:( \S+ [0-9]+%)*$",
     "idle-memory": r"idle connections, summed: RSS [0-9]+ MiB, PSS [0-9]+ MiB, RssAnon [0-9]+ MiB$",
+    "backend-memory": (
+        r"busy connections, per backend: RSS [0-9.]+ MiB, PSS [0-9.]+ MiB, RssAnon [0-9.]+ MiB$"
+    ),
     "queue-depth": r"clients: tps = [0-9.]+ .*; clients waiting: mean [0-9.]+, most [0-9]+$",
     # The pooler's tree measured around pgbench; a failed window shows pgbench's error instead of a tps.
     # Past PgPool-II's children, a crowd whose window closes while most still wait processes nothing.
@@ -211,6 +214,8 @@ def shortened(script: str, experiment: str) -> tuple[str, list[list[int]]]:
             window_s = max(duration, crowd // CLIENTS_PER_WINDOW_SECOND, CROWD_S if crowd >= CROWD else 0)
         line, found = re.subn(r" -T [0-9]+ ", f" -T {window_s} ", line)
         windows += found
+        # A probe that reads halfway through the window waits half of the shortened one.
+        line = re.sub(r"sleep [0-9.]+(?=   # halfway through pgbench's -T)", f"sleep {window_s / 2}", line)
         lines.append(line)
     assert windows, f"{experiment}: no pgbench -T in the block"
     return "\n".join(lines), loops

@@ -81,6 +81,13 @@ PROBES: dict[str, Probe] = {
             "connections are connected and idle (polled until they are)",
         ),
         Probe(
+            "memory_loaded",
+            0.1,
+            MEMORY_COLUMNS,
+            "the same memory figures, read once halfway through the window while every one of its "
+            "connections is connected and running queries (backends under load, not idle ones)",
+        ),
+        Probe(
             "pooler_memory",
             0.5,
             POOLER_MEMORY_COLUMNS,

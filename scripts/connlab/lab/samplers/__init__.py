@@ -5,14 +5,21 @@ from __future__ import annotations
 
 from connlab.lab.samplers.backends import BackendSampler
 from connlab.lab.samplers.base import ThreadedProbe, WindowContext
-from connlab.lab.samplers.memory import IdleMemoryProbe
+from connlab.lab.samplers.memory import IdleMemoryProbe, LoadedMemoryProbe
 from connlab.lab.samplers.pooler_memory import PoolerMemoryProbe
 from connlab.lab.samplers.pools import PoolSampler
 from connlab.lab.samplers.wait_events import WaitEventSampler
 
 SAMPLERS: dict[str, type[ThreadedProbe]] = {
     sampler.name: sampler
-    for sampler in (BackendSampler, WaitEventSampler, IdleMemoryProbe, PoolSampler, PoolerMemoryProbe)
+    for sampler in (
+        BackendSampler,
+        WaitEventSampler,
+        IdleMemoryProbe,
+        LoadedMemoryProbe,
+        PoolSampler,
+        PoolerMemoryProbe,
+    )
 }
 
 __all__ = ["SAMPLERS", "ThreadedProbe", "WindowContext"]

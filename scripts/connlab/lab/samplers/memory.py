@@ -1,5 +1,7 @@
 """memory: waits until the window's clients are all connected and idle, lets them settle, then measures the
-server's memory once: the cgroup's counters and the backends' own figures (connlab.lab.memory)."""
+server's memory once: the cgroup's counters and the backends' own figures (connlab.lab.memory).
+memory_loaded: the same figures, read once halfway through a window whose clients are all connected and
+running queries: a backend under load, whose RSS holds the shared buffers it has touched (seed 002)."""
 
 from __future__ import annotations
 
@@ -21,11 +23,13 @@ class IdleMemoryProbe(ThreadedProbe):
         self.result: dict[str, int | None] = dict.fromkeys(PROBES[self.name].columns)
         self.deadline = time.monotonic() + self.context.duration_s
 
+    def _ready(self, rows: list[tuple[int, str]]) -> bool:
+        """Whether the backends are in the state the probe measures: every client connected and idle."""
+        return len(rows) == self.context.clients and all(state == "idle" for _, state in rows)
+
     def _idle_pids(self, conn: Any) -> list[int] | None:
         rows = conn.execute(IDLE_BACKENDS_SQL).fetchall()
-        if len(rows) == self.context.clients and all(state == "idle" for _, state in rows):
-            return [pid for pid, _ in rows]
-        return None
+        return [pid for pid, _ in rows] if self._ready(rows) else None
 
     def poll(self, session: Any) -> bool:
         # A remote server's backends are processes of another host: their memory cannot be read here.
@@ -43,3 +47,17 @@ class IdleMemoryProbe(ThreadedProbe):
 
     def figures(self) -> dict[str, object]:
         return dict(self.result)
+
+
+class LoadedMemoryProbe(IdleMemoryProbe):
+    name = "memory_loaded"
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        # Halfway through the window the backends have run for a while: their RSS holds the shared buffers
+        # they touched, which is what the seed read (one backend during a 100-client run).
+        self.halfway = time.monotonic() + self.context.duration_s / 2
+
+    def _ready(self, rows: list[tuple[int, str]]) -> bool:
+        """Every client connected, whatever it is doing, once half the window has passed."""
+        return time.monotonic() >= self.halfway and len(rows) == self.context.clients
