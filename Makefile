@@ -54,13 +54,16 @@ RESULTS_CHANGED := $(BUILD)/.results-changed
 EXPERIMENT_SRC := $(shell find experiments -type f 2>/dev/null)
 SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
 # Each stage's stamp depends on exactly the code that stage imports: the command line and what every
-# stage shares (the contract: spec, columns, probes, names; and each pooler folder's declaration and pure
-# config, not its harness adapter), and the stage's own package. tests/test_contract.py checks these lists
-# against the imports.
+# stage shares (the contract: spec, columns, names; each pooler folder's declaration and pure config, not its
+# harness adapter; each probe folder's declaration and snippet, not its sampler), and the stage's own
+# package. tests/test_contract.py checks these lists against the imports.
 POOLER_CODE    := $(wildcard scripts/connlab/poolers/*.py scripts/connlab/poolers/*/__init__.py scripts/connlab/poolers/*/config.py \
                     scripts/connlab/poolers/*/*.j2)
+PROBE_CODE     := $(wildcard scripts/connlab/probes/*.py scripts/connlab/probes/*/__init__.py scripts/connlab/probes/*/probe.py \
+                    scripts/connlab/probes/*/*.j2)
 SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py scripts/connlab/errors.py scripts/connlab/paths.py \
-                    scripts/connlab/interrupts.py scripts/connlab/contract/*.py scripts/connlab/contract/*/*.py) $(POOLER_CODE)
+                    scripts/connlab/interrupts.py scripts/connlab/contract/*.py scripts/connlab/contract/*/*.py) $(POOLER_CODE) \
+                  $(PROBE_CODE)
 DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py)
 SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*/*.py scripts/connlab/site/*/*.mjs scripts/connlab/site/*/*.json)
 

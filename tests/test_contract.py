@@ -185,4 +185,4 @@ def test_registries_agree() -> None:
     assert set(SAMPLERS) == set(PROBES)
     assert set(CONFIGS) <= set(POOLERS)
     for probe in PROBES.values():
-        assert set(probe.columns) <= set(COLUMN_NAMES), probe.name
+        assert set(probe.column_names) <= set(COLUMN_NAMES), probe.name

@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from connlab.contract.experiment import make_plan
-from connlab.contract.probes import decode_wait_events
+from connlab.probes.wait_events.probe import decode_wait_events
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]
 

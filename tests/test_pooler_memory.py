@@ -100,7 +100,7 @@ def test_probe_reports_the_window_peaks_the_series_and_the_start_reading() -> No
     with SAMPLERS["pooler_memory"](context) as probe:
         time.sleep(0.6)
     figures = probe.figures()
-    assert set(figures) == set(PROBES["pooler_memory"].columns)
+    assert set(figures) == set(PROBES["pooler_memory"].column_names)
     assert (figures["pooler_start_rss_bytes"], figures["pooler_start_processes"]) == (1 << 20, 3)
     assert figures["pooler_rss_peak_bytes"] > 0 and figures["pooler_processes_peak"] == 1
     pattern = next(column.pattern for column in WINDOW_COLUMNS if column.name == "pooler_rss_series_kib")
@@ -108,6 +108,6 @@ def test_probe_reports_the_window_peaks_the_series_and_the_start_reading() -> No
     declared = {column.name: column for column in WINDOW_COLUMNS}
     assert all(
         declared[name].minimum == 0
-        for name in PROBES["pooler_memory"].columns
+        for name in PROBES["pooler_memory"].column_names
         if name != "pooler_rss_series_kib"
     )

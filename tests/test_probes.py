@@ -1,11 +1,12 @@
-"""The wait-event cell's encoding (connlab.contract.probes), read back; the checkpoint counters' view."""
+"""The wait-event cell's encoding (connlab/probes/wait_events/probe.py), read back; the checkpoint
+counters' view."""
 
 from __future__ import annotations
 
 import pytest
 
-from connlab.contract.probes import decode_wait_events, encode_wait_events
 from connlab.lab.counters import activity_sql
+from connlab.probes.wait_events.probe import decode_wait_events, encode_wait_events
 
 
 def test_states_are_written_most_frequent_first_and_read_back() -> None:

@@ -1,34 +1,19 @@
 """The columns of a raw results CSV: one row per measurement window.
 
 One list serves the sweep (which writes rows), validation (which checks them) and aggregation (which
-reads them with these types), so the three cannot drift apart. A column carries its own constraints
-(`minimum`), so a new column is checked as soon as it is declared.
+reads them with these types), so the three cannot drift apart. The window's own columns are declared here;
+each probe declares the columns it fills in its folder (connlab/probes/<name>/probe.py), and they are placed
+among these by the column they follow, so that a row keeps its order as probes are added. A column carries
+its own constraints (`minimum`), so a new column is checked as soon as it is declared.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from connlab.contract.probes import POOLER_SERIES_PATTERN, POOLER_SERIES_STEP_S, PROBES, WAIT_EVENTS_PATTERN
+from connlab.contract.column import Column
+from connlab.contract.probes.declaration import Probe
+from connlab.contract.probes.registry import PROBES
 from connlab.contract.provenance import DIGEST_PATTERN
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    type: str  # DuckDB type
-    description: str
-    required: bool = True  # False: may be empty (the figure was not measured in that window)
-    # Added after results were first committed: files written before lack the column entirely.
-    added_later: bool = False
-    # May be empty in a failed window, never in one marked ok (ok means pgbench reported it).
-    required_when_ok: bool = False
-    # The least valid value (counts, times and shares are never negative); None: no lower bound.
-    minimum: float | None = None
-    # A regular expression a non-empty value must match, and how the error message describes it.
-    pattern: str | None = None
-    pattern_hint: str = ""
-
+from connlab.errors import LabError
 
 # Bounds that validation holds a column to besides its type and minimum. A latency above ten minutes is not a
 # latency in milliseconds (most likely seconds or microseconds); a run has at most so many passes and windows.
@@ -50,7 +35,8 @@ def any_text_is_valid(column: Column) -> bool:
     )
 
 
-WINDOW_COLUMNS: tuple[Column, ...] = (
+# The window's own columns; the probes' are placed among them below (window_columns).
+OWN_COLUMNS: tuple[Column, ...] = (
     Column("run_id", "VARCHAR", "one sweep run; a resumed run keeps its id"),
     Column("machine", "VARCHAR", "results/<machine>/ folder name"),
     Column("experiment", "VARCHAR", "experiment name"),
@@ -127,89 +113,6 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         added_later=True,
         minimum=0,
     ),
-    Column(
-        "server_backends_max",
-        "INTEGER",
-        "most client backends seen on the server during the window",
-        required=False,
-        added_later=True,
-    ),
-    # wait-events: pg_stat_activity polled from a separate connection while the window runs.
-    Column(
-        "wait_samples",
-        "INTEGER",
-        f"polls of pg_stat_activity, one every {PROBES['wait_events'].interval_ms} ms",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "wait_events",
-        "VARCHAR",
-        "active client backends seen over those polls, per state: running=N;Type:Event=N;... "
-        "(empty when polls ran and none saw an active backend: zero samples, not a missing figure)",
-        pattern=WAIT_EVENTS_PATTERN,
-        pattern_hint="state=count pairs separated by ';', e.g. running=12;LWLock:WALWrite=3",
-        required=False,
-        added_later=True,
-    ),
-    # idle-memory: measured once all of the window's connections are connected and idle.
-    Column(
-        "mem_backends",
-        "INTEGER",
-        "client backends whose memory was measured",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "mem_cgroup_usage_bytes",
-        "BIGINT",
-        "the server cgroup's memory.usage_in_bytes",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "mem_cgroup_rss_bytes",
-        "BIGINT",
-        "the server cgroup's anonymous memory (memory.stat total_rss)",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "mem_cgroup_cache_bytes",
-        "BIGINT",
-        "the server cgroup's page cache and shared memory (total_cache)",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "mem_rss_sum_bytes",
-        "BIGINT",
-        "sum of the client backends' Rss (smaps_rollup)",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "mem_pss_sum_bytes",
-        "BIGINT",
-        "sum of the client backends' Pss (smaps_rollup)",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "mem_anon_rss_sum_bytes",
-        "BIGINT",
-        "sum of the client backends' RssAnon (/proc/PID/status)",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
     # client-bound: a CPU quota for pgbench smaller than its cores.
     Column(
         "client_cpu_budget",
@@ -227,104 +130,6 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
         required=False,
         added_later=True,
         minimum=0,
-    ),
-    Column(
-        "pool_samples",
-        "INTEGER",
-        f"polls of the pooler's SHOW POOLS, one every {PROBES['pools'].interval_ms} ms",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "pool_cl_waiting_avg",
-        "DOUBLE",
-        "clients waiting for a server connection, mean over the polls",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "pool_cl_waiting_max",
-        "INTEGER",
-        "clients waiting for a server connection, most in one poll",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "pool_maxwait_ms_max",
-        "DOUBLE",
-        "longest wait of the oldest waiting client, ms",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    # The pooler_memory probe: the pooler's whole process tree (connlab.lab.pooler_memory).
-    Column(
-        "pooler_rss_peak_bytes",
-        "BIGINT",
-        "peak RSS summed over the pooler's process tree during the window",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "pooler_pss_peak_bytes",
-        "BIGINT",
-        "peak PSS summed over the pooler's process tree during the window",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "pooler_processes_peak",
-        "INTEGER",
-        "most processes in the pooler's tree during the window",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "pooler_memory_samples",
-        "INTEGER",
-        "readings of the pooler's tree in the window (every 500 ms, and at its start and end)",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "pooler_start_rss_bytes",
-        "BIGINT",
-        "RSS of the pooler's tree once after its start, before any window (idle, no query yet)",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "pooler_start_pss_bytes",
-        "BIGINT",
-        "PSS of the pooler's tree once after its start, before any window",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "pooler_start_processes",
-        "INTEGER",
-        "processes in the pooler's tree once after its start, before any window",
-        required=False,
-        added_later=True,
-        minimum=0,
-    ),
-    Column(
-        "pooler_rss_series_kib",
-        "VARCHAR",
-        f"RSS of the pooler's tree in KiB every {POOLER_SERIES_STEP_S} s from the window's start, ';'-joined",
-        pattern=POOLER_SERIES_PATTERN,
-        pattern_hint="whole KiB separated by ';', e.g. 6800;13400;13420",
-        required=False,
-        added_later=True,
     ),
     # The pooler's own CPU budget (connlab.lab.cpu_budget.PoolerBudget): its cgroup, apart from the server's.
     Column(
@@ -397,6 +202,38 @@ WINDOW_COLUMNS: tuple[Column, ...] = (
     ),
 )
 
+
+def window_columns(own: tuple[Column, ...], probes: dict[str, Probe]) -> tuple[Column, ...]:
+    """A row's columns: the window's own, each probe's placed after the column its declaration names
+    (another probe's, if that one is placed), a probe naming none after all the rest. A column two probes
+    fill is declared once. A probe whose column clashes with another's, or whose `after` is no column, is
+    refused in one line."""
+    columns = list(own)
+    where: dict[str, str] = {column.name: "the window's own columns" for column in own}
+    pending = sorted(probes.values(), key=lambda probe: probe.after is None)
+    while pending:
+        placeable = [p for p in pending if p.after is None or p.after in where]
+        if not placeable:
+            probe = pending[0]
+            raise LabError(f"probe {probe.name}: after {probe.after!r}: no such column in a results row")
+        for probe in placeable:
+            names = [column.name for column in columns]
+            at = len(columns) if probe.after is None else names.index(probe.after) + 1
+            for column in probe.columns:
+                if column.name not in where:
+                    columns.insert(at, column)
+                    where[column.name] = f"probe {probe.name}"
+                    at += 1
+                elif column not in columns:  # the same name, another declaration
+                    raise LabError(
+                        f"probe {probe.name}: column {column.name}: declared differently by "
+                        f"{where[column.name]}"
+                    )
+            pending.remove(probe)
+    return tuple(columns)
+
+
+WINDOW_COLUMNS: tuple[Column, ...] = window_columns(OWN_COLUMNS, PROBES)
 COLUMN_NAMES: tuple[str, ...] = tuple(column.name for column in WINDOW_COLUMNS)
 COLUMN_TYPES: dict[str, str] = {column.name: column.type for column in WINDOW_COLUMNS}
 

@@ -29,10 +29,10 @@ from typing import Self
 
 import psutil
 
-from connlab.contract.probes import PROBES
 from connlab.lab.memory import kib_field
+from connlab.probes.pooler_memory.probe import PROBE
 
-SAMPLE_INTERVAL_S = PROBES["pooler_memory"].interval_s
+SAMPLE_INTERVAL_S = PROBE.interval_s
 # The window's peaks (the start reading's columns come from the adapter's `start_memory`).
 POOLER_MEMORY_COLUMNS = (
     "pooler_rss_peak_bytes", "pooler_pss_peak_bytes", "pooler_processes_peak", "pooler_memory_samples",

@@ -22,7 +22,7 @@ from connlab.lab.cluster import Cluster
 from connlab.lab.pgbench import latency_percentiles_ms
 from connlab.lab.poolers.base import PoolerProcess
 from connlab.lab.samplers import SAMPLERS, ThreadedProbe, WindowContext
-from connlab.lab.samplers.backends import BACKEND_PORTS_SQL, foreign_pids, server_client_ports
+from connlab.probes.backends.sampler import BACKEND_PORTS_SQL, foreign_pids, server_client_ports
 
 # Well under the default ephemeral port range (32768-60999) that TIME_WAIT sockets draw on.
 TIME_WAIT_LIMIT = 5000
@@ -45,7 +45,7 @@ def foreign_backends(bench: Bench, pooler: PoolerProcess | None) -> frozenset[in
     """The backends present now that belong to a pooler other than the window's and stay open: PgPool-II
     keeps its cached backends and Odyssey its pool, which no reset closes. Every other pooler's were closed
     by its reset, and the window's own target counts what it already holds: its backends are told from the
-    others by their client ports (connlab.lab.samplers.backends)."""
+    others by their client ports (connlab/probes/backends/sampler.py)."""
     if all(other is pooler or other.closes_server_connections() for other in bench.poolers.values()):
         return frozenset()
     rows = bench.cluster.execute(BACKEND_PORTS_SQL)
@@ -137,7 +137,8 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         percentiles = latency_percentiles_ms(sorted(log_dir.glob("tx*")))
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
-    probe_figures: dict[str, object] = {column: None for probe in PROBES.values() for column in probe.columns}
+    probe_columns = (name for probe in PROBES.values() for name in probe.column_names)
+    probe_figures: dict[str, object] = dict.fromkeys(probe_columns)
     for sampler in samplers:
         probe_figures.update(sampler.figures())
     return {

@@ -1,25 +1,38 @@
-"""The samplers of the in-window probes, by the names experiment.yaml lists (connlab.contract.probes).
-Adding a probe: its sampler module beside this one (a ThreadedProbe) and one line below."""
+"""The harness's probe registry: experiment.yaml's `probes: [<name>]` name a sampler here, `SAMPLER` in
+connlab/probes/<name>/sampler.py, one for each folder the declarations' registry
+(connlab.contract.probes.registry) finds. This package holds what the samplers share: the contract and the
+window's context (`base`)."""
 
 from __future__ import annotations
 
-from connlab.lab.samplers.backends import BackendSampler
-from connlab.lab.samplers.base import ThreadedProbe, WindowContext
-from connlab.lab.samplers.memory import IdleMemoryProbe, LoadedMemoryProbe
-from connlab.lab.samplers.pooler_memory import PoolerMemoryProbe
-from connlab.lab.samplers.pools import PoolSampler
-from connlab.lab.samplers.wait_events import WaitEventSampler
+import importlib
 
-SAMPLERS: dict[str, type[ThreadedProbe]] = {
-    sampler.name: sampler
-    for sampler in (
-        BackendSampler,
-        WaitEventSampler,
-        IdleMemoryProbe,
-        LoadedMemoryProbe,
-        PoolSampler,
-        PoolerMemoryProbe,
-    )
-}
+from connlab.lab.samplers.base import ThreadedProbe, WindowContext
+
+
+def samplers() -> dict[str, type[ThreadedProbe]]:
+    """Each probe's sampler class; a folder whose sampler.py lacks SAMPLER, or whose SAMPLER's name is not
+    the folder's probe, is refused in one line."""
+    from connlab.contract.probes.registry import PROBES, package_of
+    from connlab.errors import LabError
+
+    found: dict[str, type[ThreadedProbe]] = {}
+    for name in PROBES:
+        module = importlib.import_module(f"{package_of(name)}.sampler")
+        sampler = getattr(module, "SAMPLER", None)
+        if not (isinstance(sampler, type) and issubclass(sampler, ThreadedProbe)) or sampler.name != name:
+            raise LabError(f"{module.__file__}: SAMPLER: missing, or not a ThreadedProbe named {name!r}")
+        found[name] = sampler
+    return found
+
+
+def __getattr__(name: str) -> object:
+    # SAMPLERS is built on first use: a sampler imports this package (for `base`), and a scan started by
+    # that import would meet the sampler half-imported.
+    if name == "SAMPLERS":
+        globals()["SAMPLERS"] = found = samplers()
+        return found
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["SAMPLERS", "ThreadedProbe", "WindowContext"]

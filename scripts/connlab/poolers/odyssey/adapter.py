@@ -21,7 +21,7 @@ SCRAM end to end:
 
 Odyssey has no console command that closes idle server connections (PgBouncer's RECONNECT), so its pool
 stays open between windows (`pool_ttl 0`); the backends probe tells its connections from other poolers'
-by their client ports (connlab.lab.samplers.backends).
+by their client ports (connlab/probes/backends/sampler.py).
 """
 
 from __future__ import annotations

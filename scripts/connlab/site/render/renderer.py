@@ -35,7 +35,7 @@ from connlab.contract.names import (
     POOL_SIZES_FILE,
 )
 from connlab.contract.poolers.registry import VERSIONED
-from connlab.contract.probes import POOLER_SERIES_STEP_S, PROBES
+from connlab.contract.probes import PROBES
 from connlab.interrupts import WorkerPool
 from connlab.paths import (
     ARTICLES_SRC_DIR,
@@ -48,6 +48,7 @@ from connlab.paths import (
     PARTIALS_DIR,
     RESULTS_DIR,
 )
+from connlab.probes.pooler_memory.probe import POOLER_SERIES_STEP_S
 from connlab.site.charts import kinds as charts
 from connlab.site.charts.book import ChartBook
 from connlab.site.charts.cache import warm_svg_renderer

@@ -1,10 +1,11 @@
 """'Check it yourself' blocks: plain initdb / pg_ctl / psql / pgbench commands generated from an
 experiment's spec, with the flags the harness used, so a reader can re-measure without the harness.
 
-The shell lives in template partials (site_src/partials/snippets/); this module only works out, from the
-plan and the contract, what goes into them: the harness's pgbench flags (window_options), its pooler files
-(connlab.contract.poolers), its probes' queries and intervals (connlab.contract.probes). The test suite runs
-every block (with a tiny duration and scale) so a block on the site cannot rot.
+The shell lives in template partials (site_src/partials/snippets/, and each probe's own in its folder,
+connlab/probes/<name>/snippet.sh.j2); this module only works out, from the plan and the contract, what goes
+into them: the harness's pgbench flags (window_options), its pooler files (connlab.contract.poolers), its
+probes' queries and intervals (connlab.contract.probes). The test suite runs every block (with a tiny
+duration and scale) so a block on the site cannot rot.
 
 The server gets core 0 and pgbench core 1 through taskset, the portable stand-in for the harness's cgroups.
 An experiment with several CPU budgets (core-budget) or a CPU quota for pgbench (client-bound) needs
@@ -22,7 +23,8 @@ from connlab.contract.experiment import Plan, Workload, window_options
 from connlab.contract.names import BENCH_DB, CFS_PERIOD_US, SERVER_USER, pool_alias, session_options
 from connlab.contract.poolers import CONFIGS
 from connlab.contract.poolers.from_plan import plan_setup
-from connlab.contract.probes import IDLE_BACKENDS_SQL, PROBES, WAIT_EVENTS_SQL
+from connlab.contract.probes import PROBES, Probe
+from connlab.contract.probes.registry import SNIPPETS
 from connlab.contract.tls import (
     POOLER_CLIENT_TLS,
     SSLMODE_PLAIN,
@@ -42,7 +44,15 @@ SNIPPETS_DIR = PARTIALS_DIR / "snippets"
 TLS_DIR = "$DIR/tls"
 
 _ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(SNIPPETS_DIR),
+    # The shared partials by name; a probe's as <probe>/snippet.sh.j2, from its folder.
+    loader=jinja2.ChoiceLoader(
+        [
+            jinja2.FileSystemLoader(SNIPPETS_DIR),
+            jinja2.PrefixLoader(
+                {name: jinja2.FileSystemLoader(path.parent) for name, path in SNIPPETS.items()}
+            ),
+        ]
+    ),
     undefined=jinja2.StrictUndefined,
     autoescape=False,
     trim_blocks=True,
@@ -109,9 +119,10 @@ def _connection(workload: Workload, default_transport: str, pooler: dict[str, ob
     return f"{host} -p {port} -U {workload.role or SERVER_USER}"
 
 
-def _body(plan: Plan, workload: Workload, pooler: dict[str, object] | None) -> str:
-    """The partial that runs a window: the first of the experiment's probes that has one and applies (a
-    pooler's probe only through a pooler whose admin console the block knows)."""
+def _body(plan: Plan, workload: Workload, pooler: dict[str, object] | None) -> tuple[str, Probe | None]:
+    """The partial that runs a window and its probe: the first of the experiment's probes that has one and
+    applies (a pooler's probe only through a pooler whose admin console the block knows); else pgbench
+    alone."""
     for name in plan.spec.probes:
         probe = PROBES[name]
         applies = not probe.needs_pooler or bool(
@@ -119,9 +130,9 @@ def _body(plan: Plan, workload: Workload, pooler: dict[str, object] | None) -> s
             and pooler.get("files") is not None
             and (not probe.needs_admin_console or pooler.get("admin_database"))
         )
-        if applies and (SNIPPETS_DIR / f"probe_{name}.sh.j2").exists():
-            return f"probe_{name}.sh.j2"
-    return "window.sh.j2"
+        if applies and name in SNIPPETS:
+            return f"{name}/{SNIPPETS[name].name}", probe
+    return "window.sh.j2", None
 
 
 def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | None = None) -> str:
@@ -159,14 +170,12 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
             f"{password}{session}{enter.format(cgroup='$CGC')}taskset -c 1 pgbench {connection} "
             f"{' '.join(_shell_word(flag) for flag in flags)} {database}"
         )
-        body = _body(plan, workload, pooler)
-        probe = PROBES.get(body.removeprefix("probe_").removesuffix(".sh.j2"))
+        body, probe = _body(plan, workload, pooler)
         loop = _ENV.get_template("loop.sh.j2").render(
             # A workload measured at some client counts only (churn at one count) keeps to them here.
             counts=[count for count in counts if workload.runs_at(count)] or workload.clients or counts,
             jobs=workload.jobs or client_jobs, database=BENCH_DB, body=body, pgbench=pgbench, probe=probe,
             duration_s=plan.profile.duration_s, pooler=pooler, target_database=database,
-            sql={"wait_events": WAIT_EVENTS_SQL, "idle_backends": IDLE_BACKENDS_SQL},
         )  # fmt: skip
         share = workload.client_cpu_share
         workloads.append({

@@ -44,3 +44,6 @@ class PoolSampler(ThreadedProbe):
             "pool_cl_waiting_max": self.waiting_max if self.polls else None,
             "pool_maxwait_ms_max": round(self.maxwait_ms, 3) if self.polls else None,
         }
+
+
+SAMPLER = PoolSampler

@@ -1,14 +1,11 @@
 """memory: waits until the window's clients are all connected and idle, lets them settle, then measures the
-server's memory once: the cgroup's counters and the backends' own figures (connlab.lab.memory).
-memory_loaded: the same figures, read once halfway through a window whose clients are all connected and
-running queries: a backend under load, whose RSS holds the shared buffers it has touched (seed 002)."""
+server's memory once: the cgroup's counters and the backends' own figures (connlab.lab.memory)."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from connlab.contract.probes import IDLE_BACKENDS_SQL, PROBES
 from connlab.contract.remote import REMOTE_CPU_METHOD
 from connlab.lab.memory import measure
 from connlab.lab.samplers.base import ThreadedProbe
@@ -20,7 +17,7 @@ class IdleMemoryProbe(ThreadedProbe):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self.result: dict[str, int | None] = dict.fromkeys(PROBES[self.name].columns)
+        self.result: dict[str, int | None] = dict.fromkeys(self.probe.column_names)
         self.deadline = time.monotonic() + self.context.duration_s
 
     def _ready(self, rows: list[tuple[int, str]]) -> bool:
@@ -28,7 +25,7 @@ class IdleMemoryProbe(ThreadedProbe):
         return len(rows) == self.context.clients and all(state == "idle" for _, state in rows)
 
     def _idle_pids(self, conn: Any) -> list[int] | None:
-        rows = conn.execute(IDLE_BACKENDS_SQL).fetchall()
+        rows = conn.execute(self.probe.query).fetchall()
         return [pid for pid, _ in rows] if self._ready(rows) else None
 
     def poll(self, session: Any) -> bool:
@@ -49,15 +46,4 @@ class IdleMemoryProbe(ThreadedProbe):
         return dict(self.result)
 
 
-class LoadedMemoryProbe(IdleMemoryProbe):
-    name = "memory_loaded"
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        # Halfway through the window the backends have run for a while: their RSS holds the shared buffers
-        # they touched, which is what the seed read (one backend during a 100-client run).
-        self.halfway = time.monotonic() + self.context.duration_s / 2
-
-    def _ready(self, rows: list[tuple[int, str]]) -> bool:
-        """Every client connected, whatever it is doing, once half the window has passed."""
-        return time.monotonic() >= self.halfway and len(rows) == self.context.clients
+SAMPLER = IdleMemoryProbe

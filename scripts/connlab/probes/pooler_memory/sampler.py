@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from connlab.contract.probes import POOLER_SERIES_STEP_S, PROBES, encode_series
 from connlab.lab.pooler_memory import PoolerMemorySampler
 from connlab.lab.samplers.base import ThreadedProbe
+from connlab.probes.pooler_memory.probe import POOLER_SERIES_STEP_S, encode_series
 
 
 class PoolerMemoryProbe(ThreadedProbe):
@@ -29,7 +29,7 @@ class PoolerMemoryProbe(ThreadedProbe):
             self.sampler.__exit__(*exc)
 
     def figures(self) -> dict[str, object]:
-        figures: dict[str, object] = dict.fromkeys(PROBES[self.name].columns)
+        figures: dict[str, object] = dict.fromkeys(self.probe.column_names)
         if self.sampler is None:
             return figures
         figures.update(self.sampler.figures())
@@ -39,3 +39,6 @@ class PoolerMemoryProbe(ThreadedProbe):
             figures.update(pooler_start_rss_bytes=start.rss_bytes, pooler_start_pss_bytes=start.pss_bytes,
                            pooler_start_processes=start.processes)  # fmt: skip
         return figures
+
+
+SAMPLER = PoolerMemoryProbe

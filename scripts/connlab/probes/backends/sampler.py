@@ -19,7 +19,7 @@ from typing import Any
 
 import psutil
 
-from connlab.contract.probes import BACKEND_PIDS_SQL, CLIENT_BACKENDS
+from connlab.contract.probes.declaration import CLIENT_BACKENDS
 from connlab.lab.samplers.base import ThreadedProbe
 
 BACKEND_PORTS_SQL = f"SELECT pid, client_port FROM pg_stat_activity WHERE {CLIENT_BACKENDS}"
@@ -51,9 +51,12 @@ class BackendSampler(ThreadedProbe):
     max_backends = 0
 
     def poll(self, session: Any) -> bool:
-        pids = {row[0] for row in session.execute(BACKEND_PIDS_SQL).fetchall()}
+        pids = {row[0] for row in session.execute(self.probe.query).fetchall()}
         self.max_backends = max(self.max_backends, len(pids - self.context.foreign_backends))
         return True
 
     def figures(self) -> dict[str, object]:
         return {"server_backends_max": self.max_backends}
+
+
+SAMPLER = BackendSampler

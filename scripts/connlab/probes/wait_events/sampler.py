@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from connlab.contract.probes import WAIT_EVENTS_SQL, encode_wait_events
 from connlab.lab.samplers.base import ThreadedProbe
+from connlab.probes.wait_events.probe import encode_wait_events
 
 
 class WaitEventSampler(ThreadedProbe):
@@ -19,7 +19,7 @@ class WaitEventSampler(ThreadedProbe):
         self.counts: dict[str, int] = {}
 
     def poll(self, session: Any) -> bool:
-        for state, count in session.execute(WAIT_EVENTS_SQL, prepare=True).fetchall():
+        for state, count in session.execute(self.probe.query, prepare=True).fetchall():
             self.counts[state] = self.counts.get(state, 0) + int(count)
         self.polls += 1
         return True
@@ -29,3 +29,6 @@ class WaitEventSampler(ThreadedProbe):
         can fall between polls): zero samples, which wait_samples tells apart from a window that was not
         sampled (wait_samples empty too)."""
         return {"wait_samples": self.polls, "wait_events": encode_wait_events(self.counts)}
+
+
+SAMPLER = WaitEventSampler
