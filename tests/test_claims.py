@@ -13,6 +13,7 @@ import duckdb
 import pytest
 import yaml
 
+from conftest import machine_facts
 from connlab.contract.yaml_models import load_yaml_model
 from connlab.data.claims import (
     CANNOT_EVALUATE,
@@ -27,8 +28,9 @@ from connlab.data.claims import (
     judge,
     summarise,
 )
+from connlab.data.main_tables import load_machines, register_machines
 from connlab.errors import LabError
-from connlab.paths import ARTICLES_SRC_DIR
+from connlab.paths import ARTICLES_SRC_DIR, MACHINE_FILE_NAME
 
 MACHINES = ["holds-box", "fails-box", "straddles-box", "reason-box", "nan-box", "absent-box"]
 AT_LEAST_HALF = {"op": ">=", "value": 0.5}
@@ -370,3 +372,74 @@ def test_a_file_without_a_machines_verdict_checks_the_claim_on_every_machine(
     [result] = json.loads(out.read_text())["claims"]
     assert by_machine(result)["holds-box"]["verdict"] == DOES_NOT_HOLD
     assert by_machine(result)["absent-box"]["verdict"] == NOT_MEASURED
+
+
+def test_running_out_of_ports_states_the_clients_own_limit(tmp_path: Path) -> None:
+    """too-many-connections' client-runs-out-of-ports over a tmp results tree: a machine whose machine.yaml
+    records the client's port settings names its limit (ports ÷ TIME_WAIT) beside the fastest reconnecting,
+    and whether tcp_tw_reuse lets its windows' loopback connections take ports in TIME_WAIT again; one
+    whose file predates them keeps the reason and says the range was not recorded."""
+    ports = {"ip_local_port_range": "32768 60999", "tcp_tw_reuse": 2, "tcp_fin_timeout": 60}
+    remote = {"host": "db.example.org", "port": 5432, "client_host": "box", "stated_cores": 4.0,
+              "server_version": "16.4", "max_connections": 100, "shared_buffers": "128MB", "ssl": "on",
+              "password_encryption": "scram-sha-256", "rtt_ms": 0.4}  # fmt: skip
+    machines = {
+        "lab": ports,
+        "older": {},
+        "remote": {**ports, "remote_server": remote},
+        "no-reuse": {**ports, "ip_local_port_range": "1024 65535", "tcp_tw_reuse": 0},
+        "fast": ports,
+    }
+    results = tmp_path / "results"
+    for machine, extra in machines.items():
+        (results / machine).mkdir(parents=True)
+        (results / machine / MACHINE_FILE_NAME).write_text(yaml.safe_dump(machine_facts(machine, **extra)))
+    con = duckdb.connect()
+    register_machines(con, load_machines(results))
+    con.execute(
+        "CREATE SCHEMA connect_cost; CREATE TABLE connect_cost.points AS SELECT * FROM (VALUES "
+        "('lab', 'new-trust-tcp', 'tcp', 1, 281.4), ('lab', 'new-trust-unix', 'unix', 1, 900.0), "
+        "('older', 'new-trust-tcp', 'tcp', 1, 228.0), ('remote', 'new-trust-tcp', 'tcp', 1, 120.0), "
+        "('no-reuse', 'new-trust-tcp', 'tcp', 1, 300.0), ('fast', 'new-trust-tcp', 'tcp', 8, 2100.0)) "
+        "AS t(machine, workload, transport, clients, tps_max); "
+        "CREATE SCHEMA pooler_churn; CREATE TABLE pooler_churn.churn AS SELECT * FROM (VALUES "
+        "('lab', 'pgbouncer', 8, 150.0), ('remote', 'pgbouncer', 8, 90.0)) "
+        "AS t(machine, target, clients, tps_max); "
+        "CREATE SCHEMA tls_trade; CREATE TABLE tls_trade.points AS SELECT * FROM (VALUES "
+        "('lab', 'churn-direct-tls', 'direct', 8, 100.0)) AS t(machine, workload, target, clients, tps_max)"
+    )
+    [ports_claim] = [
+        c
+        for c in load_yaml_model(ARTICLES_SRC_DIR / "too-many-connections.claims.yaml", ClaimsFile).claims
+        if c.id == "client-runs-out-of-ports"
+    ]
+    path = tmp_path / "ports.claims.yaml"
+    dumped = ports_claim.model_dump(exclude_defaults=False)
+    path.write_text(yaml.safe_dump({"source": "lab", "claims": [dumped]}, sort_keys=False))
+    out = evaluate_claims(con, path, list(machines), tmp_path / "claims")
+    [result] = json.loads(out.read_text())["claims"]
+    verdicts = by_machine(result)
+    short = (
+        "the fastest reconnecting over TCP measured here reached {} connections per second, short of the "
+        "roughly 2,000 at which the seed's client ran out of ports, so no window here came near that limit; "
+    )
+    limit = "the client's own limit here: 28,232 ports ÷ 60 s = 470/s per server port; tcp_tw_reuse 2 "
+    assert verdicts["lab"]["verdict"] == CANNOT_EVALUATE
+    assert verdicts["lab"]["reason"] == short.format(281) + limit + (
+        "lets loopback reuse ports in TIME_WAIT, and every window here ran over loopback"
+    )
+    assert verdicts["lab"]["note"] == "connect-cost, new-trust-tcp, 1 client"
+    assert verdicts["older"]["reason"] == short.format(228) + "the client's port range was not recorded"
+    # The server on another host: the direct point's connections left the host, the pooler's stayed on it.
+    assert verdicts["remote"]["reason"].endswith(
+        "lets loopback reuse ports in TIME_WAIT, and 1 of the 2 points here ran over loopback"
+    )
+    assert verdicts["no-reuse"]["reason"] == short.format(300) + (
+        "the client's own limit here: 64,512 ports ÷ 60 s = 1,075/s per server port; tcp_tw_reuse 0 lets no "
+        "connection reuse a port in TIME_WAIT"
+    )
+    # Judged where the reconnecting came near the seed's rate: the limit is the note's.
+    assert verdicts["fast"]["verdict"] == HOLDS and verdicts["fast"]["value"] == pytest.approx(2100.0)
+    assert verdicts["fast"]["note"] == "connect-cost, new-trust-tcp, 8 clients; " + limit + (
+        "lets loopback reuse ports in TIME_WAIT, and every window here ran over loopback"
+    )

@@ -11,7 +11,7 @@ import yaml
 
 from connlab import paths
 from connlab.contract.machine_schema import NOT_AVAILABLE, MachineFile
-from connlab.data.validate import SAFE_ID
+from connlab.data.validate import SAFE_ID, load_machine_file
 from connlab.errors import LabError
 from connlab.lab import machine
 from connlab.lab import netem as machine_netem
@@ -238,3 +238,70 @@ def test_a_rerun_on_the_same_machine_leaves_its_machine_file_as_it_was(results_d
     data = yaml.safe_load(path.read_text())
     assert data["pgbouncer_version"] == "1.25.1"  # a new version is recorded
     assert data["odyssey_version"] == "odyssey 1.5.1" and data["collected_at"] == first["collected_at"]
+
+
+PORT_FACTS = {"ip_local_port_range": "32768 60999", "tcp_tw_reuse": 2, "tcp_fin_timeout": 60}
+
+
+def test_machine_schema_takes_the_client_hosts_port_settings() -> None:
+    data = {"id": "test-2c-8g", **facts("quick"), **PORT_FACTS}
+    assert MachineFile(**data).model_dump(include=set(PORT_FACTS)) == PORT_FACTS
+
+
+def test_a_machine_file_without_the_port_settings_stays_valid() -> None:
+    recorded = MachineFile(id="test-2c-8g", **facts("quick"))
+    assert (recorded.ip_local_port_range, recorded.tcp_tw_reuse, recorded.tcp_fin_timeout) == (None,) * 3
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("ip_local_port_range", "32768", "expected two port numbers"),
+        ("ip_local_port_range", "60999 32768", "lowest first"),
+        ("ip_local_port_range", "0 60999", "from 1 to 65535"),
+        ("ip_local_port_range", 32768, "valid string"),
+        ("tcp_tw_reuse", 3, "0, 1 or 2"),
+        ("tcp_fin_timeout", -1, "greater than or equal to 0"),
+        ("tcp_fin_timeout", "sixty", "valid integer"),
+    ],
+)
+def test_a_malformed_port_setting_is_one_line_naming_the_file_and_field(
+    tmp_path: Path, field: str, value: object, message: str
+) -> None:
+    path = tmp_path / "box" / "machine.yaml"
+    path.parent.mkdir()
+    path.write_text(
+        yaml.safe_dump({"id": "box", **facts("quick"), **PORT_FACTS, field: value}, sort_keys=False)
+    )
+    recorded, problems = load_machine_file(path)
+    assert recorded is None
+    [line] = problems
+    assert line.startswith(f"{path}:") and f": {field}: " in line and message in line, line
+
+
+def test_the_port_settings_are_read_from_proc() -> None:
+    """This host's own /proc/sys/net/ipv4: the three values, in the form the schema takes."""
+    read = machine.client_port_facts()
+    assert set(read) == set(PORT_FACTS)
+    low, high = (int(port) for port in str(read["ip_local_port_range"]).split())
+    assert read["ip_local_port_range"] == " ".join(
+        (machine.PROC_NET_IPV4 / "ip_local_port_range").read_text().split()
+    )
+    assert 1 <= low <= high <= 65535
+    assert read["tcp_tw_reuse"] == int((machine.PROC_NET_IPV4 / "tcp_tw_reuse").read_text())
+    assert read["tcp_fin_timeout"] == int((machine.PROC_NET_IPV4 / "tcp_fin_timeout").read_text())
+    MachineFile(id="test-2c-8g", **facts("quick"), **read)
+
+
+def test_port_settings_the_kernel_does_not_give_are_left_out(tmp_path: Path) -> None:
+    (tmp_path / "ip_local_port_range").write_text("1024\t65535\n")
+    (tmp_path / "tcp_tw_reuse").write_text("7\n")  # not a value the schema takes
+    assert machine.client_port_facts(tmp_path) == {"ip_local_port_range": "1024 65535"}
+
+
+def test_a_run_that_cannot_read_the_port_settings_keeps_those_recorded(results_dir: Path) -> None:
+    machine.write_machine_file("box", {**facts("full"), **PORT_FACTS})
+    path = machine.write_machine_file("box", facts("full"))
+    assert {key: yaml.safe_load(path.read_text())[key] for key in PORT_FACTS} == PORT_FACTS
+    path = machine.write_machine_file("box", {**facts("full"), **PORT_FACTS, "tcp_tw_reuse": 0})
+    assert yaml.safe_load(path.read_text())["tcp_tw_reuse"] == 0

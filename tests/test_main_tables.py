@@ -71,3 +71,37 @@ def test_pooler_versions_say_which_poolers_ran_on_each_machine(tmp_path: Path) -
         },
         {"machine": "gamma", "pooler": "pgbouncer", "version": "1.18.0", "available": True},
     ]
+
+
+def test_machines_carry_the_client_hosts_port_limit(tmp_path: Path) -> None:
+    """The client's ports (ip_local_port_range's, both ends counted), its tcp_tw_reuse and tcp_fin_timeout
+    where machine.yaml records them, NULL where it does not; loopback unless the server was another host."""
+    results = tmp_path / "results"
+    ports = {"ip_local_port_range": "32768 60999", "tcp_tw_reuse": 2, "tcp_fin_timeout": 30}
+    remote = {"host": "db.example.org", "port": 5432, "client_host": "box", "stated_cores": 4.0,
+              "server_version": "16.4", "max_connections": 100, "shared_buffers": "128MB", "ssl": "on",
+              "password_encryption": "scram-sha-256", "rtt_ms": 0.4}  # fmt: skip
+    for machine, extra in (
+        ("recorded", ports),
+        ("older", {}),
+        ("remote", {**ports, "remote_server": remote}),
+        ("remote-local", {**ports, "remote_server": {**remote, "host": "127.0.0.1"}}),
+    ):
+        (results / machine).mkdir(parents=True)
+        (results / machine / "machine.yaml").write_text(yaml.safe_dump(machine_facts(machine, **extra)))
+    connection = duckdb.connect()
+    register_machines(connection, load_machines(results))
+    sql = (
+        "SELECT id, client_ports, tcp_tw_reuse, tcp_fin_timeout, time_wait_s, server_on_loopback "
+        "FROM main.machines ORDER BY id"
+    )
+    assert records(connection, sql) == [
+        {"id": "older", "client_ports": None, "tcp_tw_reuse": None, "tcp_fin_timeout": None,
+         "time_wait_s": 60, "server_on_loopback": True},
+        {"id": "recorded", "client_ports": 28232, "tcp_tw_reuse": 2, "tcp_fin_timeout": 30,
+         "time_wait_s": 60, "server_on_loopback": True},
+        {"id": "remote", "client_ports": 28232, "tcp_tw_reuse": 2, "tcp_fin_timeout": 30,
+         "time_wait_s": 60, "server_on_loopback": False},
+        {"id": "remote-local", "client_ports": 28232, "tcp_tw_reuse": 2, "tcp_fin_timeout": 30,
+         "time_wait_s": 60, "server_on_loopback": True},
+    ]  # fmt: skip

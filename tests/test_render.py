@@ -373,6 +373,29 @@ def test_the_text_filter_shows_the_value_literally(tmp_path: Path, text: str) ->
     assert rendered_text(output) == text
 
 
+def test_the_machine_line_shows_the_client_hosts_tcp_settings(tmp_path: Path) -> None:
+    """The machine page's line gives the client's port range, tcp_tw_reuse and tcp_fin_timeout where
+    machine.yaml records them, and nothing of them where it does not."""
+    renderer = PageRenderer(tmp_path / "data", tmp_path / "docs")
+    template = renderer.env.get_template("_machine_line.md.j2")
+    base = {
+        "id": "box", "cpu_model": "Test CPU", "threads": 2, "memory_gib": 8.0, "os": "Debian",
+        "kernel": "6.1", "virtualised": "none", "postgres_version": "15.18", "cpu_budget_method": "cgroup-v1",
+        "profile": "quick", "description": "",
+    }  # fmt: skip
+    ports = {"ip_local_port_range": "32768 60999", "tcp_tw_reuse": 2, "tcp_fin_timeout": 60}
+
+    def shown(machine: dict[str, Any]) -> str:
+        return re.sub(r"<[^>]+>", "", rendered_text(template.render(machines=[machine], machine_id="box")))
+
+    recorded = shown({**base, **ports})
+    assert recorded.endswith(
+        "profile quick; client's TCP: ip_local_port_range 32768 60999, tcp_tw_reuse 2, tcp_fin_timeout 60 s."
+    )
+    older = shown(base)
+    assert older.endswith("profile quick.") and "TCP" not in older
+
+
 def test_unicode_passes_through_unchanged() -> None:
     assert plain_text(NASTY[-1]) == NASTY[-1]
 

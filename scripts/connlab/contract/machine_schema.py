@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from connlab.contract.poolers.registry import VERSIONED
 from connlab.contract.poolers.setup import PoolerConfig
@@ -16,6 +16,24 @@ from connlab.contract.remote import RemoteServerFacts
 
 SAFE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 NOT_AVAILABLE = "not available on this machine"
+# How long Linux keeps a closed TCP socket in TIME_WAIT, holding its local port: TCP_TIMEWAIT_LEN in the
+# kernel's include/net/tcp.h, a constant no sysctl changes (tcp_fin_timeout is FIN_WAIT_2's, not this).
+# A client host's ports in ip_local_port_range divided by it are the new connections per second it can open
+# to one server address and port without reusing a port in TIME_WAIT.
+TIME_WAIT_S = 60
+
+
+def parse_port_range(text: str) -> tuple[int, int]:
+    """(low, high) of net.ipv4.ip_local_port_range as /proc/sys gives it (two numbers, tab apart) or as
+    machine.yaml records it (a space apart); ValueError naming the expected form otherwise (validation adds
+    the value it got)."""
+    parts = text.split()
+    if len(parts) != 2 or not all(part.isdigit() for part in parts):
+        raise ValueError("expected two port numbers, lowest first, as in '32768 60999'")
+    low, high = int(parts[0]), int(parts[1])
+    if not 1 <= low <= high <= 65535:
+        raise ValueError("expected two ports from 1 to 65535, lowest first")
+    return low, high
 
 
 class MachineFacts(BaseModel):
@@ -62,6 +80,20 @@ class MachineFacts(BaseModel):
     # A server measured from this client host over the network (connlab run --server): its facts over SQL,
     # its cores as stated, the round trip. The fields above then describe the client host.
     remote_server: RemoteServerFacts | None = None
+    # The client host's TCP settings that bound how fast pgbench can open connections, read from
+    # /proc/sys/net/ipv4/ at run time; absent from files written before they were recorded, and from
+    # published ones. ip_local_port_range: "low high"; tcp_tw_reuse: 0 no reuse of ports in TIME_WAIT, 1 for
+    # every connection, 2 for loopback only; tcp_fin_timeout: seconds in FIN_WAIT_2 (recorded, not used).
+    ip_local_port_range: str | None = Field(default=None, max_length=40)
+    tcp_tw_reuse: Literal[0, 1, 2] | None = None
+    tcp_fin_timeout: int | None = Field(default=None, ge=0, le=86400)
+
+    @field_validator("ip_local_port_range")
+    @classmethod
+    def _port_range(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_port_range(value)
+        return value
 
 
 def machine_file_model(poolers: dict[str, PoolerConfig]) -> type[MachineFacts]:

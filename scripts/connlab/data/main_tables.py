@@ -4,6 +4,7 @@ figures, the experiments' pool sizes, and which experiments each machine measure
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 from pathlib import Path
@@ -15,7 +16,7 @@ from connlab.analysis.bulk import insert_rows
 from connlab.contract.cache import read_json, write_atomically
 from connlab.contract.columns import PUBLISHED_FILE_NAME, PUBLISHED_TYPES
 from connlab.contract.experiment import experiment_names, load_experiment
-from connlab.contract.machine_schema import NOT_AVAILABLE, MachineFile
+from connlab.contract.machine_schema import NOT_AVAILABLE, TIME_WAIT_S, MachineFile, parse_port_range
 from connlab.contract.names import PUBLISHED_PREFIX
 from connlab.contract.poolers import CONFIGS
 from connlab.contract.yaml_models import FAST_LOADER
@@ -71,19 +72,51 @@ def _machine_of(path: Path) -> dict[str, object]:
     return json.loads(json.dumps({key: _clean(value) for key, value in data.items()}))
 
 
+def _client_ports(machine: dict[str, object]) -> int | None:
+    """How many local ports the client host's ip_local_port_range holds; None where it is not recorded
+    (validation has checked its form)."""
+    recorded = machine.get("ip_local_port_range")
+    if recorded is None:
+        return None
+    low, high = parse_port_range(str(recorded))
+    return high - low + 1
+
+
+def _server_on_loopback(machine: dict[str, object]) -> bool:
+    """Whether the client reached the server over loopback: always, but where a remote server (connlab
+    run --server) was named by an address of another host."""
+    remote = machine.get("remote_server")
+    if not isinstance(remote, dict):
+        return True
+    host = str(remote.get("host", ""))
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: another host's, as far as anything here can tell
+        return False
+
+
 def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, object]]) -> None:
     """main.machines: one row per results folder; server_cores is the server's CPU allocation; netem is
     whether network delay could be added there ("available" or why not; NULL where never probed);
-    postgres_version is the machine's own PostgreSQL (a published article's: the version its seed ran)."""
+    postgres_version is the machine's own PostgreSQL (a published article's: the version its seed ran);
+    client_ports, tcp_tw_reuse and tcp_fin_timeout are the client host's (NULL where machine.yaml does not
+    record them), time_wait_s how long Linux holds a closed socket's port; server_on_loopback whether the
+    server ran on the client host, reached over loopback (a remote server named by a loopback address
+    included)."""
     con.execute(
         "CREATE OR REPLACE TABLE main.machines (id VARCHAR, published BOOLEAN, cores DOUBLE, "
         "server_cores DOUBLE, calibration_tps DOUBLE, profile VARCHAR, netem VARCHAR, "
-        "postgres_version VARCHAR)"
+        "postgres_version VARCHAR, client_ports INTEGER, tcp_tw_reuse INTEGER, tcp_fin_timeout INTEGER, "
+        "time_wait_s INTEGER, server_on_loopback BOOLEAN)"
     )
     rows = [
         [machine["id"], machine["published"], machine.get("cores"),
          machine.get("server_cores") or machine.get("cores"), machine.get("calibration_tps"),
-         machine.get("profile"), machine.get("netem"), machine.get("postgres_version")]
+         machine.get("profile"), machine.get("netem"), machine.get("postgres_version"),
+         _client_ports(machine), machine.get("tcp_tw_reuse"), machine.get("tcp_fin_timeout"), TIME_WAIT_S,
+         _server_on_loopback(machine)]
         for machine in machines
     ]  # fmt: skip
     insert_rows(con, "main.machines", rows)

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import yaml
 
-from connlab.contract.machine_schema import NOT_AVAILABLE
+from connlab.contract.machine_schema import NOT_AVAILABLE, parse_port_range
 from connlab.contract.poolers.registry import VERSIONED
 from connlab.contract.provenance import FINGERPRINT_FIELDS
 from connlab.errors import LabError
@@ -30,6 +30,9 @@ from connlab.paths import MACHINE_FILE_NAME, machine_results_dir
 
 CPUINFO = Path("/proc/cpuinfo")
 OS_RELEASE = Path("/etc/os-release")
+PROC_NET_IPV4 = Path("/proc/sys/net/ipv4")
+# machine.yaml's fields for the client host's TCP settings, each named as its file under PROC_NET_IPV4.
+CLIENT_PORT_FACTS = ("ip_local_port_range", "tcp_tw_reuse", "tcp_fin_timeout")
 
 
 def parse_cpu_model(cpuinfo: str) -> str | None:
@@ -94,6 +97,28 @@ def shape_id() -> str:
     family = "-".join(re.sub(r"[^a-z0-9]", "", w) for w in words[:3] if re.sub(r"[^a-z0-9]", "", w))
     memory_gib = round(psutil.virtual_memory().total / 2**30)
     return f"{family or 'cpu'}-{os.cpu_count()}c-{memory_gib}g"
+
+
+def client_port_facts(folder: Path = PROC_NET_IPV4) -> dict[str, object]:
+    """The client host's ip_local_port_range ("low high"), tcp_tw_reuse and tcp_fin_timeout, as the kernel
+    has them now: what bounds how fast pgbench can open new TCP connections from here. A file that cannot
+    be read or does not hold what the kernel writes there (another kernel, a container's /proc) is left
+    out, and machine.yaml then keeps what an earlier run recorded."""
+    found: dict[str, object] = {}
+    for name in CLIENT_PORT_FACTS:
+        try:
+            text = (folder / name).read_text().strip()
+        except OSError:
+            continue
+        if name == "ip_local_port_range":
+            try:
+                low, high = parse_port_range(text)
+            except ValueError:
+                continue
+            found[name] = f"{low} {high}"
+        elif text.isdigit() and (name != "tcp_tw_reuse" or text in ("0", "1", "2")):
+            found[name] = int(text)
+    return found
 
 
 # FINGERPRINT_FIELDS (connlab.contract.provenance) tell one machine from another of the same shape, as
@@ -241,6 +266,7 @@ def collect(
         "pgbench_version": program_version([find_program("pgbench", bindir), "--version"]),
         **pooler_versions(),
         "netem": netem_status(),
+        **client_port_facts(),
         "cpu_budget_method": cpu_budget_method,
         "profile": profile,
         "collected_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -280,6 +306,9 @@ def write_machine_file(machine_id: str, facts: dict[str, object], keep_postgres:
         data["collected_at"] = previous["collected_at"]
     for key, value in facts.items():
         if value == NOT_AVAILABLE and previous.get(key) not in (None, NOT_AVAILABLE):
+            data[key] = previous[key]
+    for key in CLIENT_PORT_FACTS:  # a run that could not read /proc/sys keeps what an earlier one read
+        if key not in facts and key in previous:
             data[key] = previous[key]
     # Compared as data: a hand-wrapped description or another key order is not a change.
     if data != previous:
