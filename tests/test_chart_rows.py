@@ -132,3 +132,53 @@ def test_connection_cost_has_a_dot_straight_and_through_pgbouncer_per_machine_an
         ("through PgBouncer", 160.6, 149.2, 161.1),
     ]
     assert {r["point"] for r in rows} == {"box-a, 2 clients"}
+
+
+def test_connection_cost_sets_the_seeds_printed_figures_beside_the_measured_never_in_a_median() -> None:
+    """The published set's pooler-churn tps (pgbouncer-trade's `published`) as rows of their own, marked
+    published and in their path's pooler kind; its latency rows and other experiments are left out."""
+    machines = [f"box-{i}" for i in range(LINES_UP_TO + 1)]
+    trade = {
+        "churn": [
+            {"machine": m, "clients": 2, "direct_tps": 50.0, "direct_tps_min": 49.0, "direct_tps_max": 51.0,
+             "pooled_tps": 150.0, "pooled_tps_min": 149.0, "pooled_tps_max": 151.0}
+            for m in machines
+        ],
+        "published": [
+            {"experiment": "pooler-churn", "workload": "pgbouncer", "clients": 16, "metric": "tps",
+             "value": 17950.0},
+            {"experiment": "pooler-churn", "workload": "direct", "clients": 16, "metric": "tps",
+             "value": 949.0},
+            {"experiment": "pooler-churn", "workload": "direct", "clients": 16, "metric": "latency_avg_ms",
+             "value": 16.9},
+            {"experiment": "pool-size", "workload": "select-only", "clients": 200, "metric": "tps",
+             "value": 62649.0},
+        ],
+    }  # fmt: skip
+    rows = connection_cost(trade, machines)
+    measured = [r for r in rows if not r["published"]]
+    assert {(r["series"], r["pooler"], r["value"]) for r in measured} == {
+        ("straight to the server", "direct", 50.0), ("through PgBouncer", "pgbouncer", 150.0),
+    }  # fmt: skip
+    assert {r["machines"] for r in measured} == {len(machines)}  # the median: the seed is not among them
+    seed = [
+        (r["point"], r["series"], r["pooler"], r["value"], r["low"], r["high"])
+        for r in rows
+        if r["published"]
+    ]
+    assert seed == [
+        ("published article, 16 clients", "straight to the server", "direct", 949.0, 949.0, 949.0),
+        ("published article, 16 clients", "through PgBouncer", "pgbouncer", 17950.0, 17950.0, 17950.0),
+    ]
+    assert connection_cost({"churn": trade["churn"]}, machines) == measured  # no published set, no seed rows
+
+
+def test_each_dot_keeps_its_pooler_kind_for_its_colour() -> None:
+    assert {(r["series"], r["pooler"]) for r in pooler_throughput(POOLERS, ["box-a", "box-b"])} == {
+        ("pgbouncer", "pgbouncer"), ("pgpool", "pgpool"), ("odyssey", "odyssey"),
+    }  # fmt: skip
+    many = [f"box-{i}" for i in range(LINES_UP_TO + 1)]
+    facts = {"throughput": [{**POOLERS["throughput"][0], "machine": m} for m in many]}
+    (row,) = pooler_throughput(facts, many)
+    assert (row["pooler"], row["published"]) == ("pgbouncer", False)
+    assert row["point"] == f"10 clients, median of {len(many)} machines"

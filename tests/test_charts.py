@@ -186,7 +186,8 @@ def test_sustained_chart_draws_a_line_per_pooler_over_time_with_tooltips() -> No
     ]
     spec = pooler_rss_over_time(records)
     assert (spec["encoding"]["x"]["field"], spec["encoding"]["y"]["field"]) == ("seconds", "rss_mib")
-    assert spec["encoding"]["color"]["field"] == "pooler"
+    # A colour per pooler kind, a line per pooler and pass (connlab.site.charts.colours).
+    assert (spec["encoding"]["color"]["field"], spec["encoding"]["detail"]["field"]) == ("kind", "pooler")
     assert {tip["field"] for tip in spec["encoding"]["tooltip"]} == {"pooler", "seconds", "rss_mib"}
     svg = render_svg(spec)
     assert "pgbouncer" in svg and "pgpool" in svg
@@ -241,10 +242,14 @@ def test_the_version_chart_is_the_band_and_line_kind_against_clients_per_core() 
             for layer in by_version["layer"]] == ["area", "line"]  # fmt: skip
 
 
+# The pooler kind of each connection-cost path (chart_rows.CONNECTION_PATHS).
+PATH_KINDS = {"straight to the server": "direct", "through PgBouncer": "pgbouncer"}
+
+
 def dot_rows(series: tuple[str, ...]) -> list[dict[str, Any]]:
     return [
-        {"point": f"{machine}, {clients} clients", "series": name, "machines": 1, "value": value,
-         "low": 0.9 * value, "high": 1.2 * value}
+        {"point": f"{machine}, {clients} clients", "series": name, "pooler": PATH_KINDS.get(name, name),
+         "published": False, "machines": 1, "value": value, "low": 0.9 * value, "high": 1.2 * value}
         for machine in ("box-a", "box-b")
         for clients in (10, 100)
         for name, value in zip(series, (8000.0, 5000.0, 7000.0), strict=False)
@@ -270,10 +275,37 @@ def test_dots_across_machines_draw_a_median_and_a_range_per_series_side_by_side(
     for layer in (ranges, dots):
         assert layer["encoding"]["yOffset"]["field"] == "series"  # side by side, not on top of each other
         assert layer["encoding"]["y"]["field"] == "point"
+    # A category's label on a line per part: a phone's column keeps room for the plot.
+    assert dots["encoding"]["y"]["axis"]["labelExpr"] == "split(datum.label, ', ')"
     svg = render_svg(spec)
     for name in series:
         assert name in svg
-    assert "box-b, 100 clients" in svg
+    assert "<tspan>box-b</tspan>" in svg and ">100 clients</tspan>" in svg
+
+
+def test_the_connection_cost_chart_draws_the_seeds_figures_as_diamonds_beside_the_measured() -> None:
+    seed = {"point": "published article, 16 clients", "series": "through PgBouncer", "pooler": "pgbouncer",
+            "published": True, "machines": 1, "value": 17950.0, "low": 17950.0, "high": 17950.0}  # fmt: skip
+    spec = connection_cost_dots([*dot_rows(tuple(PATH_KINDS)), seed])
+    _, dots = spec["layer"]
+    assert dots["encoding"]["shape"]["field"] == "figures"
+    rows = {(r["point"], r["series"]): r for r in dots["data"]["values"]}
+    drawn = rows[("published article, 16 clients", "through PgBouncer")]
+    assert (drawn["figures"], drawn["shape"]) == (PUBLISHED_ARTICLE, "diamond")
+    assert rows[("box-a, 10 clients", "through PgBouncer")]["figures"] == MEASURED_HERE
+    svg = render_svg(spec)
+    assert PUBLISHED_ARTICLE in svg and MEASURED_HERE in svg
+    # The seed's dot is a diamond (Vega's path: left, top, right, bottom), the measured ones are not.
+    assert len(re.findall(r'aria-roledescription="point"[^>]*d="M-[\d.]+,0L0,-', svg)) == 1
+    assert "<tspan>published article</tspan>" in svg
+
+
+def test_the_simulators_legend_marks_a_stroke_with_a_point_as_every_line_chart() -> None:
+    layers = usl_simulator(usl_records())["layer"]
+    legends = [layer["encoding"]["color"].get("legend") for layer in layers if "color" in layer["encoding"]]
+    assert legends and all(legend is not None for legend in legends)
+    assert {legend["symbolType"] for legend in legends} == {LINE_AND_POINT}
+    assert {legend["symbolOpacity"] for legend in legends} == {1}
 
 
 def test_the_simulator_text_is_what_its_sliders_and_label_show() -> None:

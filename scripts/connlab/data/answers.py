@@ -586,7 +586,7 @@ ANSWER_FACTS: dict[str, frozenset[str]] = {
             "poolers",
         }
     ),
-    "pgbouncer-trade": frozenset({"pool_spread", "churn", "poolers"}),
+    "pgbouncer-trade": frozenset({"pool_spread", "churn", "poolers", "published"}),
     "four-poolers": frozenset({"throughput", "memory", "poolers"}),
 }
 ANSWER_INPUTS_FILE = "answer-inputs.json"

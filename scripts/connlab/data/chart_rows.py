@@ -24,11 +24,16 @@ LATENCY_STATISTICS = (
     ("99th percentile", "latency_p99_median", "latency_p99_median", "latency_p99_median"),
 )
 LATENCY_WORKLOAD = "mixed"
-# The connection-cost chart's two paths, as its legend names them, each with the churn row's fields.
+# The connection-cost chart's two paths, as its legend names them, each with its pooler kind (whose colour
+# it is drawn in; "direct": none) and the churn row's fields.
 CONNECTION_PATHS = (
-    ("straight to the server", "direct_tps", "direct_tps_min", "direct_tps_max"),
-    ("through PgBouncer", "pooled_tps", "pooled_tps_min", "pooled_tps_max"),
+    ("straight to the server", "direct", "direct_tps", "direct_tps_min", "direct_tps_max"),
+    ("through PgBouncer", "pgbouncer", "pooled_tps", "pooled_tps_min", "pooled_tps_max"),
 )
+# The seed's printed figures of the same measurement (the published set's rows: experiment, metric, and the
+# pooler kind as its workload), drawn beside the measured dots under this category.
+SEED_CHURN = ("pooler-churn", "tps")
+SEED_POINT = "published article"
 
 
 def median_label(machines: int) -> str:
@@ -104,7 +109,8 @@ def _latency_band(rows: list[dict], machines: int) -> list[dict]:
 
 def _dot_rows(rows: list[dict], measured: list[str], series: str, fields: tuple[str, str, str]) -> list[dict]:
     """A dot per machine, client count and series with the range of its passes; past LINES_UP_TO machines,
-    a dot per client count and series at the machines' median, ranging from the lowest to the highest."""
+    a dot per client count and series at the machines' median, ranging from the lowest to the highest.
+    Each row keeps its pooler kind (`pooler`), whose colour the chart draws it in, and is not published."""
     median, low, high = fields
     valued = [r for r in rows if r.get(median) is not None]
     machines = _machines(valued, measured)
@@ -113,6 +119,8 @@ def _dot_rows(rows: list[dict], measured: list[str], series: str, fields: tuple[
             {
                 "point": f"{r['machine']}, {r['clients']} clients",
                 "series": str(r[series]),
+                "pooler": str(r["pooler"]),
+                "published": False,
                 "machines": 1,
                 "value": r[median],
                 "low": r[low] if r.get(low) is not None else r[median],
@@ -128,8 +136,10 @@ def _dot_rows(rows: list[dict], measured: list[str], series: str, fields: tuple[
             groups.setdefault((r["clients"], str(r[series])), []).append(r)
     return [
         {
-            "point": f"{clients} clients, {median_label(len({r['machine'] for r in group}))}",
+            "point": f"{clients} clients, median of {len({r['machine'] for r in group})} machines",
             "series": name,
+            "pooler": str(group[0]["pooler"]),
+            "published": False,
             "machines": len({r["machine"] for r in group}),
             "value": statistics.median(float(r[median]) for r in group),
             "low": min(float(r[median]) for r in group),
@@ -154,11 +164,34 @@ def pooler_memory(poolers: dict, measured: list[str]) -> list[dict]:
 
 def connection_cost(trade: dict, measured: list[str]) -> list[dict]:
     """A new SCRAM connection per transaction (pgbouncer-trade's `churn`): throughput straight to the server
-    and through PgBouncer, per machine and client count, with the range of the passes."""
+    and through PgBouncer, per machine and client count, with the range of the passes; then the seed's
+    printed figures of the same (pgbouncer-trade's `published`), marked published, never in a median."""
     paths = [
-        {"machine": r["machine"], "clients": r["clients"], "path": name,
+        {"machine": r["machine"], "clients": r["clients"], "path": name, "pooler": kind,
          "tps": r.get(median), "tps_min": r.get(low), "tps_max": r.get(high)}
         for r in trade.get("churn", [])
-        for name, median, low, high in CONNECTION_PATHS
+        for name, kind, median, low, high in CONNECTION_PATHS
     ]  # fmt: skip
-    return _dot_rows(paths, measured, "path", ("tps", "tps_min", "tps_max"))
+    return _dot_rows(paths, measured, "path", ("tps", "tps_min", "tps_max")) + _seed_connection_cost(trade)
+
+
+def _seed_connection_cost(trade: dict) -> list[dict]:
+    names = {kind: name for name, kind, *_ in CONNECTION_PATHS}
+    printed = [
+        r
+        for r in trade.get("published", [])
+        if (r.get("experiment"), r.get("metric")) == SEED_CHURN and r.get("workload") in names
+    ]
+    return [
+        {
+            "point": f"{SEED_POINT}, {r['clients']} clients",
+            "series": names[str(r["workload"])],
+            "pooler": str(r["workload"]),
+            "published": True,
+            "machines": 1,
+            "value": r["value"],
+            "low": r["value"],
+            "high": r["value"],
+        }
+        for r in sorted(printed, key=lambda r: (float(r["clients"]), str(r["workload"])))
+    ]

@@ -2,7 +2,9 @@
 file: the width below which legends go under the plot, the narrowest plot, the dataset a chart's rows are
 named by, the attributes that name a figure's compiled set and kind, and the file and global of a compiled
 set's expressions. The render writes the same file into the site's charts.js (with_constants), so the two
-cannot drift apart."""
+cannot drift apart. The same file holds the one colour of each pooler kind (and of "direct", no pooler) that
+every chart draws it with, and the spare colours of a kind without one (connlab.site.charts.colours); those
+travel in each chart's rows, so charts.js reads them nowhere (DRAWN_FROM_ROWS)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,10 @@ COMPILED_SET_ATTRIBUTE = str(CONSTANTS["compiled_set_attribute"])
 COMPILED_KIND_ATTRIBUTE = str(CONSTANTS["compiled_kind_attribute"])
 EXPRESSIONS_SUFFIX = str(CONSTANTS["expressions_suffix"])
 EXPRESSIONS_GLOBAL = str(CONSTANTS["expressions_global"])
+POOLER_COLOURS: dict[str, str] = dict(CONSTANTS["pooler_colours"])  # type: ignore[call-overload]
+SPARE_COLOURS: tuple[str, ...] = tuple(CONSTANTS["spare_colours"])  # type: ignore[call-overload]
+# The constants a chart's rows carry (each row's colour), which charts.js therefore never reads itself.
+DRAWN_FROM_ROWS = frozenset({"pooler_colours", "spare_colours"})
 
 # The site's chart script, among site_src/assets.
 CHARTS_SCRIPT_NAME = "charts.js"

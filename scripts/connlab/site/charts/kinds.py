@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from connlab.site.charts.colours import COLOUR_FIELD, coloured
 from connlab.site.charts.lazy import lazy_import
+from connlab.site.charts.legends import LINE_AND_POINT as LINE_AND_POINT
+from connlab.site.charts.legends import line_legend
 
 # LINE_PER_MACHINE_UP_TO: the templates read it here, with the chart kinds.
 from connlab.site.charts.scaling import LINE_PER_MACHINE_UP_TO as LINE_PER_MACHINE_UP_TO
@@ -41,13 +44,6 @@ X_AXES = {
     "clients": "clients (log scale)",
     "clients_per_core": "clients per server core (log scale)",
 }
-# A legend's mark drawn as the chart's lines are: a stroke with a point on it, at full opacity (not the
-# bands' pale fill). An SVG path in the symbol's unit square, which Vega scales to the symbol size.
-LINE_AND_POINT = "M-1,0H-0.35M0.35,0H1M-0.35,0A0.35,0.35,0,1,1,0.35,0A0.35,0.35,0,1,1,-0.35,0"
-
-
-def line_legend() -> alt.Legend:
-    return alt.Legend(symbolType=LINE_AND_POINT, symbolOpacity=1, symbolStrokeWidth=2, symbolSize=200)
 
 
 def metric_vs_clients(
@@ -229,13 +225,20 @@ def dots_with_ranges(
     tooltip: Sequence[alt.Tooltip] = (),
     offset: bool = False,
     height: object = 200,
+    colours: bool = False,
+    shape: alt.Shape | None = None,
 ) -> dict:
     """A dot at each row's median and a rule over its range, one row of the chart per category on a
     logarithmic scale (the values differ by orders of magnitude, where bars cannot start). offset: the
-    colours of one category side by side (yOffset) instead of on one line."""
+    colours of one category side by side (yOffset) instead of on one line. colours: each row's colour is
+    its COLOUR_FIELD (connlab.site.charts.colours). shape: the dots' shape encoding. A category's label is
+    written on a line per comma-separated part, so that a narrow column holds the plot beside it."""
     x_scale = alt.Scale(type="log")
-    y = alt.Y(f"{category}:N", title=None, sort=None)
+    y = alt.Y(f"{category}:N", title=None, sort=None, axis=alt.Axis(labelExpr=WRAPPED_LABEL))
     color_enc = alt.Color(f"{color}:N", title=color_title)
+    # The field range on one layer only: Vega-Lite merges the layers' scales, and two layers' ranges (the
+    # same field of the same rows) would be a conflict it warns of.
+    ranged = alt.Color(f"{color}:N", title=color_title, scale=alt.Scale(range=alt.FieldRange(COLOUR_FIELD)))
     shifted = [alt.YOffset(f"{color}:N", sort=None)] if offset else []
     tips = [
         alt.Tooltip(f"{category}:N"),
@@ -248,12 +251,25 @@ def dots_with_ranges(
     ranges = (
         _base(records)
         .mark_rule(strokeWidth=3)
-        .encode(y, alt.X(f"{low}:Q", scale=x_scale), alt.X2(f"{high}:Q"), color_enc, *shifted)
+        .encode(
+            y,
+            alt.X(f"{low}:Q", scale=x_scale),
+            alt.X2(f"{high}:Q"),
+            ranged if colours else color_enc,
+            *shifted,
+        )
     )
     dots = (
         _base(records)
         .mark_point(filled=True, size=90, opacity=1)
-        .encode(y, alt.X(f"{median}:Q", scale=x_scale, title=x_title), color_enc, *shifted, tooltip=tips)
+        .encode(
+            y,
+            alt.X(f"{median}:Q", scale=x_scale, title=x_title),
+            color_enc,
+            *shifted,
+            *([shape] if shape is not None else []),
+            tooltip=tips,
+        )
     )
     return alt.layer(ranges, dots).properties(height=height).to_dict()
 
@@ -271,31 +287,67 @@ def connect_cost_dots(records: Records) -> dict:
 
 # A row per category and colour in the charts across machines (chart_rows' pooler and connection rows).
 ACROSS_STEP = 14
+# A category's label on a line per comma-separated part ("machine, 10 clients"): the label as wide as its
+# widest part, which leaves a phone's column room for the plot beside it.
+WRAPPED_LABEL = "split(datum.label, ', ')"
 
 
-def _dots_across(records: Records, x_title: str, color_title: str) -> dict:
+def across_rows(records: Records) -> list[dict[str, object]]:
+    """chart_rows' rows with their pooler kind's colour (`pooler`: the kind, or "direct" for no pooler)."""
+    return coloured(records, "pooler", "series")
+
+
+def _dots_across(records: Records, x_title: str, color_title: str, shape: alt.Shape | None = None) -> dict:
     """connlab.data.chart_rows' rows: a category (`point`: machine and clients, or clients past a handful
-    of machines), a colour (`series`) with its dot and range side by side, and `machines` in the tooltip."""
+    of machines), a colour (`series`, in its pooler kind's colour) with its dot and range side by side, and
+    `machines` in the tooltip."""
     return dots_with_ranges(
         records, "point", "value", "low", "high", x_title, "series", color_title,
         tooltip=[alt.Tooltip("machines:Q", title="machines")], offset=True, height=alt.Step(ACROSS_STEP),
+        colours=True, shape=shape,
     )  # fmt: skip
 
 
 def pooler_throughput_dots(records: Records) -> dict:
     """The poolers head to head: each one's throughput with the range of the passes, per machine."""
-    return _dots_across(records, "transactions per second (log scale)", "pooler")
+    return _dots_across(across_rows(records), "transactions per second (log scale)", "pooler")
 
 
 def pooler_memory_dots(records: Records) -> dict:
     """The poolers head to head: the resident memory of each one's processes, with the range of the passes."""
-    return _dots_across(records, "RSS of the pooler's processes, MiB (log scale)", "pooler")
+    return _dots_across(across_rows(records), "RSS of the pooler's processes, MiB (log scale)", "pooler")
+
+
+# The dots' shape says where a figure comes from: the seed's printed figures are drawn beside the measured
+# ones, never as one of them.
+FIGURE_SHAPES = {MEASURED_HERE: "circle", PUBLISHED_ARTICLE: "diamond"}
+SHAPE_FIELD = "shape"
+# The shapes' legend draws no colour of its own (the colour is the path's): a grey that reads on the light
+# and the dark palette alike, where the default black vanishes on the dark.
+FIGURES_LEGEND_COLOUR = "#8c8c8c"
+
+
+def connection_rows(records: Records) -> list[dict[str, object]]:
+    """across_rows' rows, each saying in words where its figures come from (`published`: the seed's) and
+    with the shape they are drawn with."""
+    return [
+        {**record, "figures": figures, SHAPE_FIELD: FIGURE_SHAPES[figures]}
+        for record in across_rows(records)
+        for figures in [PUBLISHED_ARTICLE if record.get("published") else MEASURED_HERE]
+    ]
 
 
 def connection_cost_dots(records: Records) -> dict:
     """The cost of a new connection: transactions per second when every transaction opens one, straight to
-    the server and through PgBouncer, with the range of the passes."""
-    return _dots_across(records, "transactions per second, a new connection each (log scale)", "path")
+    the server and through PgBouncer, with the range of the passes; the seed's published figures beside
+    them in another shape."""
+    shape = alt.Shape(
+        "figures:N", title="figures", scale=alt.Scale(range=alt.FieldRange(SHAPE_FIELD)),
+        legend=alt.Legend(symbolOpacity=1, symbolFillColor=FIGURES_LEGEND_COLOUR),
+    )  # fmt: skip
+    return _dots_across(
+        connection_rows(records), "transactions per second, a new connection each (log scale)", "path", shape
+    )
 
 
 def budget_rows(records: Records) -> list[dict[str, object]]:
@@ -430,16 +482,29 @@ def pooled_over_direct_by_pool(records: Records) -> dict:
     return alt.layer(band, line, direct).to_dict()
 
 
+def sustained_rows(records: Records) -> list[dict[str, object]]:
+    """The sustained readings with their pooler's kind (`pooler` names the pass too where a machine ran
+    several: "pgbouncer, pass 2", four-poolers.facts.sql's rss_series) and its colour."""
+    kinds = [{**record, "kind": str(record["pooler"]).split(", ")[0]} for record in records]
+    return coloured(kinds, "kind", "kind")
+
+
 def pooler_rss_over_time(records: Records) -> dict:
     """Each pooler's resident memory every 10 s of a steady load from a cold start: warm-up, then a plateau
-    or a drift."""
+    or a drift. A colour per pooler kind (each pass of it a line of that colour)."""
     return (
-        _base(records)
+        _base(sustained_rows(records))
         .mark_line(point=True)
         .encode(
             x=alt.X("seconds:Q", title="seconds since the load started"),
             y=alt.Y("rss_mib:Q", scale=alt.Scale(zero=True), title="RSS of the pooler's processes, MiB"),
-            color=alt.Color("pooler:N", title="pooler", legend=line_legend()),
+            color=alt.Color(
+                "kind:N",
+                title="pooler",
+                legend=line_legend(),
+                scale=alt.Scale(range=alt.FieldRange(COLOUR_FIELD)),
+            ),
+            detail="pooler:N",
             tooltip=[
                 alt.Tooltip("pooler:N"),
                 alt.Tooltip("seconds:Q", title="seconds"),
@@ -469,15 +534,15 @@ ROWS_INTO_TEMPLATE: dict[str, Callable[[Records], list[dict[str, object]]]] = {
     "normalised_spread": spread_rows,
     "connect_cost_dots": _as_given,
     "latency_across_machines": _as_given,
-    "pooler_throughput_dots": _as_given,
-    "pooler_memory_dots": _as_given,
-    "connection_cost_dots": _as_given,
+    "pooler_throughput_dots": across_rows,
+    "pooler_memory_dots": across_rows,
+    "connection_cost_dots": connection_rows,
     "throughput_by_budget": budget_rows,
     "throughput_by_version": version_rows,
     "wait_event_shares": wait_event_rows,
     "idle_memory_measures": _as_given,
     "pooled_over_direct_by_pool": _as_given,
-    "pooler_rss_over_time": _as_given,
+    "pooler_rss_over_time": sustained_rows,
     "peaks_by_cores": _peak_rows,
 }
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from connlab.site.charts.lazy import lazy_import
+from connlab.site.charts.legends import line_legend
 from connlab.site.charts.spec_template import emptied, with_rows
 
 if TYPE_CHECKING:
@@ -129,7 +130,8 @@ def usl_simulator(records: Records) -> dict:
         title="clients (log scale)",
     )
     y_scale = alt.Scale(domain=[0, alt.ExprRef("y_top")])
-    color = alt.Color("series:N", title=None, sort=[USL_MODEL, USL_MEASURED, USL_PEAK])
+    # Marked as every line chart's legend is: a stroke with a point (charts.legends).
+    color = alt.Color("series:N", title=None, sort=[USL_MODEL, USL_MEASURED, USL_PEAK], legend=line_legend())
     layers = [
         _usl_model_line(x, y_scale, color),
         *_usl_measured(usl_rows(records), x, y_scale, color),
