@@ -13,6 +13,7 @@ from connlab.contract.facts_files import read_facts
 from connlab.data.answers import (
     ANSWER_INPUTS_FILE,
     NAMED_UP_TO,
+    PER_MACHINE_UP_TO,
     answer_facts,
     claim_row,
     coverage,
@@ -273,6 +274,23 @@ def test_the_simulator_defaults_to_the_full_profile_then_the_most_points() -> No
     usl = usl_across(sizing, {"columns": columns}, [])
     assert usl["machines"] == ["full-more", "full-few", "quick-many"]
     assert usl["machines_total"] == 3
+
+
+def test_the_simulator_lists_the_most_thorough_machines_up_to_its_limit_and_counts_the_rest() -> None:
+    """Past PER_MACHINE_UP_TO fitted machines the selector keeps that many, the most thorough first; the
+    total counts every machine, so that the page can say how many are left to their own pages."""
+    machines = [f"box-{i:02d}" for i in range(PER_MACHINE_UP_TO + 2)]
+    # Each machine one more client count than the one before: the last two measured the least.
+    sizing = {
+        "simulator_points": [p for i, m in enumerate(machines) for p in _sim_points(m, 40 - i)],
+        "fits": [],
+    }
+    columns = [{"machine": m, "profile": "full", "experiments": 1} for m in machines]
+    usl = usl_across(sizing, {"columns": columns}, [])
+    assert usl["machines"] == machines[:PER_MACHINE_UP_TO]
+    assert usl["machines_total"] == len(machines)
+    few = usl_across({**sizing, "simulator_points": _sim_points("box-00", 5)}, {"columns": columns}, [])
+    assert (few["machines"], few["machines_total"]) == (["box-00"], 1)
 
 
 def test_answer_facts_are_the_listed_facts_whole_and_kept_by_file_status(tmp_path: Path) -> None:

@@ -7,10 +7,15 @@ import re
 import pytest
 
 from connlab.contract.poolers.registry import discover
-from connlab.site.charts.colours import COLOUR_FIELD, coloured, colours_of
+from connlab.site.charts.colours import COLOUR_FIELD, coloured, colours_of, kind_in
 from connlab.site.charts.constants import POOLER_COLOURS, SPARE_COLOURS
 from connlab.site.charts.html import render_svg
-from connlab.site.charts.kinds import pooler_memory_dots, pooler_rss_over_time, pooler_throughput_dots
+from connlab.site.charts.kinds import (
+    pooler_memory_dots,
+    pooler_rss_over_time,
+    pooler_throughput_dots,
+    throughput_by_pooler,
+)
 
 HEX = re.compile(r"^#[0-9a-f]{6}$")
 
@@ -76,3 +81,25 @@ def test_the_sustained_chart_colours_each_pass_of_a_pooler_as_its_kind() -> None
     assert {POOLER_COLOURS["pgbouncer"], POOLER_COLOURS["odyssey"]} <= fills(svg)
     assert POOLER_COLOURS["pgpool"] not in fills(svg)
     assert "pgbouncer" in svg
+
+
+def test_a_workload_is_drawn_in_the_colour_of_the_pooler_kind_its_id_names() -> None:
+    assert kind_in("churn-pgbouncer-scram") == "pgbouncer"
+    assert kind_in("churn-direct") == "direct"
+    assert kind_in("pooled-pgbouncer-pair") == "pgbouncer-pair"  # the longest kind named, not its first word
+    with pytest.raises(ValueError, match="'mixed' names no pooler kind"):
+        kind_in("mixed")
+
+
+def test_the_line_chart_of_direct_against_pgbouncer_draws_each_in_its_kinds_colour() -> None:
+    rows = [
+        {"workload": workload, "clients": n, "tps_median": tps * n, "tps_min": tps * n, "tps_max": tps * n}
+        for workload, tps in (("churn-pgbouncer", 100.0), ("churn-direct", 30.0))
+        for n in (1, 4)
+    ]
+    spec = throughput_by_pooler(rows)
+    band, line = spec["layer"]
+    assert band["encoding"]["color"]["scale"]["range"] == {"field": COLOUR_FIELD}
+    assert "scale" not in line["encoding"]["color"]  # one layer holds the range (no conflict to warn of)
+    svg = render_svg(spec)
+    assert {POOLER_COLOURS["pgbouncer"], POOLER_COLOURS["direct"]} <= fills(svg)

@@ -612,6 +612,41 @@ def version_row(machine: str, moved: float) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def render_simulator_selector(tmp_path: Path, shown: int, total: int) -> str:
+    """_usl_simulator.md.j2 for `shown` machines of `total` with a fit, each chart left out."""
+    template = PageRenderer(tmp_path / "data", tmp_path / "docs").env.get_template("_usl_simulator.md.j2")
+    machines = [f"box-{i:02d}" for i in range(shown)]
+    fit = {"fit_lambda": 2065.16, "fit_sigma": 0.31, "fit_kappa": 0.0042}
+    usl = {
+        "machines": machines,
+        "machines_total": total,
+        "summary": [{"machine": m, "peak": 16} for m in machines],
+        "simulator_points": [
+            {**fit, "machine": m, "workload": "tpcb-like", "clients": n, "tps_median": 100.0 * n,
+             "tps_min": 90.0 * n, "tps_max": 110.0 * n}
+            for m in machines
+            for n in (1, 4, 16)
+        ],
+    }  # fmt: skip
+    return template.render(usl=usl, chart=lambda chart_id, *_: f"[chart {chart_id}]")
+
+
+def test_the_simulators_selector_lists_its_machines_and_past_them_points_to_the_machine_pages(
+    tmp_path: Path,
+) -> None:
+    from connlab.data.answers import PER_MACHINE_UP_TO
+
+    many = render_simulator_selector(tmp_path / "many", PER_MACHINE_UP_TO, PER_MACHINE_UP_TO + 3)
+    assert many.count("<option ") == PER_MACHINE_UP_TO
+    assert many.count("[chart pool-sim-across-") == PER_MACHINE_UP_TO
+    line = next(line for line in many.splitlines() if line.startswith("The other "))
+    assert line.startswith("The other 3 machines' simulators") and "](../machines.md)" in line
+    # A line of Markdown of its own, not the tail of the HTML block above it.
+    assert many.splitlines()[many.splitlines().index(line) - 1] == ""
+    every = render_simulator_selector(tmp_path / "every", PER_MACHINE_UP_TO, PER_MACHINE_UP_TO)
+    assert every.count("<option ") == PER_MACHINE_UP_TO and "The other " not in every
+
+
 def test_the_version_table_keeps_its_size_past_a_dozen_machines(tmp_path: Path) -> None:
     """A row per machine up to a dozen; past it, a row per pair of versions over every machine (the facts'
     version_spread), so the article does not grow with the machines."""

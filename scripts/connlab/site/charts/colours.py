@@ -32,6 +32,23 @@ def colours_of(kinds: Iterable[str]) -> dict[str, str]:
     return {**chosen, **dict(zip(unknown, spares, strict=False))}
 
 
+def kind_in(name: str) -> str:
+    """The pooler kind (or "direct") a workload's id names among its dash-separated words, the longest
+    first: "churn-pgbouncer-scram" is PgBouncer's, "churn-direct" goes straight to the server. An id that
+    names none is refused, naming it, rather than drawn in a colour that says nothing."""
+    words = name.split("-")
+    spans = [
+        "-".join(words[start:end])
+        for length in range(len(words), 0, -1)
+        for start in range(len(words) - length + 1)
+        for end in [start + length]
+    ]
+    found = next((span for span in spans if span in POOLER_COLOURS), None)
+    if found is None:
+        raise ValueError(f"workload {name!r} names no pooler kind of constants.json's pooler_colours")
+    return found
+
+
 def coloured(records: Sequence[dict[str, object]], kind_field: str, series_field: str) -> list[dict]:
     """The rows with their kind's colour in COLOUR_FIELD. series_field: the field the chart's colour scale
     encodes, whose values must map one to one on the kinds (one colour each, none shared)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from connlab.site.charts.colours import COLOUR_FIELD, coloured
+from connlab.site.charts.colours import COLOUR_FIELD, coloured, kind_in
 from connlab.site.charts.lazy import lazy_import
 from connlab.site.charts.legends import LINE_AND_POINT as LINE_AND_POINT
 from connlab.site.charts.legends import line_legend
@@ -57,18 +57,32 @@ def metric_vs_clients(
     x: str = "clients",
     dash: str | None = None,
     color_title: str | None = None,
+    colours: bool = False,
 ) -> dict:
     """A median line per series with a shaded min–max band: the run-to-run range (or the machines' range)
     stays visible. x: a field of X_AXES. dash: a second series field drawn as the line's dashes (one band
-    and line per colour and dash)."""
+    and line per colour and dash). colours: each row's colour is its COLOUR_FIELD (charts.colours)."""
     y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=True)
     x_enc = alt.X(f"{x}:Q", scale=alt.Scale(type="log"), title=X_AXES[x])
     color_enc = alt.Color(f"{color}:N", title=color_title or color, legend=line_legend())
+    # The field range on the band alone: two layers' ranges would be a conflict Vega-Lite warns of.
+    band_color = (
+        alt.Color(
+            f"{color}:N",
+            title=color_title or color,
+            legend=line_legend(),
+            scale=alt.Scale(range=alt.FieldRange(COLOUR_FIELD)),
+        )
+        if colours
+        else color_enc
+    )
     detail = [alt.Detail(f"{dash}:N")] if dash else []
     band = (
         _base(records)
         .mark_area(opacity=0.2)
-        .encode(x_enc, alt.Y(f"{low}:Q", scale=y_scale, title=title), alt.Y2(f"{high}:Q"), color_enc, *detail)
+        .encode(
+            x_enc, alt.Y(f"{low}:Q", scale=y_scale, title=title), alt.Y2(f"{high}:Q"), band_color, *detail
+        )
     )
     tooltip = [
         alt.Tooltip(f"{color}:N"),
@@ -97,6 +111,21 @@ def metric_vs_clients(
 
 def throughput_vs_clients(records: Records) -> dict:
     return metric_vs_clients(records, "tps_median", "tps_min", "tps_max", "transactions per second")
+
+
+def pooler_path_rows(records: Records) -> list[dict[str, object]]:
+    """Rows whose workload goes straight to the server or through a pooler, each in its kind's colour."""
+    return coloured(
+        [{**record, "kind": kind_in(str(record["workload"]))} for record in records], "kind", "workload"
+    )
+
+
+def throughput_by_pooler(records: Records) -> dict:
+    """throughput_vs_clients for workloads that differ by the way to the server (direct, PgBouncer): each
+    line in its pooler kind's colour, the one it has on every chart."""
+    return metric_vs_clients(
+        pooler_path_rows(records), "tps_median", "tps_min", "tps_max", "transactions per second", colours=True
+    )
 
 
 def latency_vs_clients(records: Records) -> dict:
@@ -530,6 +559,7 @@ def _peak_rows(records: Records) -> list[dict[str, object]]:
 ROWS_INTO_TEMPLATE: dict[str, Callable[[Records], list[dict[str, object]]]] = {
     "throughput_vs_clients": _as_given,
     "latency_vs_clients": _as_given,
+    "throughput_by_pooler": pooler_path_rows,
     "normalised_throughput": normalised_rows,
     "normalised_spread": spread_rows,
     "connect_cost_dots": _as_given,
