@@ -120,7 +120,7 @@ EVERY_FIELD = {
     "pooled_tps": 90.0, "direct_tps": 100.0, "pooler": "pgbouncer", "seconds": 10, "rss_mib": 4.0,
     "series": "measured machines", "machines": 3, "tps_share_low": 0.9, "tps_share_high": 1.0,
     "experiment": "clients-sweep", "server_cores": 2.0, "peak_clients": 8.0, "peak_clients_low": 6.0,
-    "peak_clients_high": 8.0, "peak_clients_per_core": 4.0,
+    "peak_clients_high": 8.0, "peak_clients_per_core": 4.0, "point": "m, 8 clients",
 }  # fmt: skip
 SAMPLE = [{**EVERY_FIELD, "clients": n} for n in (1, 8)]
 # Kinds that read more of a field than any value does: throughput_by_pooler's workload names a pooler kind.

@@ -181,4 +181,4 @@ def test_each_dot_keeps_its_pooler_kind_for_its_colour() -> None:
     facts = {"throughput": [{**POOLERS["throughput"][0], "machine": m} for m in many]}
     (row,) = pooler_throughput(facts, many)
     assert (row["pooler"], row["published"]) == ("pgbouncer", False)
-    assert row["point"] == f"10 clients, median of {len(many)} machines"
+    assert row["point"] == f"10 clients, {len(many)} machines' median"

@@ -136,7 +136,7 @@ def _dot_rows(rows: list[dict], measured: list[str], series: str, fields: tuple[
             groups.setdefault((r["clients"], str(r[series])), []).append(r)
     return [
         {
-            "point": f"{clients} clients, median of {len({r['machine'] for r in group})} machines",
+            "point": f"{clients} clients, {len({r['machine'] for r in group})} machines' median",
             "series": name,
             "pooler": str(group[0]["pooler"]),
             "published": False,

@@ -6,6 +6,7 @@ so a chart follows the reader's palette toggle.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -248,7 +249,7 @@ def dots_with_ranges(
     median: str,
     low: str,
     high: str,
-    x_title: str,
+    x_title: str | list[str],
     color: str,
     color_title: str,
     tooltip: Sequence[alt.Tooltip] = (),
@@ -256,21 +257,32 @@ def dots_with_ranges(
     height: object = 200,
     colours: bool = False,
     shape: alt.Shape | None = None,
+    category_tooltip: str | None = None,
 ) -> dict:
     """A dot at each row's median and a rule over its range, one row of the chart per category on a
     logarithmic scale (the values differ by orders of magnitude, where bars cannot start). offset: the
     colours of one category side by side (yOffset) instead of on one line. colours: each row's colour is
     its COLOUR_FIELD (connlab.site.charts.colours). shape: the dots' shape encoding. A category's label is
-    written on a line per comma-separated part, so that a narrow column holds the plot beside it."""
+    written a line per line break in it (wrapped_label), so that a narrow column holds the plot beside it;
+    category_tooltip: the field the tooltip names the category by (the label unwrapped)."""
     x_scale = alt.Scale(type="log")
-    y = alt.Y(f"{category}:N", title=None, sort=None, axis=alt.Axis(labelExpr=WRAPPED_LABEL))
+    y = alt.Y(
+        f"{category}:N",
+        title=None,
+        sort=None,
+        axis=alt.Axis(
+            labelExpr=WRAPPED_LABEL,
+            labelLimit=CATEGORY_LABEL_LIMIT,
+            labelOffset=alt.ExprRef(expr=CENTRED_LABEL_OFFSET),
+        ),
+    )
     color_enc = alt.Color(f"{color}:N", title=color_title)
     # The field range on one layer only: Vega-Lite merges the layers' scales, and two layers' ranges (the
     # same field of the same rows) would be a conflict it warns of.
     ranged = alt.Color(f"{color}:N", title=color_title, scale=alt.Scale(range=alt.FieldRange(COLOUR_FIELD)))
     shifted = [alt.YOffset(f"{color}:N", sort=None)] if offset else []
     tips = [
-        alt.Tooltip(f"{category}:N"),
+        alt.Tooltip(f"{category_tooltip or category}:N", title=category_tooltip or category),
         alt.Tooltip(f"{color}:N", title=color_title),
         alt.Tooltip(f"{median}:Q", title="median", format=",.3~f"),
         alt.Tooltip(f"{low}:Q", title="min", format=",.3~f"),
@@ -293,7 +305,8 @@ def dots_with_ranges(
         .mark_point(filled=True, size=90, opacity=1)
         .encode(
             y,
-            alt.X(f"{median}:Q", scale=x_scale, title=x_title),
+            # The end labels inside the plot's width: the last one would stick out past a phone's column.
+            alt.X(f"{median}:Q", scale=x_scale, title=x_title, axis=alt.Axis(labelFlush=True)),
             color_enc,
             *shifted,
             *([shape] if shape is not None else []),
@@ -314,46 +327,73 @@ def connect_cost_dots(records: Records) -> dict:
     )  # fmt: skip
 
 
-# A row per category and colour in the charts across machines (chart_rows' pooler and connection rows).
-ACROSS_STEP = 14
-# A category's label on a line per comma-separated part ("machine, 10 clients"): the label as wide as its
-# widest part, which leaves a phone's column room for the plot beside it.
-WRAPPED_LABEL = "split(datum.label, ', ')"
+# A row per category and colour in the charts across machines (chart_rows' pooler and connection rows):
+# tall enough for a label of three lines (a machine id broken in two, its client count) beside two colours.
+ACROSS_STEP = 18
+# A category's label a line per line break in it (wrapped_label's).
+WRAPPED_LABEL = "split(datum.label, '\\n')"
+# Vega draws a label's first line at its tick: each label moved up by half its lines after the first, so that
+# the block is centred on its row (the axis' labels are 12 px a line).
+CENTRED_LABEL_OFFSET = "-6 * (length(split(datum.label, '\\n')) - 1)"
+# The most characters of a label's line: about 75 px at the axis' 10 px font, which with the narrowest plot
+# (MIN_PLOT_WIDTH) and the axes fits a 390 px phone's column.
+LABEL_LINE_CHARS = 14
+# The widest a line is drawn even so (px): a word longer than a line ends in an ellipsis (the tooltip holds
+# the label whole) rather than widening the chart past a phone's column.
+CATEGORY_LABEL_LIMIT = 90
+
+
+def wrapped_label(text: str, width: int = LABEL_LINE_CHARS) -> str:
+    """text on lines of at most width characters: a line per comma-separated part ("machine, 10 clients"),
+    a part longer than a line broken after a dash or a space ("amd-epyc-2c-" / "24g-2")."""
+    lines = []
+    for part in text.split(", "):
+        line = ""
+        for piece in re.split(r"(?<=[- ])", part):
+            if line and len(line) + len(piece.rstrip()) > width:
+                lines.append(line.rstrip())
+                line = ""
+            line += piece
+        lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 def across_rows(records: Records) -> list[dict[str, object]]:
-    """chart_rows' rows with their pooler kind's colour (`pooler`: the kind, or "direct" for no pooler)."""
-    return coloured(records, "pooler", "series")
+    """chart_rows' rows with their pooler kind's colour (`pooler`: the kind, or "direct" for no pooler) and
+    their category's label wrapped for a narrow column (`label`)."""
+    return [
+        {**record, "label": wrapped_label(str(record["point"]))}
+        for record in coloured(records, "pooler", "series")
+    ]
 
 
-def _dots_across(records: Records, x_title: str, color_title: str, shape: alt.Shape | None = None) -> dict:
+def _dots_across(
+    records: Records, x_title: list[str], color_title: str, shape: alt.Shape | None = None
+) -> dict:
     """connlab.data.chart_rows' rows: a category (`point`: machine and clients, or clients past a handful
     of machines), a colour (`series`, in its pooler kind's colour) with its dot and range side by side, and
     `machines` in the tooltip."""
     return dots_with_ranges(
-        records, "point", "value", "low", "high", x_title, "series", color_title,
+        records, "label", "value", "low", "high", x_title, "series", color_title,
         tooltip=[alt.Tooltip("machines:Q", title="machines")], offset=True, height=alt.Step(ACROSS_STEP),
-        colours=True, shape=shape,
+        colours=True, shape=shape, category_tooltip="point",
     )  # fmt: skip
 
 
 def pooler_throughput_dots(records: Records) -> dict:
     """The poolers head to head: each one's throughput with the range of the passes, per machine."""
-    return _dots_across(across_rows(records), "transactions per second (log scale)", "pooler")
+    return _dots_across(across_rows(records), ["transactions per second", "(log scale)"], "pooler")
 
 
 def pooler_memory_dots(records: Records) -> dict:
     """The poolers head to head: the resident memory of each one's processes, with the range of the passes."""
-    return _dots_across(across_rows(records), "RSS of the pooler's processes, MiB (log scale)", "pooler")
+    return _dots_across(across_rows(records), ["RSS of the pooler's processes,", "MiB (log scale)"], "pooler")
 
 
 # The dots' shape says where a figure comes from: the seed's printed figures are drawn beside the measured
 # ones, never as one of them.
 FIGURE_SHAPES = {MEASURED_HERE: "circle", PUBLISHED_ARTICLE: "diamond"}
 SHAPE_FIELD = "shape"
-# The shapes' legend draws no colour of its own (the colour is the path's): a grey that reads on the light
-# and the dark palette alike, where the default black vanishes on the dark.
-FIGURES_LEGEND_COLOUR = "#8c8c8c"
 
 
 def connection_rows(records: Records) -> list[dict[str, object]]:
@@ -370,12 +410,16 @@ def connection_cost_dots(records: Records) -> dict:
     """The cost of a new connection: transactions per second when every transaction opens one, straight to
     the server and through PgBouncer, with the range of the passes; the seed's published figures beside
     them in another shape."""
+    # No legend of its own: the seed's rows are named "published article" on the axis, and a second legend
+    # beside the paths' under a phone's plot made the chart wider than its column.
     shape = alt.Shape(
-        "figures:N", title="figures", scale=alt.Scale(range=alt.FieldRange(SHAPE_FIELD)),
-        legend=alt.Legend(symbolOpacity=1, symbolFillColor=FIGURES_LEGEND_COLOUR),
-    )  # fmt: skip
+        "figures:N", title="figures", scale=alt.Scale(range=alt.FieldRange(SHAPE_FIELD)), legend=None
+    )
     return _dots_across(
-        connection_rows(records), "transactions per second, a new connection each (log scale)", "path", shape
+        connection_rows(records),
+        ["transactions per second,", "a new connection each (log scale)"],
+        "path",
+        shape,
     )
 
 
