@@ -10,17 +10,20 @@ from pathlib import Path
 import pytest
 
 from connlab.contract.facts_files import read_facts
+from connlab.contract.names import VERDICT_COLUMNS_UP_TO
 from connlab.data.answers import (
     ANSWER_INPUTS_FILE,
     NAMED_UP_TO,
     PER_MACHINE_UP_TO,
     answer_facts,
+    as_written,
     claim_row,
     coverage,
     findings,
     pool_size,
     short_answer,
     usl_across,
+    write_answers,
 )
 
 
@@ -326,3 +329,45 @@ def test_answer_facts_are_the_listed_facts_whole_and_kept_by_file_status(tmp_pat
     (facts_dir / "too-many-connections" / "b.json").unlink()
     assert [row["tps"] for row in answer_facts(facts_dir, cache)["too-many-connections"]["peaks"]] == [9, 3]
     assert list(json.loads(cache.read_text())) == ["too-many-connections/a.json"]
+
+
+def test_past_the_tables_columns_the_answers_write_no_cells_but_count_the_single_readings() -> None:
+    """Each claim's verdict on every machine is the claims file's: past VERDICT_COLUMNS_UP_TO machines the
+    article's table shows none of them, so the rows, the findings and the short answer leave them out and
+    keep what the table says of them (how many rest on one reading)."""
+    machines = [f"m{i}" for i in range(VERDICT_COLUMNS_UP_TO + 2)]
+    verdicts = [{**_v(m, "does not hold" if i else "holds", float(i)), "readings": 1 if i < 3 else None}
+                for i, m in enumerate(machines)]  # fmt: skip
+    row = claim_row(_claim(verdicts), machines, None)
+    assert row["single_readings"] == 3
+    written = as_written({"rows": [row], "findings": findings([row])}, cells=False)
+    assert "cells" not in written["rows"][0] and "cells" not in written["findings"]["failed"][0]  # type: ignore[index]
+    assert written["rows"][0] == {k: v for k, v in row.items() if k != "cells"}  # type: ignore[index]
+    # The machines a finding names, each with its figure, stay.
+    assert [c["machine"] for c in written["findings"]["failed"][0]["against"]] == machines[1:6]  # type: ignore[index]
+    assert as_written([row], cells=True) == [row]
+
+
+def test_the_answers_take_the_claims_as_judged_or_read_them_from_their_files(tmp_path: Path) -> None:
+    """Handed the claims the aggregation has just written, the answers are the same as read from the
+    files; handed other claims, they follow those, not the files."""
+    data, claims_dir = tmp_path / "data", tmp_path / "data" / "claims"
+    claims_dir.mkdir(parents=True)
+    judged = {
+        "pool-sizing": {
+            "source": None,
+            "experiments": [],
+            "claims": [_claim([_v("a", "holds", 4.0), _v("b", "does not hold", 9.0)])],
+        }
+    }
+    (claims_dir / "pool-sizing.json").write_text(json.dumps(judged["pool-sizing"]))
+    answers = data / "answers" / "pool-sizing.json"
+    write_answers(data, data / "facts", claims_dir, ["a", "b"])
+    from_files = answers.read_bytes()
+    answers.unlink()
+    write_answers(data, data / "facts", claims_dir, ["a", "b"], judged=judged)
+    assert answers.read_bytes() == from_files
+    judged["pool-sizing"]["claims"][0]["verdicts"][1]["verdict"] = "holds"
+    write_answers(data, data / "facts", claims_dir, ["a", "b"], judged=judged)
+    (row,) = json.loads(answers.read_text())["rows"]
+    assert row["verdicts"]["holds"]["names"] == ["a", "b"]

@@ -18,6 +18,9 @@ CLAIMS_SUBDIR = "claims"
 # size per machine (connlab.data.answers), for the site.
 ANSWERS_SUBDIR = "answers"
 POOL_SIZES_FILE = "pool-sizes.json"
+# Up to this many machines an article's verdict table has a column each (each row's cells, which the answers
+# write); past it, the median across them and the machines of each verdict, so the answers write no cell.
+VERDICT_COLUMNS_UP_TO = 5
 # The PostgreSQL major a run uses where PG_VERSION names none and Debian's packages are missing: the one
 # Debian 12 ships, so that such a machine measures the server the project's own machines do
 # (connlab.lab.pg_dist; the Contributing page says it).

@@ -34,7 +34,7 @@ from connlab.data.aggregate_state import (
 )
 from connlab.data.answers import write_answers
 from connlab.data.bring_tables import EXPERIMENT_WORKERS, bring_up_to_date, write_brought
-from connlab.data.claims import evaluate_claims
+from connlab.data.claims import judge_claims
 from connlab.data.cursor_pool import CursorPool
 from connlab.data.facts_export import export_facts
 from connlab.data.main_tables import (
@@ -133,14 +133,14 @@ def aggregate_all(
         # page's facts, are made on a worker while the articles' facts are exported here (they share the
         # table of counts, which one cursor at a time writes).
         with CursorPool(con, EXPERIMENT_WORKERS) as pool:
-            jobs = [
+            judging = [
                 pool.submit(
-                    evaluate_claims, claims_file, [str(m["id"]) for m in machines], out_dir / CLAIMS_SUBDIR,
+                    judge_claims, claims_file, [str(m["id"]) for m in machines], out_dir / CLAIMS_SUBDIR,
                     [str(m["id"]) for m in machines if not m["published"]], changed,
                 )
                 for claims_file in sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml"))
             ]  # fmt: skip
-            jobs += [
+            jobs = [
                 pool.submit(export_facts, facts_sql, facts_dir)
                 for facts_sql in sorted(PAGES_SRC_DIR.glob("*.facts.sql"))
             ]
@@ -148,8 +148,10 @@ def aggregate_all(
                 export_facts(con, facts_sql, facts_dir, measured, changed)
             for job in jobs:
                 job.result()
-        # The articles' short answers and each machine's pool size, from the facts and verdicts just written.
-        write_answers(out_dir, facts_dir, out_dir / CLAIMS_SUBDIR, sorted(measured), results_dir)
+            judged = {job.result().path.stem: job.result().payload for job in judging}
+        # The articles' short answers and each machine's pool size, from the facts just written and the
+        # verdicts as they were written (not parsed again from the files).
+        write_answers(out_dir, facts_dir, out_dir / CLAIMS_SUBDIR, sorted(measured), results_dir, judged)
         record_state(con, FACTS_STATE, facts_key, previous.get(FACTS_STATE, {}))
     except BaseException:
         con.close()

@@ -28,7 +28,7 @@ import orjson
 from connlab.contract.cache import canonical_bytes, loads_fast, read_json
 from connlab.contract.facts_files import facts_path
 from connlab.contract.files import write_bytes_if_changed, write_bytes_whole
-from connlab.contract.names import ANSWERS_SUBDIR, MACHINES_JSON, POOL_SIZES_FILE
+from connlab.contract.names import ANSWERS_SUBDIR, MACHINES_JSON, POOL_SIZES_FILE, VERDICT_COLUMNS_UP_TO
 from connlab.data.chart_rows import connection_cost, latency_across, pooler_memory, pooler_throughput
 from connlab.data.disagreements import disagreements
 
@@ -124,7 +124,21 @@ def claim_row(claim: dict, measured: list[str], source: str | None) -> dict:
         "spread": spread([float(c["value"]) for c in valued]),
         "machines": named([c["machine"] for c in valued]),
         "verdicts": verdicts,
+        # What a table past VERDICT_COLUMNS_UP_TO machines says of the cells it no longer shows.
+        "single_readings": sum(c.get("readings") == 1 for c in cells),
     }
+
+
+def as_written(value: object, cells: bool) -> object:
+    """The rows as the answers file holds them: without cells (without: each claim's verdict on every
+    machine, which the claims file has already) where the page shows none, past VERDICT_COLUMNS_UP_TO
+    machines. They were nine tenths of the answers at a thousand machines, written, compared and parsed
+    again on every build."""
+    if cells or not isinstance(value, list | dict):
+        return value
+    if isinstance(value, list):
+        return [as_written(item, cells) for item in value]
+    return {key: as_written(item, cells) for key, item in value.items() if key != "cells"}
 
 
 def short_answer(slug: str, rows: dict[str, dict]) -> list[dict]:
@@ -474,9 +488,16 @@ def _listing(folder: str) -> tuple[set[str], list[str]]:
 
 
 def write_answers(
-    data_dir: Path, facts_dir: Path, claims_dir: Path, measured: list[str], results_dir: Path | None = None
+    data_dir: Path,
+    facts_dir: Path,
+    claims_dir: Path,
+    measured: list[str],
+    results_dir: Path | None = None,
+    judged: dict[str, dict] | None = None,
 ) -> list[Path]:
-    """Every article's answers and every machine's pool size, from the facts and claims just written."""
+    """Every article's answers and every machine's pool size, from the facts and claims just written.
+    judged: each article's claims as they were written, by slug, where the caller has them (else read from
+    claims_dir)."""
     out_dir = data_dir / ANSWERS_SUBDIR
     out_dir.mkdir(parents=True, exist_ok=True)
     measured = sorted(measured)
@@ -501,9 +522,9 @@ def write_answers(
     ]
     usl = usl_across(facts["pool-sizing"], machines_facts, machines_json)
     written = []
-    for claims_file in sorted(claims_dir.glob("*.json")):
-        slug = claims_file.stem
-        claims = _read(claims_file)
+    if judged is None:
+        judged = {path.stem: _read(path) for path in sorted(claims_dir.glob("*.json"))}
+    for slug, claims in sorted(judged.items()):
         source = claims.get("source")
         per_machine = [c for c in claims.get("claims", []) if c.get("scope", "machine") == "machine"]
         experiments = claims.get("experiments", [])
@@ -514,12 +535,13 @@ def write_answers(
         ran = covered["ran"] if experiments else measured
         rows = [claim_row(claim, ran, source) for claim in per_machine]
         by_id = {row["id"]: row for row in rows}
+        cells = len(ran) <= VERDICT_COLUMNS_UP_TO
         payload = {
             "measured": ran,
-            "short_answer": short_answer(slug, by_id),
-            "findings": findings(rows),
+            "short_answer": as_written(short_answer(slug, by_id), cells),
+            "findings": as_written(findings(rows), cells),
             "disagreements": explained(rows),
-            "rows": rows,
+            "rows": as_written(rows, cells),
             "dates": measured_dates(machines_facts, experiments),
             "pool_sizes": pools if slug in POOL_SIZE_ARTICLES else [],
             "coverage": covered,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Mapping
 
+from connlab.contract.names import VERDICT_COLUMNS_UP_TO
 from connlab.site.layout import MACHINES_INDEX, page_url
 from connlab.site.render.formats import is_missing, significant
 from connlab.site.render.verdicts import VerdictTable
@@ -32,7 +33,7 @@ WORDS = {"not measured": "not run"}
 # The order verdicts are listed in, the firmest first.
 ORDER = ("holds", "does not hold", "inconclusive", "cannot be evaluated", "not measured")
 # Past this many machines an article's table gives the median across them, not a column each.
-MAX_COLUMNS = 5
+MAX_COLUMNS = VERDICT_COLUMNS_UP_TO
 # A verdict on a single reading says so in its cell, and on hover why that matters.
 ONE_READING = (
     '<span class="verdict__one-reading" title="This verdict rests on a single reading (one pass or one '
@@ -166,11 +167,9 @@ def _summary_cell(row: Mapping[str, object], urls: Mapping[str, str]) -> str:
         if verdict in groups:
             group = groups[verdict]
             parts.append(f"{mark(verdict)} on {group['count']}: {names(group, urls)}")
-    single = [c for c in row.get("cells") or [] if c.get("readings") == 1]  # type: ignore[attr-defined]
+    single = int(row.get("single_readings") or 0)  # type: ignore[call-overload]
     if single:
-        parts.append(
-            f"<small>{ONE_READING} on {len(single)} machine{'' if len(single) == 1 else 's'}</small>"
-        )
+        parts.append(f"<small>{ONE_READING} on {single} machine{'' if single == 1 else 's'}</small>")
     return "<br>".join(parts)
 
 
