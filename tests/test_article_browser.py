@@ -9,13 +9,22 @@ of each article at 1280 px is saved in build/screenshots/ for review. Skipped wi
 from __future__ import annotations
 
 import contextlib
+import csv
+import importlib.util
 import re
+import shutil
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import pytest
 
-from browser_support import CHARTS_RENDERED_JS, FIGURE
+from browser_support import CHARTS_RENDERED_JS, FIGURE, serving
+from conftest import PINNED_RESULTS, REPO_ROOT, build_site
+from connlab.data.chart_rows import LINES_UP_TO, SEED_POINT, median_label
 from connlab.paths import SCREENSHOTS_DIR
+from connlab.site.charts.colours import kind_in
+from connlab.site.charts.constants import POOLER_COLOURS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -241,3 +250,172 @@ def test_the_simulator_selector_changes_the_shown_optimum(browser: Browser, site
                     path=str(SCREENSHOTS_DIR / "article-pool-sizing-chart-simulator.png")
                 )
         assert len(set(seen.values())) == len(seen), f"choosing a machine left the optimum as it was: {seen}"
+
+
+# -- the dot charts on a phone, the poolers' colours, the seed's figures ----------------------------------
+
+# The charts drawn as dots with ranges, whose category labels (machine and clients) once made them wider
+# than a phone's column.
+DOT_CHARTS = {"four-poolers": ("fp-head-to-head-tps", "fp-head-to-head-memory"),
+              "pgbouncer-trade": ("pbt-connection-cost",)}  # fmt: skip
+# The drawing's width against its view's, whether the view was made a scroll stop (charts.js gives a view
+# wider than its column a tabindex), and each legend's entries: label and the symbol's fill.
+FIT_AND_LEGEND_JS = r"""
+(id) => {
+  const view = document.querySelector(`#chart-${id} .connlab-chart__view`);
+  const svg = view && view.querySelector("svg");
+  if (!svg) return null;
+  const legends = [...svg.querySelectorAll("g.role-legend")].map(legend => {
+    const labels = [...legend.querySelectorAll("g.role-legend-label text")].map(t => t.textContent);
+    // A line's legend mark may be a stroke alone: its colour is then the stroke's.
+    const colour = p => [p.getAttribute("fill"), p.getAttribute("stroke")]
+      .find(c => /^#[0-9a-f]{6}$/i.test(c || ""));
+    const fills = [...legend.querySelectorAll("g.role-legend-symbol path")].map(colour);
+    return labels.map((label, i) => [label, fills[i]]);
+  });
+  // A label on several lines is a text of tspans, one per line: read as one line.
+  const axisLabels = [...svg.querySelectorAll("g.role-axis-label text")].map(t => {
+    const lines = [...t.querySelectorAll("tspan")].map(line => line.textContent);
+    return lines.length ? lines.join(" ") : t.textContent;
+  });
+  const diamonds = [...svg.querySelectorAll("g.mark-symbol path")]
+    .filter(p => /^M-[\d.]+,0L0,-/.test(p.getAttribute("d") || "")).length;
+  return {drawn: svg.getBoundingClientRect().width, column: view.clientWidth,
+          scrolls: view.hasAttribute("tabindex"), legends, axisLabels, diamonds};
+}
+"""
+
+
+def _fit_and_legend(page: Page, chart_id: str) -> dict:
+    page.locator(f"#chart-{chart_id}").scroll_into_view_if_needed()
+    _wait_drawn(page, chart_id)
+    return page.evaluate(FIT_AND_LEGEND_JS, chart_id)
+
+
+@pytest.mark.parametrize("slug", list(DOT_CHARTS))
+def test_the_dot_charts_fit_a_phones_column(browser: Browser, site_url: str, slug: str) -> None:
+    width, height = SCREENS["phone"]
+    with opened(browser, f"{site_url}articles/{slug}/", width, height) as page:
+        for chart_id in DOT_CHARTS[slug]:
+            found = _fit_and_legend(page, chart_id)
+            assert found["drawn"] <= found["column"] + 1 and not found["scrolls"], (chart_id, found)
+            SCREENSHOTS_DIR.mkdir(parents=True, exist_ok=True)
+            page.locator(f"#chart-{chart_id}").screenshot(
+                path=str(SCREENSHOTS_DIR / f"article-{slug}-chart-{chart_id}-{width}.png")
+            )
+
+
+# Every chart that sets poolers (or a pooler and the direct path) side by side, by the page that draws it;
+# the per-machine ones on the pinned machines' pages.
+POOLER_CHARTS = {
+    "articles/four-poolers/": DOT_CHARTS["four-poolers"],
+    "articles/pgbouncer-trade/": DOT_CHARTS["pgbouncer-trade"],
+    "machines/amd-epyc-2c-24g/": ("tmc-amd-epyc-2c-24g-pooler",),
+    "machines/amd-epyc-2c-24g-2/": ("pbt-amd-epyc-2c-24g-2-churn", "fp-amd-epyc-2c-24g-2-sustained"),
+}
+# The seed's connection-cost figures (results/published-pgbouncer-tradeoffs: pooler-churn tps, direct and
+# through PgBouncer at 16 and 64 clients), read from the pinned published set.
+SEED_PATHS = [
+    row
+    for row in csv.DictReader(
+        (PINNED_RESULTS / "published-pgbouncer-tradeoffs" / "published.csv").open(encoding="utf-8")
+    )
+    if (row["experiment"], row["metric"]) == ("pooler-churn", "tps")
+]
+# The connection-cost chart's paths by the pooler kind each is drawn in (connlab.data.chart_rows).
+PATH_KINDS = {"straight to the server": "direct", "through PgBouncer": "pgbouncer"}
+
+
+def test_a_pooler_has_one_colour_on_every_chart(browser: Browser, site_url: str) -> None:
+    """Each colour legend's entry is drawn in the colour constants.json gives its pooler kind (or "direct"),
+    whichever chart, page and other poolers it shares: PgBouncer is one colour everywhere."""
+    seen: dict[str, set[str]] = {}
+    for path, chart_ids in POOLER_CHARTS.items():
+        with opened(browser, f"{site_url}{path}", 1280, 900) as page:
+            for chart_id in chart_ids:
+                for label, fill in _fit_and_legend(page, chart_id)["legends"][0]:
+                    kind = PATH_KINDS.get(label) or kind_in(label.split(", ")[0])
+                    seen.setdefault(kind, set()).add(fill)
+                SCREENSHOTS_DIR.mkdir(parents=True, exist_ok=True)
+                page.locator(f"#chart-{chart_id}").screenshot(
+                    path=str(SCREENSHOTS_DIR / f"pooler-colours-chart-{chart_id}.png")
+                )
+    assert {"pgbouncer", "pgpool", "direct"} <= set(seen), seen
+    assert {kind: fills for kind, fills in seen.items() if fills != {POOLER_COLOURS[kind]}} == {}
+
+
+def test_the_connection_cost_chart_draws_the_seeds_figures_beside_the_measured(
+    browser: Browser, site_url: str
+) -> None:
+    with opened(browser, f"{site_url}articles/pgbouncer-trade/", 1280, 900) as page:
+        found = _fit_and_legend(page, "pbt-connection-cost")
+        assert any(label.startswith(SEED_POINT) for label in found["axisLabels"]), found["axisLabels"]
+        # The seed's figures as diamonds, one per path and client count it printed; the measured are dots.
+        assert found["diamonds"] == len(SEED_PATHS), found
+        assert len(found["legends"]) == 1  # the axis names the seed's rows: no second legend
+        SCREENSHOTS_DIR.mkdir(parents=True, exist_ok=True)
+        page.locator("#chart-pbt-connection-cost").screenshot(
+            path=str(SCREENSHOTS_DIR / "article-pgbouncer-trade-chart-pbt-connection-cost-with-seed.png")
+        )
+
+
+# -- the latency chart past a handful of machines ------------------------------------------------------------
+
+# The pinned machine copied under other ids: it ran the clients sweep alone, so the copies add latency
+# curves and little else to aggregate.
+COPIED_MACHINE = "intel-xeon-16c-126g"
+LATENCY_CHART = "tmc-latency-across"
+# The bands drawn (an area with a shape, not an empty path) and the legend's labels.
+BAND_JS = """
+(id) => {
+  const svg = document.querySelector(`#chart-${id} .connlab-chart__view svg`);
+  const areas = [...svg.querySelectorAll("g.mark-area path")]
+    .filter(p => (p.getAttribute("d") || "").length > 10);
+  const labels = [...svg.querySelectorAll("g.role-legend-label text")].map(t => t.textContent);
+  return {areas: areas.length, labels};
+}
+"""
+
+
+def _many_machines_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "many_machines", REPO_ROOT / "scripts" / "bench" / "many_machines.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.mkdocs
+def test_past_a_handful_of_machines_the_latency_chart_draws_their_band(
+    browser: Browser, shared_tmp: Path
+) -> None:
+    """More than LINES_UP_TO machines with latency: the chart draws the machines' median with a band from
+    the lowest to the highest (scripts/bench/many_machines.py copies the pinned machine, throughput scaled,
+    under new ids, as it does to measure the site's growth)."""
+    results = shared_tmp / "results"
+    shutil.copytree(PINNED_RESULTS, results)
+    add_machine = _many_machines_module().add_machine
+    with_latency = {"amd-epyc-2c-24g", "intel-xeon-2c-24g", COPIED_MACHINE}
+    copies = LINES_UP_TO + 1 - len(with_latency)
+    for index in range(copies):
+        add_machine(results, index, COPIED_MACHINE)
+    machines = len(with_latency) + copies
+    site = build_site(results, shared_tmp / "build")
+    with serving(site) as url, opened(browser, f"{url}articles/too-many-connections/", 1280, 900) as page:
+        figure = page.locator(f"#chart-{LATENCY_CHART}")
+        figure.scroll_into_view_if_needed()
+        _wait_drawn(page, LATENCY_CHART)
+        band = page.evaluate(BAND_JS, LATENCY_CHART)
+        # One series, the machines' median (its legend label may end in an ellipsis past its limit).
+        median = median_label(machines).split(" (")[0]
+        assert [label for label in band["labels"] if label.startswith(median)] != [], band["labels"]
+        assert not {f"synthetic-{i:04d}" for i in range(copies)} & set(band["labels"])  # no line per machine
+        assert band["areas"] >= 1, band  # the band from the lowest machine to the highest is drawn
+        text = page.locator("article").inner_text()
+        assert f"With {machines} measured machines" in text
+        SCREENSHOTS_DIR.mkdir(parents=True, exist_ok=True)
+        figure.screenshot(
+            path=str(SCREENSHOTS_DIR / f"article-too-many-connections-chart-{LATENCY_CHART}-band.png")
+        )
