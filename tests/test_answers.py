@@ -172,6 +172,10 @@ def test_coverage_names_poolers_measured_and_missing() -> None:
     ]
     found = coverage(facts, ["a", "b"], ["pooler-memory"], poolers)
     assert found["ran"] == ["a"] and found["did_not_run"] == ["b"]
+    assert found["ran_named"] == {"names": ["a"], "more": 0, "count": 1}
+    many = [f"m{i:02d}" for i in range(NAMED_UP_TO + 3)]
+    idle = coverage(facts, ["a", *many], ["pooler-memory"], poolers)["did_not_run_named"]
+    assert idle == {"names": many[:NAMED_UP_TO], "more": 3, "count": len(many)}
     assert found["poolers"] == [
         {"pooler": "odyssey", "available": [], "missing": ["a"]},
         {"pooler": "pgbouncer", "available": ["a"], "missing": []},

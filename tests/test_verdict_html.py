@@ -204,7 +204,8 @@ def answers_for(count: int) -> tuple[dict[str, Any], list[str]]:
         {"machine": m, "server_cores": 2, "profile": "quick", "indicative": True, "date": "2026-12-01"}
         for m in machines
     ]
-    return {"columns": heads, "rows": [row], "coverage": {"did_not_run": ["idle-box"]}}, machines
+    absent = {"names": ["idle-box"], "more": 0, "count": 1}
+    return {"columns": heads, "rows": [row], "coverage": {"did_not_run_named": absent}}, machines
 
 
 def test_an_article_table_has_a_column_per_machine_up_to_five() -> None:
@@ -221,6 +222,19 @@ def test_an_article_table_has_a_column_per_machine_up_to_five() -> None:
     assert row[6] == "✗ does not hold 4.0 measured 2026-12-01"
     assert "verdict--indicative" in page and '<a href="../../machines/m0/">m0</a>' in page
     assert "Without a column: idle-box, which ran none of this article's experiments." in page
+
+
+def test_the_machines_without_a_column_are_named_as_the_answers_named_them() -> None:
+    """A few named and the rest counted: a line that linked each of a thousand idle machines was a sixth of
+    an article."""
+    answers, _ = answers_for(2)
+    answers["coverage"] = {"did_not_run_named": {"names": ["a", "b"], "more": 998, "count": 1000}}
+    urls = {"a": "../../machines/a/"}
+    page = article_verdicts(build_table({"claims": []}, [], []), answers, [CLAIM], urls, "articles/x.md")
+    assert 'Without a column: <a href="../../machines/a/">a</a>, b and 998 more, which ran none' in page
+    answers["coverage"] = {"did_not_run_named": {"names": [], "more": 0, "count": 0}}
+    page = article_verdicts(build_table({"claims": []}, [], []), answers, [CLAIM], urls, "articles/x.md")
+    assert "Without a column" not in page
 
 
 def test_an_article_table_past_five_machines_gives_the_median_and_names_each_verdicts_machines() -> None:

@@ -263,9 +263,9 @@ def article_verdicts(
         rows.append([_claim_cell(claim), _seed_cell(claim, row.get("seed_value")), *measured])
     result = _block(_table(["claim", "the seed's figure", *heads], rows))
     coverage = answers.get("coverage") or {}
-    absent = coverage.get("did_not_run") or []  # type: ignore[attr-defined]
-    if absent:
-        listed = ", ".join(machine_link(str(m), urls) for m in absent)
+    absent = coverage.get("did_not_run_named") or {}  # type: ignore[attr-defined]
+    if absent.get("count"):
+        listed = names(absent, urls)
         result += f"\n<p>Without a column: {listed}, which ran none of this article's experiments.</p>\n"
     return result + _others(table) + "\n"
 
