@@ -102,15 +102,14 @@ def claim_row(claim: dict, measured: list[str], source: str | None) -> dict:
     """One claim across the measured machines: each one's cell, the median and range of their values, the
     machines per verdict, and the seed's own figure (its published set's value, shown, never judged)."""
     by_machine = {v["machine"]: v for v in claim.get("verdicts", [])}
-    cells = [
-        {"machine": m, **by_machine.get(m, {"verdict": "not measured", "value": None})} for m in measured
-    ]
+    # A machine's verdict is its cell as the claims file holds it (it names its machine), not a copy: a
+    # hundred claims over a thousand machines were a hundred thousand copies on every build.
+    cells = [by_machine.get(m) or {"machine": m, "verdict": "not measured", "value": None} for m in measured]
     valued = [c for c in cells if c["verdict"] in MEASURED and c.get("value") is not None]
-    verdicts = {
-        verdict: named([c["machine"] for c in cells if c["verdict"] == verdict])
-        for verdict in VERDICT_ORDER
-        if any(c["verdict"] == verdict for c in cells)
-    }
+    grouped: dict[str, list[str]] = {}
+    for c in cells:
+        grouped.setdefault(c["verdict"], []).append(c["machine"])
+    verdicts = {verdict: named(grouped[verdict]) for verdict in VERDICT_ORDER if verdict in grouped}
     seed = by_machine.get(source) if source else None
     return {
         "id": claim["id"],
