@@ -25,6 +25,7 @@ from connlab.data.answers import (
     usl_across,
     write_answers,
 )
+from connlab.data.chart_rows import LATENCY_WORKLOAD, latency_across
 
 
 def _claim(verdicts: list[dict], claim_id: str = "peak-four-per-core", reading: str = "seed") -> dict:
@@ -375,3 +376,22 @@ def test_the_answers_take_the_claims_as_judged_or_read_them_from_their_files(tmp
     write_answers(data, data / "facts", claims_dir, ["a", "b"], judged=judged)
     (row,) = json.loads(answers.read_text())["rows"]
     assert row["verdicts"]["holds"]["names"] == ["a", "b"]
+
+
+def test_of_the_sweeps_points_the_answers_keep_the_latency_charts_workload(tmp_path: Path) -> None:
+    """too-many-connections' points are read for the latency chart only (ANSWER_ROWS): the other workloads'
+    rows are neither cached nor handed over, and the chart's rows are those of every point."""
+    facts_dir, cache = tmp_path / "facts", tmp_path / ANSWER_INPUTS_FILE
+    (facts_dir / "too-many-connections").mkdir(parents=True)
+    (facts_dir / "too-many-connections.json").write_text(json.dumps({"points": []}))
+    points = [
+        {"machine": "a", "workload": workload, "clients": 1, "clients_per_core": 1.0,
+         "latency_avg_median": 1.0, "latency_p95_median": 2.0, "latency_p99_median": 3.0}
+        for workload in (LATENCY_WORKLOAD, "select-only", "tpcb-like")
+    ]  # fmt: skip
+    (facts_dir / "too-many-connections" / "a.json").write_text(json.dumps({"points": points}))
+    kept = answer_facts(facts_dir, cache)["too-many-connections"]["points"]
+    assert kept == points[:1]
+    assert "select-only" not in cache.read_text()
+    assert latency_across({"points": kept}, ["a"]) == latency_across({"points": points}, ["a"])
+    assert latency_across({"points": kept}, ["a"])

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -29,7 +30,13 @@ from connlab.contract.cache import canonical_bytes, loads_fast, read_json
 from connlab.contract.facts_files import facts_path
 from connlab.contract.files import write_bytes_if_changed, write_bytes_whole
 from connlab.contract.names import ANSWERS_SUBDIR, MACHINES_JSON, POOL_SIZES_FILE, VERDICT_COLUMNS_UP_TO
-from connlab.data.chart_rows import connection_cost, latency_across, pooler_memory, pooler_throughput
+from connlab.data.chart_rows import (
+    LATENCY_WORKLOAD,
+    connection_cost,
+    latency_across,
+    pooler_memory,
+    pooler_throughput,
+)
 from connlab.data.disagreements import disagreements
 
 # Machines named in a sentence; past this many, the count and the median stand for the rest.
@@ -616,6 +623,17 @@ ANSWER_FACTS: dict[str, frozenset[str]] = {
     "four-poolers": frozenset({"throughput", "memory", "poolers"}),
 }
 ANSWER_INPUTS_FILE = "answer-inputs.json"
+# Of a listed fact, the rows the answers read, where they read some only: too-many-connections' points of
+# the workload its latency chart draws (chart_rows.latency_across) were half of ANSWER_INPUTS_FILE's 40 MB
+# at a thousand machines, read and written whole on every build.
+ANSWER_ROWS: dict[tuple[str, str], Callable[[dict], bool]] = {
+    ("too-many-connections", "points"): lambda row: row.get("workload") == LATENCY_WORKLOAD,
+}
+
+
+def _answer_rows(slug: str, name: str, rows: list) -> list:
+    read = ANSWER_ROWS.get((slug, name))
+    return list(rows) if read is None else [row for row in rows if read(row)]
 
 
 class ListedFacts(dict):
@@ -643,8 +661,8 @@ class ListedFacts(dict):
 
 def answer_facts(facts_dir: Path, cache_file: Path) -> dict[str, ListedFacts]:
     """Each article's facts the answers read, whole (its own file with every measured machine's rows added
-    back, as read_facts gives them); a machine's file whose status is unchanged since it was read is taken
-    from cache_file."""
+    back, as read_facts gives them; of a fact ANSWER_ROWS names, the rows it keeps); a machine's file whose
+    status is unchanged since it was read is taken from cache_file."""
     cached = read_json(cache_file)
     known: dict[str, list] = cached if isinstance(cached, dict) else {}
     entries: dict[str, list] = {}
@@ -654,7 +672,7 @@ def answer_facts(facts_dir: Path, cache_file: Path) -> dict[str, ListedFacts]:
             found[slug] = ListedFacts(slug, {})
             continue
         whole: dict[str, list] = loads_fast(facts_path(facts_dir, slug).read_bytes())  # type: ignore[assignment]
-        facts = {name: list(rows) for name, rows in whole.items() if name in names}
+        facts = {name: _answer_rows(slug, name, rows) for name, rows in whole.items() if name in names}
         folder = facts_dir / slug
         for file_name in sorted(os.listdir(folder)) if folder.is_dir() else []:
             if not file_name.endswith(".json"):
@@ -667,7 +685,10 @@ def answer_facts(facts_dir: Path, cache_file: Path) -> dict[str, ListedFacts]:
             if not (isinstance(entry, list) and len(entry) == 2 and entry[0] == signature):
                 with open(path, "rb") as machine_file:
                     own: dict[str, list] = loads_fast(machine_file.read())  # type: ignore[assignment]
-                entry = [signature, {name: rows for name, rows in own.items() if name in names}]
+                entry = [
+                    signature,
+                    {name: _answer_rows(slug, name, rows) for name, rows in own.items() if name in names},
+                ]
             entries[key] = entry
             for name, rows in entry[1].items():
                 facts.setdefault(name, []).extend(rows)
