@@ -323,3 +323,35 @@ def test_an_unsafe_machine_id_is_refused_before_anything_runs(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
     assert machine_id in lines[0], lines[0]
+
+
+# -- (f) one workload now, the others later ---------------------------------------------------------------
+def test_one_workload_now_and_the_rest_on_resume(connlab_env: dict[str, str]) -> None:
+    """A long full profile can be measured a workload at a time: --workload measures that workload's windows
+    only and says what it leaves; the same command without it resumes the file and measures the rest."""
+    only = ["--workload", "select-only"]
+    first = connlab("run", EXPERIMENT, "--profile", "tiny", "--machine", MACHINE, *only, env=connlab_env)
+    assert first.returncode == 0, first.stderr
+    assert "measuring select-only only: 12 window(s) of mixed, " in first.stderr, first.stderr
+    path = the_csv(connlab_env)
+    header, rows = read_csv(path)
+    assert {row[header.index("workload")] for row in rows} == {"select-only"}
+    assert len(rows) == PLANNED_WINDOWS // 3
+
+    rest = run_tiny(connlab_env)
+    assert rest.returncode == 0, rest.stderr
+    said = " ".join(rest.stderr.split())  # rich wraps long lines where stderr is not a terminal
+    assert f"({PLANNED_WINDOWS // 3} of {PLANNED_WINDOWS} windows done)" in said, rest.stderr
+    assert the_csv(connlab_env) == path
+    check_complete_run(connlab_env, path)
+
+
+def test_an_unknown_workload_is_one_error_line(connlab_env: dict[str, str]) -> None:
+    result = connlab(
+        "run", EXPERIMENT, "--profile", "tiny", "--machine", MACHINE, "--workload", "nope", env=connlab_env
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
+    assert "clients-sweep has no workload 'nope'; its workloads: mixed, select-only, tpcb-like" in lines[0]
+    assert not results_folder(connlab_env).exists()

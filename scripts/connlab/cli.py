@@ -114,6 +114,13 @@ def run(
     server_cores: ServerCoresOption = None,
     keep: KeepOption = False,
     yes: YesOption = False,
+    workload: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="measure only this workload's windows (repeatable); a later run without it resumes the "
+            "same file and measures the rest"
+        ),
+    ] = None,
 ) -> None:
     """Run (or resume) an experiment on this machine and write results/<machine>/<experiment>/; with
     --server, against that server from this host (connlab.lab.remote_run)."""
@@ -123,9 +130,11 @@ def run(
 
     if server is not None:
         runs = _server_runs([experiment], profile, machine, server, server_cores, keep, yes)
-        path = run_sweep(runs.plans[0], runs.machine_id, err, opener=runs.opener)
+        only = workload or ()
+        path = run_sweep(runs.plans[0], runs.machine_id, err, opener=runs.opener, only_workloads=only)
     else:
-        path = run_sweep(make_plan(experiment, profile), machine_id_for_run(machine), err)
+        plan = make_plan(experiment, profile)
+        path = run_sweep(plan, machine_id_for_run(machine), err, only_workloads=workload or ())
     err.print(f"wrote {path}")
 
 

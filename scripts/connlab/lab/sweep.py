@@ -9,6 +9,7 @@ rerun after installing it measures them.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import psycopg
@@ -110,11 +111,21 @@ def run_sweep(
     console: Console | None = None,
     overall: Overall | None = None,
     opener: BenchOpener = open_bench,
+    only_workloads: Sequence[str] = (),
 ) -> Path:
     """Run (or resume) the plan; return the CSV path. With `overall`, the progress also covers the other
     experiments of a run-all. opener: what opens the bench, a throwaway cluster's (open_bench) or a named
-    server's (connlab.lab.remote_bench)."""
+    server's (connlab.lab.remote_bench). only_workloads: measure these workloads' windows now and leave the
+    others to a later run of the same command without it, which resumes the same file (a full profile of
+    several hours can be measured one workload at a time)."""
     console = console or Console(stderr=True)
+    known = [workload.id for workload in plan.spec.workloads]
+    unknown = [name for name in only_workloads if name not in known]
+    if unknown:
+        raise LabError(
+            f"{plan.experiment} has no workload {', '.join(map(repr, unknown))}; "
+            f"its workloads: {', '.join(known)}"
+        )
     if not re.fullmatch(SAFE_ID_PATTERN, machine_id):
         raise LabError(
             f"machine id {machine_id!r} is not a safe folder name: use lower-case letters, digits, "
@@ -131,6 +142,16 @@ def run_sweep(
         console.print(f"resuming {results.path} ({len(results.rows)} of {len(windows)} windows done)")
     done = results.done_keys()
     todo = [(number, window) for number, window in enumerate(windows, 1) if window.key not in done]
+    later = [window for _, window in todo if only_workloads and window.workload.id not in only_workloads]
+    if later:
+        todo = [(number, window) for number, window in todo if window.workload.id in only_workloads]
+        console.print(
+            f"measuring {', '.join(only_workloads)} only: {len(later)} window(s) of "
+            f"{', '.join(dict.fromkeys(window.workload.id for window in later))} are left to a later run "
+            "of the same command without --workload, which resumes this file",
+            highlight=False,
+            soft_wrap=True,
+        )
     LAB_DIR.mkdir(parents=True, exist_ok=True)
     with open_benches(plan, f"{plan.experiment}-{results.run_id}", opener) as benches:
         bench = benches.activate(plan.spec.workloads[0].postgres)
