@@ -146,9 +146,9 @@ def test_connection_cost_sets_the_seeds_printed_figures_beside_the_measured_neve
         ],
         "published": [
             {"experiment": "pooler-churn", "workload": "pgbouncer", "clients": 16, "metric": "tps",
-             "value": 17950.0},
+             "value": 17950.0, "server_cores": 8},
             {"experiment": "pooler-churn", "workload": "direct", "clients": 16, "metric": "tps",
-             "value": 949.0},
+             "value": 949.0, "server_cores": 8},
             {"experiment": "pooler-churn", "workload": "direct", "clients": 16, "metric": "latency_avg_ms",
              "value": 16.9},
             {"experiment": "pool-size", "workload": "select-only", "clients": 200, "metric": "tps",
@@ -167,8 +167,16 @@ def test_connection_cost_sets_the_seeds_printed_figures_beside_the_measured_neve
         if r["published"]
     ]
     assert seed == [
-        ("published article, 16 clients", "straight to the server", "direct", 949.0, 949.0, 949.0),
-        ("published article, 16 clients", "through PgBouncer", "pgbouncer", 17950.0, 17950.0, 17950.0),
+        # The seed's core count beside its clients: its 16 clients ran on 8 cores, not on ours.
+        ("published article, 8 cores, 16 clients", "straight to the server", "direct", 949.0, 949.0, 949.0),
+        (
+            "published article, 8 cores, 16 clients",
+            "through PgBouncer",
+            "pgbouncer",
+            17950.0,
+            17950.0,
+            17950.0,
+        ),
     ]
     assert connection_cost({"churn": trade["churn"]}, machines) == measured  # no published set, no seed rows
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import vl_convert
 
+from connlab.data.chart_rows import median_label
 from connlab.site.charts.html import VL_VERSION, render_svg
 from connlab.site.charts.kinds import (
     LINE_AND_POINT,
@@ -226,6 +227,15 @@ def test_latency_across_machines_marks_its_legend_as_its_lines_are_drawn() -> No
         assert word in svg
 
 
+def test_the_band_modes_legend_label_is_drawn_whole_beside_a_wide_plot() -> None:
+    """Past a handful of machines the one series is the machines' median with its band: a long name, which
+    Vega's default label limit cut to an ellipsis at 1280 px."""
+    label = median_label(6)
+    rows = [{**row, "series": label} for row in latency_rows() if row["series"] == "box-a"]
+    svg = render_svg(latency_across_machines(rows))
+    assert label in svg and "…" not in svg
+
+
 def test_the_version_chart_is_the_band_and_line_kind_against_clients_per_core() -> None:
     """throughput_by_version is metric_vs_clients with another x and colour, not an encoding of its own."""
     records = [
@@ -286,13 +296,14 @@ def test_dots_across_machines_draw_a_median_and_a_range_per_series_side_by_side(
 
 
 def test_the_connection_cost_chart_draws_the_seeds_figures_as_diamonds_beside_the_measured() -> None:
-    seed = {"point": "published article, 16 clients", "series": "through PgBouncer", "pooler": "pgbouncer",
-            "published": True, "machines": 1, "value": 17950.0, "low": 17950.0, "high": 17950.0}  # fmt: skip
+    seed = {"point": "published article, 8 cores, 16 clients", "series": "through PgBouncer",
+            "pooler": "pgbouncer", "published": True, "machines": 1, "value": 17950.0, "low": 17950.0,
+            "high": 17950.0}  # fmt: skip
     spec = connection_cost_dots([*dot_rows(tuple(PATH_KINDS)), seed])
     _, dots = spec["layer"]
     assert dots["encoding"]["shape"]["field"] == "figures"
     rows = {(r["point"], r["series"]): r for r in dots["data"]["values"]}
-    drawn = rows[("published article, 16 clients", "through PgBouncer")]
+    drawn = rows[("published article, 8 cores, 16 clients", "through PgBouncer")]
     assert (drawn["figures"], drawn["shape"]) == (PUBLISHED_ARTICLE, "diamond")
     assert rows[("box-a, 10 clients", "through PgBouncer")]["figures"] == MEASURED_HERE
     svg = render_svg(spec)
@@ -300,7 +311,7 @@ def test_the_connection_cost_chart_draws_the_seeds_figures_as_diamonds_beside_th
     assert dots["encoding"]["shape"]["legend"] is None
     # The seed's dot is a diamond (Vega's path: left, top, right, bottom), the measured ones are not.
     assert len(re.findall(r'aria-roledescription="point"[^>]*d="M-[\d.]+,0L0,-', svg)) == 1
-    assert "<tspan>published</tspan>" in svg and ">article</tspan>" in svg
+    assert "<tspan>published</tspan>" in svg and ">article</tspan>" in svg and ">8 cores</tspan>" in svg
 
 
 def test_the_simulators_legend_marks_a_stroke_with_a_point_as_every_line_chart() -> None:

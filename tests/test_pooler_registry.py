@@ -29,7 +29,7 @@ PUBLISHED = REPO / "tests" / "fixtures" / "results" / "published-too-many-connec
 # config, the harness's adapter).
 FAKE_FILES = {
     "fakepool/__init__.py": '"""A pooler that exists only in a test: its declaration and its adapter."""\n',
-    "fakepool/config.py": '''
+    "fakepool/config.py": """
         from connlab.contract.poolers.setup import PoolerConfig, PoolerSetup
 
         def config_files(setup: PoolerSetup) -> dict[str, str]:
@@ -44,8 +44,8 @@ FAKE_FILES = {
             snippet_start=lambda root: f'fakepool "{root}/fakepool.conf"',
             pid_file="fakepool.pid",
         )
-        ''',
-    "fakepool/adapter.py": '''
+        """,
+    "fakepool/adapter.py": """
         from connlab.lab.poolers.base import PoolerProcess
         from connlab.poolers.fakepool import config
 
@@ -62,12 +62,12 @@ FAKE_FILES = {
                 return [binary, str(self.setup.root / "fakepool.conf")]
 
         ADAPTER = FakePool
-        ''',
+        """,
 }
 
 # What the fresh interpreter checks, given the folder's parent, a scratch folder and the published
 # machine folder to copy: each answer printed as one JSON object.
-PROBE = '''
+PROBE = """
 import json, shutil, sys
 from pathlib import Path
 
@@ -115,7 +115,7 @@ except LabError as error:
     answers["plan_refused"] = str(error)
 answers["block"] = pgbench_block(plan)
 print(json.dumps(answers))
-'''
+"""
 
 EXPERIMENT = """\
 title: A fake pooler

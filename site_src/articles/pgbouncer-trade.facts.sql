@@ -153,7 +153,9 @@ WHERE a.seed = 'published-pgbouncer-tradeoffs' AND a.workload = 'tpcb-like'
 ORDER BY a.machine;
 
 -- name: published
--- The seed's own figures, as printed.
-SELECT experiment, workload, clients, metric, value, unit, note
-FROM main.published WHERE machine = 'published-pgbouncer-tradeoffs'
+-- The seed's own figures, as printed, with its machine's server cores (a chart names them beside the seed's
+-- points, since its clients ran on another core count than ours).
+SELECT p.experiment, p.workload, p.clients, p.metric, p.value, p.unit, p.note, m.server_cores
+FROM main.published p JOIN main.machines m ON m.id = p.machine
+WHERE p.machine = 'published-pgbouncer-tradeoffs'
 ORDER BY experiment, workload, metric, clients, TRY_CAST(regexp_extract(note, '[0-9]+') AS INTEGER) NULLS FIRST;

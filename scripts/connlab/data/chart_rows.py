@@ -184,7 +184,7 @@ def _seed_connection_cost(trade: dict) -> list[dict]:
     ]
     return [
         {
-            "point": f"{SEED_POINT}, {r['clients']} clients",
+            "point": f"{SEED_POINT}, {r['server_cores']:g} cores, {r['clients']} clients",
             "series": names[str(r["workload"])],
             "pooler": str(r["workload"]),
             "published": True,

@@ -17,5 +17,16 @@ else:
 LINE_AND_POINT = "M-1,0H-0.35M0.35,0H1M-0.35,0A0.35,0.35,0,1,1,0.35,0A0.35,0.35,0,1,1,-0.35,0"
 
 
+# Room for the longest series name a line chart gives, "median of 6 machines (band: lowest to highest)" at
+# the legend's 10 px font (about 230 px), which Vega's default of 160 px cut short beside a wide plot.
+LEGEND_LABEL_LIMIT = 260
+
+
 def line_legend() -> alt.Legend:
-    return alt.Legend(symbolType=LINE_AND_POINT, symbolOpacity=1, symbolStrokeWidth=2, symbolSize=200)
+    return alt.Legend(
+        symbolType=LINE_AND_POINT,
+        symbolOpacity=1,
+        symbolStrokeWidth=2,
+        symbolSize=200,
+        labelLimit=LEGEND_LABEL_LIMIT,
+    )
