@@ -5,6 +5,7 @@ what MkDocs is asked through its hooks, and the versions they were written for."
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import shutil
@@ -196,6 +197,31 @@ def test_a_build_with_site_url_writes_it_as_canonical_link_and_in_the_sitemap(
         r"<loc>([^<]+)</loc>", (built_site_with_url / "sitemap.xml").read_text(encoding="utf-8")
     )
     assert TEST_SITE_URL in locs and all(loc.startswith(TEST_SITE_URL) for loc in locs)
+    # Every machine page is listed, and the shell, never published, is not.
+    pages = {
+        f"{TEST_SITE_URL}machines/{page.parent.name}/" for page in machine.parent.parent.glob("*/index.html")
+    }
+    assert pages <= set(locs) and not [loc for loc in locs if "_shell" in loc]
+
+
+@pytest.mark.mkdocs
+def test_the_sitemap_lists_the_machine_pages_and_not_the_shell(project: Path) -> None:
+    def locs() -> list[str]:
+        xml = (project / "site" / "sitemap.xml").read_text(encoding="utf-8")
+        assert gzip.decompress((project / "site" / "sitemap.xml.gz").read_bytes()).decode() == xml
+        return re.findall(r"<loc>([^<]+)</loc>", xml)
+
+    address = "https://example.org/lab/"
+    publish(project / "mkdocs.yml", project / "docs", project / "site", project / "staging", address)
+    assert sorted(locs()) == [
+        address + page for page in ("", "machines/", "machines/a-box/", "machines/b-box/")
+    ]
+    (project / "docs" / "machines" / "b-box.html").unlink()
+    publish(project / "mkdocs.yml", project / "docs", project / "site", project / "staging", address)
+    assert sorted(locs()) == [address + page for page in ("", "machines/", "machines/a-box/")]
+    # Without an address MkDocs lists no page, and no machine page is added.
+    build(project)
+    assert locs() == []
 
 
 def test_instant_navigation_and_its_extensions_are_what_a_site_without_address_drops() -> None:

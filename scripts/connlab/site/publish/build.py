@@ -9,11 +9,13 @@ and hooks (connlab.site.publish.hooks); what changed is then copied into the sit
 shell with its title and content replaced by the machine's fragment, written again only when the shell or
 the fragment changed. Machine pages stay out of MkDocs' search index but for their title and the line that
 says what the machine is, which are added to the index file MkDocs wrote (search/search_index.json, the
-format Material's search reads: {"config", "docs": [{"location", "title", "text"}]}).
+format Material's search reads: {"config", "docs": [{"location", "title", "text"}]}). Where the site has an
+address, the sitemap MkDocs wrote lists the machine pages in place of the shell.
 """
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 import logging
@@ -29,7 +31,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort, ConfigurationError
 
 from connlab.contract.cache import digest, read_json, write_atomically
-from connlab.contract.files import copy_if_changed, write_if_changed
+from connlab.contract.files import copy_if_changed, write_bytes_if_changed, write_if_changed
 from connlab.errors import LabError
 from connlab.paths import DOCS_DIR, MKDOCS_SITE_DIR, REPO_ROOT, SITE_DIR
 from connlab.site.layout import (
@@ -52,6 +54,10 @@ SHELL_OUTPUT = Path(SHELL_PAGE).with_suffix("") / "index.html"
 # The machine pages stamped, each by the shell's and its fragment's digests, with its search entry.
 STAMPED_INDEX = ".connlab-machine-pages.json"
 SEARCH_INDEX = Path("search") / "search_index.json"
+# What MkDocs writes for crawlers (its sitemap.xml template: one <url> with a <loc> per page, and with
+# <lastmod>), and its gzipped copy.
+SITEMAP = Path("sitemap.xml")
+_SITEMAP_URL = re.compile(r"\n?[ \t]*<url>\s*<loc>(?P<loc>[^<]*)</loc>.*?</url>", re.S)
 # The address the site is published at (`make site SITE_URL=...` sets it): MkDocs' site_url, which makes each
 # page's canonical link and the sitemap's entries. None by default: a build names no address it was not given.
 SITE_URL_VARIABLE = "CONNLAB_SITE_URL"
@@ -102,6 +108,7 @@ def publish(
     shell = (staging / SHELL_OUTPUT).read_text(encoding="utf-8")
     stamped, entries = stamp_all(shell, fragments, site_dir)
     add_to_search(site_dir / SEARCH_INDEX, staging / SEARCH_INDEX, entries)
+    add_to_sitemap(site_dir, staging / SITEMAP, [entry["location"] for entry in entries])
     return f"{copied} file(s) copied, {stamped} machine page(s) stamped"
 
 
@@ -245,3 +252,28 @@ def add_to_search(index_file: Path, made: Path, entries: list[dict[str, str]]) -
     index = json.loads(made.read_text(encoding="utf-8"))
     index["docs"] = [*index["docs"], *entries]
     write_if_changed(index_file, json.dumps(index, ensure_ascii=False, separators=(",", ":")))
+
+
+def add_to_sitemap(site_dir: Path, made: Path, locations: list[str]) -> None:
+    """The sitemap MkDocs made, listing the machine pages and not the shell (MkDocs lists the pages it
+    builds: the shell, which is never published, and none of the stamped pages). Each machine page takes the
+    shell's entry as its pattern, its address and date. Without the site's address MkDocs lists no page (no
+    <loc> can be written), and neither is a machine page."""
+    if not made.is_file():
+        return
+    xml = made.read_text(encoding="utf-8")
+    shell_url = f"{Path(SHELL_PAGE).with_suffix('').as_posix()}/"
+    shell = next(
+        (found for found in _SITEMAP_URL.finditer(xml) if found.group("loc").endswith(shell_url)), None
+    )
+    if shell is None:
+        return
+    pattern, loc = shell.group(0), shell.group("loc")
+    base = loc[: -len(shell_url)]  # as MkDocs escaped it
+    machines = "".join(pattern.replace(loc, base + html.escape(where)) for where in locations)
+    xml = xml[: shell.start()] + xml[shell.end() :]
+    end = xml.rindex("</urlset>")
+    xml = xml[:end].rstrip("\n") + machines + "\n" + xml[end:]
+    write_if_changed(site_dir / SITEMAP, xml)
+    # The gzipped copy MkDocs writes beside it, without a time in its header: the same text, the same file.
+    write_bytes_if_changed(site_dir / f"{SITEMAP}.gz", gzip.compress(xml.encode("utf-8"), mtime=0))
