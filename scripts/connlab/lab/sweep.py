@@ -80,6 +80,15 @@ def _progress(console: Console) -> Progress:
     )
 
 
+def window_line(window: Window, row: dict, remaining_s: float) -> str:
+    """What a log file is told of a window once it is measured: its point, its throughput (or that it
+    failed) and how long the run has left."""
+    # An aborted window may still carry pgbench's tps line: it is a failure, not a figure.
+    outcome = f"{row['tps']:,.0f} tps" if row["ok"] and row["tps"] is not None else "failed"
+    eta = f"{remaining_s / 60:.0f} min" if remaining_s >= 60 or remaining_s == 0 else "under a minute"
+    return f"{window.workload.id} c={window.clients} pass {window.pass_no}: {outcome}; ETA {eta}"
+
+
 def restarts_poolers(plan: Plan, running_pass: int | None, window: Window) -> bool:
     """Whether the poolers start afresh before this window: a spec whose poolers start per pass, at the
     first window of a pass other than the one they were started for (None: just started, by the bench)."""
@@ -207,14 +216,14 @@ def run_sweep(
                     progress.update(all_task, description=overall.line())
                 if not console.is_terminal:
                     # A log file gets no live bar; one line per window keeps the ETA visible there.
+                    left = progress.tasks[0].remaining or 0
                     remaining = progress.tasks[0].time_remaining
-                    eta = f"{remaining / 60:.0f} min" if remaining is not None else "unknown"
+                    if remaining is None:
+                        # Until the pace is known (a run of a few long windows), what the spec says.
+                        remaining = left * window_estimate_s(plan)
                     across = f" ({overall.line()})" if overall else ""
-                    # An aborted window may still carry pgbench's tps line: it is a failure, not a figure.
-                    outcome = f"{row['tps']} tps" if row["ok"] and row["tps"] is not None else "failed"
                     console.print(
-                        f"[{number}/{len(windows)}] {window.workload.id} c={window.clients} "
-                        f"pass {window.pass_no}: {outcome}; ETA {eta}{across}",
+                        f"[{number}/{len(windows)}] {window_line(window, row, remaining)}{across}",
                         highlight=False,
                     )
     if left_out:
