@@ -33,6 +33,7 @@ ARTICLE = "four-poolers"
 SEED_CLAIMS = {
     "odyssey-memory-at-start",
     "odyssey-memory-doubles-under-load",
+    "odyssey-memory-doubles-over-half-an-hour",
     "odyssey-serves-past-its-pool",
     "odyssey-footprint-grows-with-clients",
     "odyssey-rises-with-churn",
@@ -52,6 +53,7 @@ MEMORY_CLAIMS = {
     "odyssey-memory-at-start",
     "odyssey-as-small-as-pgbouncer-at-start",
     "odyssey-memory-doubles-under-load",
+    "odyssey-memory-doubles-over-half-an-hour",
     "odyssey-footprint-grows-with-clients",
     "odyssey-prepared-support-doubles-memory",
 }
