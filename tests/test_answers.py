@@ -86,6 +86,27 @@ def test_short_answer_leaves_out_a_claim_no_machine_could_answer() -> None:
     assert bullets[0]["question"]
 
 
+def test_short_answer_states_a_headline_that_pgbench_only_bounded_with_the_bound() -> None:
+    """A headline that every machine could only bound (pgbench saturated its core) is still answered:
+    the bullet says what the bound decides, in the verdict's own words, and gives no median."""
+    reason = (
+        "pgbench used 0.92 of its core, so the figure is at least 2.75, which cannot decide 'at least 18.9'"
+    )
+    bounded = claim_row(
+        _claim(
+            [{**_v("a", "cannot be evaluated", None), "bound": "at least 3.04", "reason": reason}],
+            "churn-speedup-2-per-core",
+        ),
+        ["a", "b"],
+        None,
+    )
+    (bullet,) = short_answer("pgbouncer-trade", {bounded["id"]: bounded})
+    assert bullet["spread"] is None and bullet["bounded"] == [{"machine": "a", "reason": reason}]
+    # Without a bound the claim is still left out.
+    unbounded = {**bounded, "bounded": []}
+    assert short_answer("pgbouncer-trade", {bounded["id"]: unbounded}) == []
+
+
 def test_findings_name_each_failed_seed_statement_with_both_figures() -> None:
     failed = claim_row(
         _claim([_v("a", "does not hold", 3.0, 2.8, 3.3), _v("b", "holds", 20.0)], "x"), ["a", "b"], "p"

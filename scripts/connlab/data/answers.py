@@ -129,6 +129,12 @@ def claim_row(claim: dict, measured: list[str], source: str | None) -> dict:
         "cells": cells,
         "spread": spread([float(c["value"]) for c in valued]),
         "machines": named([c["machine"] for c in valued]),
+        # Where pgbench's saturated core left only a bound: what it decides, in the verdict's own words.
+        "bounded": [
+            {"machine": c["machine"], "reason": c["reason"]}
+            for c in cells
+            if c["verdict"] == "cannot be evaluated" and c.get("bound") and c.get("reason")
+        ][:NAMED_UP_TO],
         "verdicts": verdicts,
         # What a table past VERDICT_COLUMNS_UP_TO machines says of the cells it no longer shows.
         "single_readings": sum(c.get("readings") == 1 for c in cells),
@@ -149,11 +155,12 @@ def as_written(value: object, cells: bool) -> object:
 
 def short_answer(slug: str, rows: dict[str, dict]) -> list[dict]:
     """The headline claims' rows, each with the question's words, in the article's order; a claim no
-    machine could answer is left out (the findings say which could not be evaluated)."""
+    machine could answer is left out (the findings say which could not be evaluated), unless some machine
+    bounded it (pgbench saturated its core): the reader is told what the bound says."""
     bullets = []
     for claim_id, question in HEADLINES.get(slug, []):
         row = rows.get(claim_id)
-        if row is None or row["spread"] is None:
+        if row is None or (row["spread"] is None and not row.get("bounded")):
             continue
         bullets.append({**row, "question": question})
     return bullets
