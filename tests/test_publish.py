@@ -17,7 +17,7 @@ from mkdocs.exceptions import PluginError
 
 from conftest import TEST_SITE_URL
 from connlab.errors import LabError
-from connlab.site.layout import RAW_CHANGED, SHELL_MARKDOWN, SHELL_PAGE
+from connlab.site.layout import RAW_CHANGED, RAW_SUBDIR, SHELL_MARKDOWN, SHELL_PAGE, machine_sources
 from connlab.site.publish.build import STAMPED_INDEX, publish, stamp, summary_line, sync_raw
 from connlab.site.publish.hooks import WRITTEN_FOR, machine_links, without_instant_navigation
 
@@ -32,8 +32,6 @@ hooks:
   - {HOOKS}
 not_in_nav: |
   /machines/*.md
-exclude_docs: |
-  /machines/*.html
 nav:
   - index.md
   - machines.md
@@ -53,8 +51,9 @@ def project(tmp_path: Path) -> Path:
     (docs / "index.md").write_text("# Home\n\nSee [the machines](machines.md).\n")
     (docs / "machines.md").write_text("# Machines\n\n| machine |\n|---|\n| [a-box](machines/a-box.md) |\n")
     (docs / SHELL_PAGE).write_text(SHELL_MARKDOWN)
+    machine_sources(docs).mkdir()
     for name in ("a-box", "b-box"):
-        (docs / "machines" / f"{name}.html").write_text(fragment(name))
+        (machine_sources(docs) / f"{name}.html").write_text(fragment(name))
     return tmp_path
 
 
@@ -85,10 +84,10 @@ def test_only_a_changed_fragment_is_stamped_again_and_a_gone_machine_leaves(proj
     build(project)
     b_box = project / "site" / "machines" / "b-box" / "index.html"
     before = b_box.stat().st_mtime_ns
-    (project / "docs" / "machines" / "a-box.html").write_text(fragment("a-box", "a faster box"))
+    (machine_sources(project / "docs") / "a-box.html").write_text(fragment("a-box", "a faster box"))
     assert build(project).endswith("1 machine page(s) stamped")
     assert "a faster box" in page(project, "a-box") and b_box.stat().st_mtime_ns == before
-    (project / "docs" / "machines" / "b-box.html").unlink()
+    (machine_sources(project / "docs") / "b-box.html").unlink()
     build(project)
     assert not (project / "site" / "machines" / "b-box").exists()
     assert set(json.loads((project / "site" / STAMPED_INDEX).read_text())) == {"a-box"}
@@ -118,15 +117,35 @@ def test_a_broken_link_stops_the_build_with_one_line(project: Path) -> None:
 
 
 def test_links_to_machine_pages_are_written_as_mkdocs_would_link_them(tmp_path: Path) -> None:
-    (tmp_path / "machines").mkdir()
-    (tmp_path / "machines" / "a-box.html").write_text("")
+    docs = tmp_path / "docs"
+    machine_sources(docs).mkdir(parents=True)
+    (machine_sources(docs) / "a-box.html").write_text("")
     text = "[a-box](machines/a-box.md) and [b](../machines/a-box.md)"
-    assert machine_links(text, "machines.md", tmp_path).startswith('<a href="a-box/">a-box</a> and ')
-    assert machine_links("[x](../machines/a-box.md)", "articles/a.md", tmp_path) == (
+    assert machine_links(text, "machines.md", docs).startswith('<a href="a-box/">a-box</a> and ')
+    assert machine_links("[x](../machines/a-box.md)", "articles/a.md", docs) == (
         '<a href="../../machines/a-box/">x</a>'
     )
     with pytest.raises(PluginError, match="a machine without a page"):
-        machine_links("[x](machines/c.md)", "index.md", tmp_path)
+        machine_links("[x](machines/c.md)", "index.md", docs)
+
+
+def test_links_to_raw_files_beside_the_docs_are_written_as_mkdocs_would_link_them(tmp_path: Path) -> None:
+    """The raw downloads live beside the docs folder, where MkDocs does not look: a link to one is written
+    as MkDocs would have written it, and a link to one render did not copy stops the build."""
+    docs = tmp_path / "docs"
+    (machine_sources(docs) / RAW_SUBDIR / "a-box").mkdir(parents=True)
+    (machine_sources(docs) / RAW_SUBDIR / "a-box" / "machine.yaml").write_text("id: a-box\n")
+    link = "[machine.yaml](../raw/a-box/machine.yaml)"
+    assert (
+        machine_links(link, "articles/a.md", docs)
+        == '<a href="../../raw/a-box/machine.yaml">machine.yaml</a>'
+    )
+    assert (
+        machine_links("[m](raw/a-box/machine.yaml)", "index.md", docs)
+        == '<a href="raw/a-box/machine.yaml">m</a>'
+    )
+    with pytest.raises(PluginError, match=r"articles/a\.md: a link to \.\./raw/a-box/run\.csv, a raw file"):
+        machine_links("[run](../raw/a-box/run.csv)", "articles/a.md", docs)
 
 
 def test_stamping_replaces_the_shells_title_and_content_only() -> None:
@@ -216,7 +235,7 @@ def test_the_sitemap_lists_the_machine_pages_and_not_the_shell(project: Path) ->
     assert sorted(locs()) == [
         address + page for page in ("", "machines/", "machines/a-box/", "machines/b-box/")
     ]
-    (project / "docs" / "machines" / "b-box.html").unlink()
+    (machine_sources(project / "docs") / "b-box.html").unlink()
     publish(project / "mkdocs.yml", project / "docs", project / "site", project / "staging", address)
     assert sorted(locs()) == [address + page for page in ("", "machines/", "machines/a-box/")]
     # Without an address MkDocs lists no page, and no machine page is added.

@@ -5,7 +5,7 @@ Shared by render/, charts/ and publish/, and importing none of them."""
 from __future__ import annotations
 
 import posixpath
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 MACHINE_PAGES_DIR = "machines"
 # The Machines page, which lists every machine (a Markdown page MkDocs builds).
@@ -15,11 +15,26 @@ MACHINES_INDEX = "machines.md"
 CHARTS_SUBDIR = "charts"
 # The chart kinds compiled to Vega, one file per variant (connlab.site.charts.compiled), among the assets.
 COMPILED_CHARTS_SUBDIR = "assets/vega"
-# build/docs/<this>/<machine>/: each machine's raw results, downloadable from its page; files, not pages, so
-# publishing copies them into the site by their status and MkDocs never reads them (mkdocs.yml: exclude_docs).
+# Beside the docs folder, not in it (build/docs-machines next to build/docs): each machine page's HTML
+# fragment and each machine's raw results. MkDocs lists every file of its docs folder on every build, excluded
+# or not, and at a thousand machines these eleven thousand files were a quarter of a second of each build;
+# publishing stamps the fragments and copies the raw files itself.
+MACHINE_SOURCES_SUFFIX = "-machines"
+
+
+def machine_sources(docs_dir: Path) -> Path:
+    """Where render writes the machine pages' fragments and raw downloads for a docs folder, and publishing
+    reads them: a sibling of the docs folder named after it, so that two docs folders side by side (a test's)
+    keep their machine pages apart."""
+    return docs_dir.with_name(docs_dir.name + MACHINE_SOURCES_SUFFIX)
+
+
+# <machine sources>/<this>/<machine>/: each machine's raw results, downloadable from its page; copied into the
+# site's <this>/ by their status.
 RAW_SUBDIR = "raw"
-# build/docs/<RAW_SUBDIR>/<this>: the machines whose raw files render copied (or removed) since publishing
-# last copied them into the site; publishing copies those machines' folders only, then removes the list.
+# <machine sources>/<RAW_SUBDIR>/<this>: the machines whose raw files render copied (or removed) since
+# publishing last copied them into the site; publishing copies those machines' folders only, then removes the
+# list.
 RAW_CHANGED = ".changed.json"
 
 
@@ -29,9 +44,9 @@ def machine_page(machine: str) -> str:
 
 
 def machine_fragment(machine: str) -> str:
-    """The docs-relative file of a machine page's HTML fragment (render writes it, publish stamps it into
-    the shell; mkdocs.yml's exclude_docs keeps MkDocs from copying it)."""
-    return f"{MACHINE_PAGES_DIR}/{machine}{FRAGMENT_SUFFIX}"
+    """A machine page's HTML fragment, relative to the machine sources (machine_sources): render writes it,
+    publish stamps it into the shell."""
+    return f"{machine}{FRAGMENT_SUFFIX}"
 
 
 FRAGMENT_SUFFIX = ".html"
@@ -56,6 +71,11 @@ def page_url(from_page: str, to_page: str) -> str:
     """A relative URL between two Markdown pages as MkDocs serves them (directory URLs: a.md -> a/), for
     raw HTML, whose links MkDocs does not rewrite."""
     return posixpath.relpath(_directory(to_page), _directory(from_page)) + "/"
+
+
+def file_url(from_page: str, to_file: str) -> str:
+    """A relative URL from a Markdown page, as MkDocs serves it, to a file of the site (docs-relative)."""
+    return posixpath.relpath(to_file, _directory(from_page))
 
 
 def _directory(page: str) -> str:

@@ -9,9 +9,9 @@ names this file under `hooks:`): MkDocs calls each `on_<event>` function; nothin
 - on_env: the theme's compiled templates kept under build/cache between builds (Jinja's own bytecode cache,
   which checks each template against its source).
 - on_page_markdown: a human page's links to machine pages (`machines/<id>.md`), which MkDocs does not build
-  (publish.build stamps them), written as the links MkDocs would have made, each checked against the
-  machine pages the render wrote: a link to a machine without a page fails the build as MkDocs' own check
-  would.
+  (publish.build stamps them), and to machines' raw files (`raw/<id>/<file>`), which publishing copies,
+  written as the links MkDocs would have made, each checked against what the render wrote: a link to a
+  machine without a page, or to a raw file not there, fails the build as MkDocs' own check would.
 - on_post_page: a page with charts starts their requests from its head (connlab.site.publish.preloads).
 
 Written for the versions in WRITTEN_FOR (tests/test_publish.py holds the installed ones to them): the
@@ -28,7 +28,14 @@ import jinja2
 from mkdocs.exceptions import PluginError
 
 from connlab.paths import CACHE_DIR
-from connlab.site.layout import MACHINE_PAGES_DIR, machine_fragment, page_url
+from connlab.site.layout import (
+    MACHINE_PAGES_DIR,
+    RAW_SUBDIR,
+    file_url,
+    machine_fragment,
+    machine_sources,
+    page_url,
+)
 from connlab.site.publish.preloads import with_chart_preloads
 from connlab.site.render.articles import load_articles
 
@@ -82,17 +89,31 @@ _MACHINE_LINK = re.compile(
 )
 
 
-def machine_links(markdown: str, page: str, docs_dir: Path) -> str:
-    """The page's Markdown links to machine pages as HTML links to where the pages are published."""
+# A Markdown link to a machine's raw file: [text](<relative path>raw/<id>/<file>)
+_RAW_LINK = re.compile(
+    r"\[(?P<text>[^\]\n]*)\]\((?P<target>(?:\.\./)*" + RAW_SUBDIR + r"/(?P<file>[^)#\s]+))\)"
+)
 
-    def link(found: re.Match[str]) -> str:
+
+def machine_links(markdown: str, page: str, docs_dir: Path) -> str:
+    """The page's Markdown links to machine pages and to machines' raw files, which publishing puts in the
+    site and MkDocs never sees, as HTML links to where they are published; each checked, as MkDocs checks a
+    link: one to a machine without a page, or to a raw file render did not copy, fails the build."""
+
+    def page_link(found: re.Match[str]) -> str:
         machine = found.group("id")
-        if not (docs_dir / machine_fragment(machine)).is_file():
+        if not (machine_sources(docs_dir) / machine_fragment(machine)).is_file():
             raise PluginError(f"{page}: a link to {found.group('target')}, a machine without a page")
         url = page_url(page, f"{MACHINE_PAGES_DIR}/{machine}.md")
         return f'<a href="{url}">{found.group("text")}</a>'
 
-    return _MACHINE_LINK.sub(link, markdown)
+    def raw_link(found: re.Match[str]) -> str:
+        if not (machine_sources(docs_dir) / RAW_SUBDIR / found.group("file")).is_file():
+            raise PluginError(f"{page}: a link to {found.group('target')}, a raw file the site does not have")
+        url = file_url(page, f"{RAW_SUBDIR}/{found.group('file')}")
+        return f'<a href="{url}">{found.group("text")}</a>'
+
+    return _RAW_LINK.sub(raw_link, _MACHINE_LINK.sub(page_link, markdown))
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:

@@ -65,6 +65,7 @@ from connlab.site.layout import (
     SHELL_MARKDOWN,
     SHELL_PAGE,
     machine_page,
+    machine_sources,
     picker_options,
 )
 from connlab.site.render import snippets, tables, verdict_html
@@ -534,16 +535,25 @@ def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Pat
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
     leads = renderer._json(data_dir / ANSWERS_SUBDIR / POOL_SIZES_FILE)
-    copy_raw_files(leads, RESULTS_DIR, docs_dir / RAW_SUBDIR)
+    copy_raw_files(leads, RESULTS_DIR, machine_sources(docs_dir) / RAW_SUBDIR)
     # The page every machine page is stamped into (connlab.site.publish.build).
     if write_if_changed(docs_dir / SHELL_PAGE, SHELL_MARKDOWN):
         written.append(docs_dir / SHELL_PAGE)
-    # A machine page whose machine is gone must not linger in the site, nor its charts; nor a machine's
-    # Markdown page from a build before machine pages were fragments (MkDocs would build it).
-    machines_dir = docs_dir / MACHINE_PAGES_DIR
-    fragments = set(machines_dir.glob(f"*{FRAGMENT_SUFFIX}"))
-    for stale in fragments - set(pages) - machine_pages.kept | set(machines_dir.glob("[!_]*.md")):
+    # A machine page whose machine is gone must not linger in the site, nor its charts.
+    fragments = set(machine_sources(docs_dir).glob(f"*{FRAGMENT_SUFFIX}"))
+    for stale in fragments - set(pages) - machine_pages.kept:
         stale.unlink()
+    remove_older_layouts(docs_dir)
     for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_book.files:
         stale.unlink()
     return written
+
+
+def remove_older_layouts(docs_dir: Path) -> None:
+    """What a build from before machine pages left the docs folder removes from it: a machine's Markdown page
+    (MkDocs would build it), and the fragments and raw downloads kept in the docs folder until they moved
+    beside it (MkDocs would copy them into the site as files)."""
+    machines_dir = docs_dir / MACHINE_PAGES_DIR
+    for stale in [*machines_dir.glob("[!_]*.md"), *machines_dir.glob(f"*{FRAGMENT_SUFFIX}")]:
+        stale.unlink()
+    shutil.rmtree(docs_dir / RAW_SUBDIR, ignore_errors=True)
