@@ -17,7 +17,7 @@ from conftest import PINNED_RESULTS
 from connlab.data.aggregate import aggregate_all
 from connlab.data.main_tables import load_machines, register_machines, register_published
 from connlab.data.validate import validate_results
-from connlab.site.layout import machine_sources
+from connlab.site.layout import machine_fragment, stamped_sources
 from connlab.site.render.renderer import render_site
 
 if TYPE_CHECKING:
@@ -174,7 +174,9 @@ def test_the_article_and_machine_page_answer_the_three_questions(
     aggregate_all(results_dir=results, out_dir=tmp_path / "data")
     render_site(tmp_path / "data", tmp_path / "docs")
     article = (tmp_path / "docs" / "articles" / "too-many-connections.md").read_text()
-    machine_page = (machine_sources(tmp_path / "docs") / "gamma.html").read_text()  # a fragment, not Markdown
+    machine_page = (
+        stamped_sources(tmp_path / "docs") / machine_fragment("gamma")
+    ).read_text()  # a fragment, not Markdown
     for page in (article, machine_page):
         assert "Does the PostgreSQL version move the peak?" in page
         assert "15.18" in page and "18.1" in page

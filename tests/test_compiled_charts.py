@@ -18,7 +18,7 @@ from connlab.site.charts.book import ChartBook
 from connlab.site.charts.cache import ChartCache
 from connlab.site.charts.compiled import KINDS, VARIANTS
 from connlab.site.charts.usl import usl_template
-from connlab.site.layout import COMPILED_CHARTS_SUBDIR, machine_sources
+from connlab.site.layout import COMPILED_CHARTS_SUBDIR, machine_fragment, stamped_sources
 from connlab.site.publish.build import sync
 from helpers import render, sweep
 
@@ -191,5 +191,5 @@ def test_a_new_set_renders_the_machine_pages_again(
         monkeypatch.setattr(compiled_charts, "set_name", lambda name=name: name)
         monkeypatch.setattr(compiled_charts, "compiler_digest", lambda name=name: f"compiled by {name}")
         pages, rendered = render(data, docs, cache)
-        assert rendered == {machine_sources(docs) / "a-box.html"}, name
-        assert f'data-vega-set="{name}"' in pages[machine_sources(docs) / "a-box.html"]
+        assert rendered == {stamped_sources(docs) / machine_fragment("a-box")}, name
+        assert f'data-vega-set="{name}"' in pages[stamped_sources(docs) / machine_fragment("a-box")]

@@ -16,7 +16,7 @@ from connlab.contract.facts_files import machine_facts_path
 from connlab.contract.files import write_if_changed
 from connlab.data.aggregate import aggregate_all
 from connlab.site.charts.book import ChartBook
-from connlab.site.layout import machine_sources
+from connlab.site.layout import machine_fragment, stamped_sources
 from connlab.site.render import machine_pages as page_cache_module
 from connlab.site.render.machine_pages import (
     PAGE_SUFFIX,
@@ -38,7 +38,10 @@ def test_only_a_new_machine_is_rendered(tmp_path: Path, write_run: RunWriter) ->
         write_run(results, machine, sweep(scale), profile="full")
     aggregate_all(results_dir=results, out_dir=data)
     first, rendered = render(data, docs, cache)
-    page_a, page_b = machine_sources(docs) / "a-box.html", machine_sources(docs) / "b-box.html"
+    page_a, page_b = (
+        stamped_sources(docs) / machine_fragment("a-box"),
+        stamped_sources(docs) / machine_fragment("b-box"),
+    )
     assert rendered == {page_a, page_b}
     assert '<h1 id="a-box">a-box' in first[page_a] and "\0" not in first[page_a]
 
@@ -49,7 +52,7 @@ def test_only_a_new_machine_is_rendered(tmp_path: Path, write_run: RunWriter) ->
     write_run(results, "c-box", sweep(3.0), profile="full")
     aggregate_all(results_dir=results, out_dir=data)
     added, rendered = render(data, docs, cache)
-    assert rendered == {machine_sources(docs) / "c-box.html"}
+    assert rendered == {stamped_sources(docs) / machine_fragment("c-box")}
     assert added[page_a] == first[page_a] and added[page_b] == first[page_b]
 
 
@@ -57,7 +60,10 @@ def test_a_kept_page_keeps_its_text_when_the_page_is_written_again(tmp_path: Pat
     """A page is replaced by renaming a new file over it, so its cache entry (a link) keeps the old text;
     where no link can be made, the text is written."""
     docs, cache = tmp_path / "docs", tmp_path / "cache"
-    page, unwritten = machine_sources(docs) / "a-box.html", machine_sources(docs) / "b-box.html"
+    page, unwritten = (
+        stamped_sources(docs) / machine_fragment("a-box"),
+        stamped_sources(docs) / machine_fragment("b-box"),
+    )
     write_if_changed(page, "first\n")
     store_machine_pages({page: "first\n", unwritten: "never written\n"}, {page: "k1", unwritten: "k2"}, cache)
     write_if_changed(page, "second\n")
@@ -75,9 +81,9 @@ def test_the_cache_holds_the_page_alone(
     write_run(results, "a-box", sweep(1.0), profile="full")
     aggregate_all(results_dir=results, out_dir=data)
     pages, _ = render(data, docs, cache)
-    assert "connlab-chart--browser-only" in pages[machine_sources(docs) / "a-box.html"]
+    assert "connlab-chart--browser-only" in pages[stamped_sources(docs) / machine_fragment("a-box")]
     assert not list((docs / "charts").glob("*a-box*"))
-    page = machine_sources(docs) / "a-box.html"
+    page = stamped_sources(docs) / machine_fragment("a-box")
     [entry] = cache.glob(f"*{PAGE_SUFFIX}")
     assert entry.read_text() == pages[page] and entry.samefile(page), "kept as a link to the page written"
 
@@ -101,8 +107,8 @@ def test_a_changed_machine_file_renders_its_page_again(tmp_path: Path, write_run
     machine_file.write_text(yaml.safe_dump({**facts, "description": "a new description"}))
     aggregate_all(results_dir=results, out_dir=data)
     pages, rendered = render(data, docs, cache)
-    assert rendered == {machine_sources(docs) / "a-box.html"}
-    assert "a new description" in pages[machine_sources(docs) / "a-box.html"]
+    assert rendered == {stamped_sources(docs) / machine_fragment("a-box")}
+    assert "a new description" in pages[stamped_sources(docs) / machine_fragment("a-box")]
 
 
 def test_a_machine_whose_facts_are_written_again_is_rendered_again(
@@ -121,7 +127,7 @@ def test_a_machine_whose_facts_are_written_again_is_rendered_again(
     assert "1800" in text
     assert write_if_changed(own, text.replace("1800", "1900"))
     pages, rendered = render(data, docs, cache)
-    page_a = machine_sources(docs) / "a-box.html"
+    page_a = stamped_sources(docs) / machine_fragment("a-box")
     assert rendered == {page_a}
     assert pages[page_a] != first[page_a]
 
@@ -140,7 +146,7 @@ def test_a_page_written_from_the_same_inputs_is_kept_unread(tmp_path: Path, writ
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     record_written(first.keys, cache)
-    page = machine_sources(docs) / "a-box.html"
+    page = stamped_sources(docs) / machine_fragment("a-box")
 
     second = render_machine_pages(PageRenderer(data, docs), SLUGS, cache)
     assert second.kept == {page} and second.pages == {} and second.rendered == {}
@@ -183,13 +189,13 @@ def test_pages_rendered_in_workers_are_the_pages_rendered_in_one_process(
         in_workers / path.relative_to(one_process) for path in one_process.glob("charts/*")
     }
     assert _tree(in_workers) == _tree(one_process)
-    assert _tree(machine_sources(in_workers)) == _tree(machine_sources(one_process))
+    assert _tree(stamped_sources(in_workers)) == _tree(stamped_sources(one_process))
     # The workers stored each page in the cache: the next render reads them back.
     monkeypatch.setattr(page_cache_module, "MIN_PAGES_FOR_WORKERS", 10_000)
     again = render_machine_pages(PageRenderer(data, in_workers), SLUGS, tmp_path / "cache-workers")
     assert again.rendered == {}
     assert again.pages == {
-        machine_sources(in_workers) / path.relative_to(machine_sources(one_process)): text
+        stamped_sources(in_workers) / path.relative_to(stamped_sources(one_process)): text
         for path, text in pages.items()
     }
 

@@ -13,13 +13,30 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+import yaml
 from mkdocs.exceptions import PluginError
 
 from conftest import TEST_SITE_URL
 from connlab.errors import LabError
-from connlab.site.layout import RAW_CHANGED, RAW_SUBDIR, SHELL_MARKDOWN, SHELL_PAGE, machine_sources
+from connlab.site.layout import (
+    MACHINE_PAGES_DIR,
+    RAW_CHANGED,
+    RAW_SUBDIR,
+    SHELL_MARKDOWN,
+    SHELL_PAGE,
+    code_block,
+    machine_fragment,
+    stamped_sources,
+)
 from connlab.site.publish.build import STAMPED_INDEX, publish, stamp, summary_line, sync_raw
-from connlab.site.publish.hooks import WRITTEN_FOR, machine_links, without_instant_navigation
+from connlab.site.publish.hooks import (
+    WRITTEN_FOR,
+    machine_links,
+    with_code_blocks,
+    without_instant_navigation,
+)
+from connlab.site.render.fragments import markdown_extensions
+from connlab.site.render.renderer import PageRenderer, write_code_blocks
 
 REPO = Path(__file__).resolve().parents[1]
 HOOKS = REPO / "scripts" / "connlab" / "site" / "publish" / "hooks.py"
@@ -51,9 +68,9 @@ def project(tmp_path: Path) -> Path:
     (docs / "index.md").write_text("# Home\n\nSee [the machines](machines.md).\n")
     (docs / "machines.md").write_text("# Machines\n\n| machine |\n|---|\n| [a-box](machines/a-box.md) |\n")
     (docs / SHELL_PAGE).write_text(SHELL_MARKDOWN)
-    machine_sources(docs).mkdir()
+    (stamped_sources(docs) / MACHINE_PAGES_DIR).mkdir(parents=True)
     for name in ("a-box", "b-box"):
-        (machine_sources(docs) / f"{name}.html").write_text(fragment(name))
+        (stamped_sources(docs) / machine_fragment(name)).write_text(fragment(name))
     return tmp_path
 
 
@@ -84,10 +101,12 @@ def test_only_a_changed_fragment_is_stamped_again_and_a_gone_machine_leaves(proj
     build(project)
     b_box = project / "site" / "machines" / "b-box" / "index.html"
     before = b_box.stat().st_mtime_ns
-    (machine_sources(project / "docs") / "a-box.html").write_text(fragment("a-box", "a faster box"))
+    (stamped_sources(project / "docs") / machine_fragment("a-box")).write_text(
+        fragment("a-box", "a faster box")
+    )
     assert build(project).endswith("1 machine page(s) stamped")
     assert "a faster box" in page(project, "a-box") and b_box.stat().st_mtime_ns == before
-    (machine_sources(project / "docs") / "b-box.html").unlink()
+    (stamped_sources(project / "docs") / machine_fragment("b-box")).unlink()
     build(project)
     assert not (project / "site" / "machines" / "b-box").exists()
     assert set(json.loads((project / "site" / STAMPED_INDEX).read_text())) == {"a-box"}
@@ -118,8 +137,8 @@ def test_a_broken_link_stops_the_build_with_one_line(project: Path) -> None:
 
 def test_links_to_machine_pages_are_written_as_mkdocs_would_link_them(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
-    machine_sources(docs).mkdir(parents=True)
-    (machine_sources(docs) / "a-box.html").write_text("")
+    (stamped_sources(docs) / MACHINE_PAGES_DIR).mkdir(parents=True)
+    (stamped_sources(docs) / machine_fragment("a-box")).write_text("")
     text = "[a-box](machines/a-box.md) and [b](../machines/a-box.md)"
     assert machine_links(text, "machines.md", docs).startswith('<a href="a-box/">a-box</a> and ')
     assert machine_links("[x](../machines/a-box.md)", "articles/a.md", docs) == (
@@ -133,8 +152,8 @@ def test_links_to_raw_files_beside_the_docs_are_written_as_mkdocs_would_link_the
     """The raw downloads live beside the docs folder, where MkDocs does not look: a link to one is written
     as MkDocs would have written it, and a link to one render did not copy stops the build."""
     docs = tmp_path / "docs"
-    (machine_sources(docs) / RAW_SUBDIR / "a-box").mkdir(parents=True)
-    (machine_sources(docs) / RAW_SUBDIR / "a-box" / "machine.yaml").write_text("id: a-box\n")
+    (stamped_sources(docs) / RAW_SUBDIR / "a-box").mkdir(parents=True)
+    (stamped_sources(docs) / RAW_SUBDIR / "a-box" / "machine.yaml").write_text("id: a-box\n")
     link = "[machine.yaml](../raw/a-box/machine.yaml)"
     assert (
         machine_links(link, "articles/a.md", docs)
@@ -235,7 +254,7 @@ def test_the_sitemap_lists_the_machine_pages_and_not_the_shell(project: Path) ->
     assert sorted(locs()) == [
         address + page for page in ("", "machines/", "machines/a-box/", "machines/b-box/")
     ]
-    (machine_sources(project / "docs") / "b-box.html").unlink()
+    (stamped_sources(project / "docs") / machine_fragment("b-box")).unlink()
     publish(project / "mkdocs.yml", project / "docs", project / "site", project / "staging", address)
     assert sorted(locs()) == [address + page for page in ("", "machines/", "machines/a-box/")]
     # Without an address MkDocs lists no page, and no machine page is added.
@@ -279,3 +298,77 @@ def test_raw_files_are_copied_whole_first_then_only_the_machines_render_listed(t
     assert sync_raw(docs, site) == 1
     assert (site / "a" / "x" / "run.csv").read_text() == "1, changed"
     assert not (site / "b").exists() and not (docs / RAW_CHANGED).exists()
+
+
+SCRIPT = 'for c in 1 2 4; do\n    pgbench -c "$c" -T 5 postgres  # a comment & <angle>\ndone'
+
+
+def _box(body: str) -> str:
+    return '??? example "Check it yourself"\n\n    Run it.\n\n' + "\n".join(
+        "    " + line if line else line for line in body.splitlines()
+    )
+
+
+def _pre(page_html: str) -> str:
+    found = re.search(r'<details class="example">.*?</details>', page_html, re.S)
+    assert found, page_html[-2000:]
+    return found.group(0)
+
+
+@pytest.mark.mkdocs
+def test_a_stamped_script_is_the_block_mkdocs_would_have_highlighted(project: Path) -> None:
+    """An article's script is a placeholder in its Markdown and is put in after MkDocs built the page, as
+    render highlighted it with mkdocs.yml's Markdown extensions: the page holds what MkDocs' own conversion of
+    the fenced block gives, and neither the Markdown nor the search index went through it."""
+    names, options = markdown_extensions()
+    extensions = [{name: options[name]} if name in options else name for name in names]
+    config = yaml.safe_load(CONFIG.replace(f"  - {HOOKS}", f"  - '{HOOKS}'"))
+    config |= {
+        "markdown_extensions": extensions,
+        "nav": ["index.md", "fenced.md", "stamped.md", "machines.md"],
+    }
+    (project / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    renderer = PageRenderer(project / "data", project / "docs")
+    docs = project / "docs"
+    (docs / "fenced.md").write_text("# Fenced\n\n" + _box(f"```bash\n{SCRIPT}\n```") + "\n")
+    placeholder = renderer._code_function(stamped=True)(SCRIPT, "bash")
+    assert re.fullmatch(r"<!-- connlab-code [0-9a-f]{64} -->", placeholder)
+    (docs / "stamped.md").write_text("# Stamped\n\n" + _box(placeholder) + "\n")
+    write_code_blocks(renderer.code_blocks, stamped_sources(docs))
+    build(project)
+    fenced = (project / "site" / "fenced" / "index.html").read_text()
+    stamped = (project / "site" / "stamped" / "index.html").read_text()
+    assert 'class="highlight"' in _pre(stamped) and "connlab-code" not in stamped
+    assert _pre(stamped) == _pre(fenced)
+    index = json.loads((project / "site" / "search" / "search_index.json").read_text())
+    assert any("pgbench" in doc["text"] for doc in index["docs"] if doc["location"].startswith("fenced/"))
+    assert not any(
+        "pgbench" in doc["text"] for doc in index["docs"] if doc["location"].startswith("stamped/")
+    )
+
+
+def test_a_placeholder_is_replaced_alone_or_in_its_paragraph_and_one_without_a_file_stops_the_build(
+    tmp_path: Path,
+) -> None:
+    docs = tmp_path / "docs"
+    key = "a" * 64
+    (stamped_sources(docs) / code_block(key)).parent.mkdir(parents=True)
+    (stamped_sources(docs) / code_block(key)).write_text('<div class="highlight">x</div>\n')
+    for wrapped in (f"<p><!-- connlab-code {key} --></p>", f"<!-- connlab-code {key} -->"):
+        assert with_code_blocks(f"<main>{wrapped}</main>", "a.md", docs) == (
+            '<main><div class="highlight">x</div></main>'
+        )
+    with pytest.raises(PluginError, match=r"articles/a\.md: a script render did not highlight"):
+        with_code_blocks(f"<!-- connlab-code {'b' * 64} -->", "articles/a.md", docs)
+
+
+def test_code_blocks_are_highlighted_once_and_those_no_page_names_are_removed(tmp_path: Path) -> None:
+    stamped = tmp_path / "docs-stamped"
+    write_code_blocks({"k1": "```bash\necho one\n```"}, stamped)
+    first = stamped / code_block("k1")
+    assert 'class="highlight"' in first.read_text()
+    written = first.stat().st_mtime_ns
+    write_code_blocks({"k1": "```bash\necho one\n```", "k2": "```bash\necho two\n```"}, stamped)
+    assert first.stat().st_mtime_ns == written  # the same key: the same block, not converted again
+    write_code_blocks({"k2": "```bash\necho two\n```"}, stamped)
+    assert not first.exists() and (stamped / code_block("k2")).is_file()

@@ -21,7 +21,7 @@ import yaml
 
 from conftest import PINNED_RESULTS
 from connlab.contract.experiment import experiment_names, make_plan
-from connlab.site.layout import machine_sources
+from connlab.site.layout import machine_fragment, stamped_sources
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SOURCE_MACHINES = ("amd-epyc-2c-24g", "amd-epyc-2c-24g-2")
@@ -72,7 +72,7 @@ def test_a_quick_only_machine_aggregates_and_renders(tmp_path: Path) -> None:
         )  # fmt: skip
         assert done.returncode == 0, f"{stage}: {done.stdout}{done.stderr}"
     # A machine page is an HTML fragment the site's shell is stamped with (connlab.site.render).
-    page = (machine_sources(tmp_path / "build" / "docs") / f"{QUICK_MACHINE}.html").read_text()
+    page = (stamped_sources(tmp_path / "build" / "docs") / machine_fragment(QUICK_MACHINE)).read_text()
     assert "quick profile" in page
     for article in ("Four poolers compared", "PgBouncer's trade"):
         assert re.search(rf'From <a href="[^"]+">{re.escape(article)}</a>', page), article

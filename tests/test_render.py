@@ -22,7 +22,7 @@ from connlab.data.aggregate import aggregate_all
 from connlab.data.validate import validate_results
 from connlab.site.charts import kinds as charts
 from connlab.site.charts.html import NO_SVG_FALLBACK
-from connlab.site.layout import RAW_CHANGED, machine_sources
+from connlab.site.layout import MACHINE_PAGES_DIR, RAW_CHANGED, stamped_sources
 from connlab.site.render.fragments import markdown_extensions
 from connlab.site.render.renderer import (
     PageRenderer,
@@ -323,7 +323,9 @@ def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) ->
         docs / "contributing.md",  # its durations come from the specs (connlab.contract.estimate)
         docs / "machines.md",
         docs / "index.md",  # lists the articles from their registry
-        machine_sources(docs) / "alpha-box.html",  # a machine page's HTML fragment, stamped by publish
+        stamped_sources(docs)
+        / MACHINE_PAGES_DIR
+        / "alpha-box.html",  # a machine page's HTML fragment, stamped by publish
         docs / "machines" / "_shell.md",  # the page MkDocs builds for every machine page
     }
     assert (docs / "index.md").is_file()

@@ -15,24 +15,24 @@ MACHINES_INDEX = "machines.md"
 CHARTS_SUBDIR = "charts"
 # The chart kinds compiled to Vega, one file per variant (connlab.site.charts.compiled), among the assets.
 COMPILED_CHARTS_SUBDIR = "assets/vega"
-# Beside the docs folder, not in it (build/docs-machines next to build/docs): each machine page's HTML
-# fragment and each machine's raw results. MkDocs lists every file of its docs folder on every build, excluded
-# or not, and at a thousand machines these eleven thousand files were a quarter of a second of each build;
-# publishing stamps the fragments and copies the raw files itself.
-MACHINE_SOURCES_SUFFIX = "-machines"
+# Beside the docs folder, not in it (build/docs-stamped next to build/docs): what publishing puts into the
+# site itself rather than through MkDocs. Each machine page's HTML fragment (machines/<id>.html), each
+# machine's raw results (raw/<id>/), and the articles' highlighted scripts (code/<key>.html). MkDocs lists
+# every file of its docs folder on every build, excluded or not: at a thousand machines the fragments and raw
+# files were eleven thousand files and a quarter of a second of each build.
+STAMPED_SUFFIX = "-stamped"
 
 
-def machine_sources(docs_dir: Path) -> Path:
-    """Where render writes the machine pages' fragments and raw downloads for a docs folder, and publishing
-    reads them: a sibling of the docs folder named after it, so that two docs folders side by side (a test's)
-    keep their machine pages apart."""
-    return docs_dir.with_name(docs_dir.name + MACHINE_SOURCES_SUFFIX)
+def stamped_sources(docs_dir: Path) -> Path:
+    """Where render writes what publishing stamps into the site for a docs folder: a sibling of the docs
+    folder named after it, so that two docs folders side by side (a test's) keep theirs apart."""
+    return docs_dir.with_name(docs_dir.name + STAMPED_SUFFIX)
 
 
-# <machine sources>/<this>/<machine>/: each machine's raw results, downloadable from its page; copied into the
+# <stamped sources>/<this>/<machine>/: each machine's raw results, downloadable from its page; copied into the
 # site's <this>/ by their status.
 RAW_SUBDIR = "raw"
-# <machine sources>/<RAW_SUBDIR>/<this>: the machines whose raw files render copied (or removed) since
+# <stamped sources>/<RAW_SUBDIR>/<this>: the machines whose raw files render copied (or removed) since
 # publishing last copied them into the site; publishing copies those machines' folders only, then removes the
 # list.
 RAW_CHANGED = ".changed.json"
@@ -44,9 +44,22 @@ def machine_page(machine: str) -> str:
 
 
 def machine_fragment(machine: str) -> str:
-    """A machine page's HTML fragment, relative to the machine sources (machine_sources): render writes it,
+    """A machine page's HTML fragment, relative to the stamped sources (stamped_sources): render writes it,
     publish stamps it into the shell."""
-    return f"{machine}{FRAGMENT_SUFFIX}"
+    return f"{MACHINE_PAGES_DIR}/{machine}{FRAGMENT_SUFFIX}"
+
+
+# <stamped sources>/<this>/<key>.html: an article's check-it-yourself script as the Markdown extensions of
+# mkdocs.yml highlight it, put in place of its placeholder once MkDocs has built the page (publish.hooks), so
+# that neither MkDocs' Markdown nor its search index goes through the script's thousands of highlighted tokens
+# on every build (they were half of the site stage's time); the key names the fenced block and the converter.
+CODE_BLOCKS_SUBDIR = "code"
+CODE_PLACEHOLDER = "<!-- connlab-code {key} -->"
+
+
+def code_block(key: str) -> str:
+    """A highlighted script's file, relative to the stamped sources."""
+    return f"{CODE_BLOCKS_SUBDIR}/{key}{FRAGMENT_SUFFIX}"
 
 
 FRAGMENT_SUFFIX = ".html"

@@ -42,7 +42,7 @@ from connlab.site.layout import (
     SHELL_CONTENT,
     SHELL_PAGE,
     SHELL_TITLE,
-    machine_sources,
+    stamped_sources,
 )
 from connlab.site.publish.preloads import with_chart_preloads
 
@@ -102,10 +102,10 @@ def publish(
     staging = Path(config.site_dir)
     fragments = {
         page.name.removesuffix(FRAGMENT_SUFFIX): page
-        for page in machine_sources(docs_dir).glob(f"*{FRAGMENT_SUFFIX}")
+        for page in (stamped_sources(docs_dir) / MACHINE_PAGES_DIR).glob(f"*{FRAGMENT_SUFFIX}")
     }
     kept = {Path(MACHINE_PAGES_DIR) / machine for machine in fragments} | {Path(RAW_SUBDIR)}
-    raw = sync_raw(machine_sources(docs_dir) / RAW_SUBDIR, site_dir / RAW_SUBDIR)
+    raw = sync_raw(stamped_sources(docs_dir) / RAW_SUBDIR, site_dir / RAW_SUBDIR)
     copied = sync(staging, site_dir, kept) + raw
     shell = (staging / SHELL_OUTPUT).read_text(encoding="utf-8")
     stamped, entries = stamp_all(shell, fragments, site_dir)

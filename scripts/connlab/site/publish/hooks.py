@@ -12,7 +12,10 @@ names this file under `hooks:`): MkDocs calls each `on_<event>` function; nothin
   (publish.build stamps them), and to machines' raw files (`raw/<id>/<file>`), which publishing copies,
   written as the links MkDocs would have made, each checked against what the render wrote: a link to a
   machine without a page, or to a raw file not there, fails the build as MkDocs' own check would.
-- on_post_page: a page with charts starts their requests from its head (connlab.site.publish.preloads).
+- on_post_page: the page's scripts put in place of their placeholders, as render highlighted them
+  (connlab.site.layout.CODE_PLACEHOLDER: after the Markdown and the search index, which do not go through
+  their highlighted tokens again); and a page with charts starts their requests from its head
+  (connlab.site.publish.preloads).
 
 Written for the versions in WRITTEN_FOR (tests/test_publish.py holds the installed ones to them): the
 hooks' names and arguments are MkDocs 1.x's; a successor changes this file and mkdocs.yml only.
@@ -29,12 +32,14 @@ from mkdocs.exceptions import PluginError
 
 from connlab.paths import CACHE_DIR
 from connlab.site.layout import (
+    CODE_PLACEHOLDER,
     MACHINE_PAGES_DIR,
     RAW_SUBDIR,
+    code_block,
     file_url,
     machine_fragment,
-    machine_sources,
     page_url,
+    stamped_sources,
 )
 from connlab.site.publish.preloads import with_chart_preloads
 from connlab.site.render.articles import load_articles
@@ -102,13 +107,13 @@ def machine_links(markdown: str, page: str, docs_dir: Path) -> str:
 
     def page_link(found: re.Match[str]) -> str:
         machine = found.group("id")
-        if not (machine_sources(docs_dir) / machine_fragment(machine)).is_file():
+        if not (stamped_sources(docs_dir) / machine_fragment(machine)).is_file():
             raise PluginError(f"{page}: a link to {found.group('target')}, a machine without a page")
         url = page_url(page, f"{MACHINE_PAGES_DIR}/{machine}.md")
         return f'<a href="{url}">{found.group("text")}</a>'
 
     def raw_link(found: re.Match[str]) -> str:
-        if not (machine_sources(docs_dir) / RAW_SUBDIR / found.group("file")).is_file():
+        if not (stamped_sources(docs_dir) / RAW_SUBDIR / found.group("file")).is_file():
             raise PluginError(f"{page}: a link to {found.group('target')}, a raw file the site does not have")
         url = file_url(page, f"{RAW_SUBDIR}/{found.group('file')}")
         return f'<a href="{url}">{found.group("text")}</a>'
@@ -120,5 +125,25 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     return machine_links(markdown, page.file.src_uri, Path(config["docs_dir"]))
 
 
+# A script's placeholder as Python-Markdown leaves it: in a paragraph of its own, or as it is.
+_CODE_PLACEHOLDER = re.compile(
+    r"(?:<p>)?" + re.escape(CODE_PLACEHOLDER).replace(r"\{key\}", r"(?P<key>[0-9a-f]{64})") + r"(?:</p>)?"
+)
+
+
+def with_code_blocks(output: str, page: str, docs_dir: Path) -> str:
+    """The built page with each script's placeholder replaced by the script as render highlighted it
+    (connlab.site.layout.CODE_PLACEHOLDER); a placeholder without its file fails the build."""
+
+    def block(found: re.Match[str]) -> str:
+        path = stamped_sources(docs_dir) / code_block(found.group("key"))
+        try:
+            return path.read_text(encoding="utf-8").rstrip("\n")
+        except FileNotFoundError:
+            raise PluginError(f"{page}: a script render did not highlight ({path} is missing)") from None
+
+    return _CODE_PLACEHOLDER.sub(block, output)
+
+
 def on_post_page(output: str, page: Any, config: Any) -> str:
-    return with_chart_preloads(output)
+    return with_chart_preloads(with_code_blocks(output, page.file.src_uri, Path(config["docs_dir"])))

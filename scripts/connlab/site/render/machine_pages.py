@@ -32,7 +32,7 @@ from connlab.contract.files import write_if_changed
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, EXPERIMENTS_DIR, REPO_ROOT, SITE_SRC_DIR
 from connlab.site.charts import compiled as compiled_charts
-from connlab.site.layout import machine_fragment, machine_page, machine_sources
+from connlab.site.layout import machine_fragment, machine_page, stamped_sources
 from connlab.site.render.verdicts import VerdictTable
 
 # The renderer (render.renderer.PageRenderer), which imports this module: known here by what it does.
@@ -103,7 +103,7 @@ def render_machine_pages(
         if machine.get("published"):
             continue
         machine_id = str(machine["id"])
-        path = machine_sources(renderer.docs_dir) / machine_fragment(machine_id)
+        path = stamped_sources(renderer.docs_dir) / machine_fragment(machine_id)
         inputs = [machine, *(renderer.machine_inputs(slug, machine_id) for slug in slugs)]
         # orjson: encoding a thousand machines' inputs with json took a quarter of a second of every render.
         key = digest(code, canonical_bytes(inputs).decode())

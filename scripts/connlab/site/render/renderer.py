@@ -9,6 +9,7 @@ Files are only rewritten when their content changes, so an unchanged page does n
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import json
 import os
 import shutil
@@ -58,20 +59,23 @@ from connlab.site.charts.constants import CHARTS_SCRIPT_NAME, with_constants
 from connlab.site.charts.vendor import copy_vendored_js
 from connlab.site.layout import (
     CHARTS_SUBDIR,
+    CODE_BLOCKS_SUBDIR,
+    CODE_PLACEHOLDER,
     FRAGMENT_SUFFIX,
     MACHINE_PAGES_DIR,
     RAW_CHANGED,
     RAW_SUBDIR,
     SHELL_MARKDOWN,
     SHELL_PAGE,
+    code_block,
     machine_page,
-    machine_sources,
     picker_options,
+    stamped_sources,
 )
 from connlab.site.render import snippets, tables, verdict_html
 from connlab.site.render.articles import load_articles
 from connlab.site.render.formats import is_missing, number, percent, plain_text, significant
-from connlab.site.render.fragments import FragmentConverter
+from connlab.site.render.fragments import FragmentConverter, markdown_extensions
 from connlab.site.render.machine_pages import (
     ACROSS_MACHINE_CLAIM_KEYS,
     record_written,
@@ -207,6 +211,8 @@ class PageRenderer:
             default_pg_major=DEFAULT_PG_MAJOR,
         )
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
+        # The articles' scripts by key, each a fenced block (code_blocks writes them highlighted).
+        self.code_blocks: dict[str, str] = {}
         self._facts_indexes: dict[str, FactsIndex] = {}
         self._json_files: dict[Path, dict] = {}
         machines_file = data_dir / MACHINES_JSON
@@ -312,6 +318,21 @@ class PageRenderer:
 
         return chart
 
+    def _code_function(self, stamped: bool):  # type: ignore[no-untyped-def]
+        def code(text: str, language: str) -> str:
+            """A fenced code block; where stamped (a page MkDocs builds), a placeholder for it
+            (connlab.site.layout.CODE_PLACEHOLDER) that publishing replaces with the block as
+            write_code_blocks highlighted it. A machine page's blocks are converted with the page
+            (connlab.site.render.fragments) and cached with it."""
+            fence = f"```{language}\n{text}\n```"
+            if not stamped:
+                return fence
+            key = digest(code_converter_key(), fence)
+            self.code_blocks[key] = fence
+            return CODE_PLACEHOLDER.format(key=key)
+
+        return code
+
     def render(self, template_name: str, page: str, slug: str) -> str:
         """One page with its charts made (render_site renders every page, then makes all charts at once)."""
         text = self.render_deferred(template_name, page, slug)
@@ -336,6 +357,7 @@ class PageRenderer:
             machines=self.machines,
             # A machine's page draws its charts in the browser only (connlab.site.charts.book).
             chart=self._chart_function(page, svg=machine is None),
+            code=self._code_function(stamped=machine is None),
             page=page,
         )
 
@@ -535,18 +557,42 @@ def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Pat
             copy_if_changed(asset, docs_dir / "assets" / asset.relative_to(ASSETS_SRC_DIR))
     copy_vendored_js(docs_dir / "assets")
     leads = renderer._json(data_dir / ANSWERS_SUBDIR / POOL_SIZES_FILE)
-    copy_raw_files(leads, RESULTS_DIR, machine_sources(docs_dir) / RAW_SUBDIR)
+    copy_raw_files(leads, RESULTS_DIR, stamped_sources(docs_dir) / RAW_SUBDIR)
     # The page every machine page is stamped into (connlab.site.publish.build).
     if write_if_changed(docs_dir / SHELL_PAGE, SHELL_MARKDOWN):
         written.append(docs_dir / SHELL_PAGE)
     # A machine page whose machine is gone must not linger in the site, nor its charts.
-    fragments = set(machine_sources(docs_dir).glob(f"*{FRAGMENT_SUFFIX}"))
+    fragments = set((stamped_sources(docs_dir) / MACHINE_PAGES_DIR).glob(f"*{FRAGMENT_SUFFIX}"))
     for stale in fragments - set(pages) - machine_pages.kept:
         stale.unlink()
+    write_code_blocks(renderer.code_blocks, stamped_sources(docs_dir))
     remove_older_layouts(docs_dir)
     for stale in set((docs_dir / CHARTS_SUBDIR).glob("*")) - renderer.chart_book.files:
         stale.unlink()
     return written
+
+
+@functools.cache
+def code_converter_key() -> str:
+    """What a highlighted block is made with besides its text: the Markdown extensions mkdocs.yml names, with
+    their options, and the versions of the libraries that convert and highlight it."""
+    versions = [importlib.metadata.version(name) for name in ("markdown", "pymdown-extensions", "pygments")]
+    return digest(canonical_json(markdown_extensions()), *versions)
+
+
+def write_code_blocks(blocks: dict[str, str], stamped: Path) -> None:
+    """Each block the articles name, highlighted by the Markdown extensions mkdocs.yml names (as MkDocs would
+    have converted it), where its file is missing: a file there is the same block from the same converter,
+    since the key names both. Blocks no article names any more are removed."""
+    converter: FragmentConverter | None = None
+    for key, fence in blocks.items():
+        path = stamped / code_block(key)
+        if not path.is_file():
+            converter = converter or FragmentConverter(exists=lambda page: False)
+            write_if_changed(path, converter.convert("", fence))
+    named = {stamped / code_block(key) for key in blocks}
+    for stale in set((stamped / CODE_BLOCKS_SUBDIR).glob(f"*{FRAGMENT_SUFFIX}")) - named:
+        stale.unlink()
 
 
 def remove_older_layouts(docs_dir: Path) -> None:
