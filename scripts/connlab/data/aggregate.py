@@ -34,7 +34,7 @@ from connlab.data.aggregate_state import (
 )
 from connlab.data.answers import write_answers
 from connlab.data.bring_tables import EXPERIMENT_WORKERS, bring_up_to_date, write_brought
-from connlab.data.claims import judge_claims
+from connlab.data.claims import judge_claims, measured_runs
 from connlab.data.cursor_pool import CursorPool
 from connlab.data.facts_export import export_facts
 from connlab.data.main_tables import (
@@ -46,6 +46,7 @@ from connlab.data.main_tables import (
 )
 from connlab.data.odyssey_config import register_odyssey_config
 from connlab.data.result_files import result_files_by_experiment
+from connlab.data.verdict_conditions import machine_facts
 from connlab.paths import (
     AGGREGATE_SQL_NAME,
     ARTICLES_SRC_DIR,
@@ -132,11 +133,12 @@ def aggregate_all(
         # Facts and claims read the tables and write files of their own: each article's claims, and each
         # page's facts, are made on a worker while the articles' facts are exported here (they share the
         # table of counts, which one cursor at a time writes).
+        read = (measured_runs(con), machine_facts(con))
         with CursorPool(con, EXPERIMENT_WORKERS) as pool:
             judging = [
                 pool.submit(
                     judge_claims, claims_file, [str(m["id"]) for m in machines], out_dir / CLAIMS_SUBDIR,
-                    [str(m["id"]) for m in machines if not m["published"]], changed,
+                    [str(m["id"]) for m in machines if not m["published"]], changed, read,
                 )
                 for claims_file in sorted(ARTICLES_SRC_DIR.glob("*.claims.yaml"))
             ]  # fmt: skip
