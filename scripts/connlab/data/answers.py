@@ -26,7 +26,7 @@ from pathlib import Path
 
 import orjson
 
-from connlab.contract.cache import canonical_bytes, loads_fast, read_json
+from connlab.contract.cache import canonical_bytes, loads_fast, read_json, remember_written
 from connlab.contract.facts_files import facts_path
 from connlab.contract.files import write_bytes_if_changed, write_bytes_whole
 from connlab.contract.names import ANSWERS_SUBDIR, MACHINES_JSON, POOL_SIZES_FILE, VERDICT_COLUMNS_UP_TO
@@ -581,6 +581,7 @@ def write_answers(
         target = out_dir / f"{slug}.json"
         if write_bytes_if_changed(target, canonical_bytes(payload)):
             written.append(target)
+        remember_written(target, payload)
     # Each machine page's lead: its pool size (where it measured one) and when its data was measured.
     leads = {}
     measured_by_machine = by_machine(machines_facts.get("measured", []))
@@ -601,6 +602,7 @@ def write_answers(
     target = out_dir / POOL_SIZES_FILE
     if write_bytes_if_changed(target, canonical_bytes(leads)):
         written.append(target)
+    remember_written(target, leads)
     return written
 
 

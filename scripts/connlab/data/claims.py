@@ -43,7 +43,7 @@ from typing import Literal, NamedTuple
 import duckdb
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from connlab.contract.cache import canonical_bytes, loads_fast
+from connlab.contract.cache import canonical_bytes, loads_fast, remember_written
 from connlab.contract.experiment import experiment_names
 from connlab.contract.files import write_bytes_if_changed
 from connlab.contract.yaml_models import load_yaml_model
@@ -516,6 +516,7 @@ def judge_claims(
     payload = {"source": claims.source, "claims": results, "experiments": experiments_read(claims)}
     # orjson: json's encoder took a quarter of a second over a thousand machines' verdicts.
     write_bytes_if_changed(target, canonical_bytes(payload))
+    remember_written(target, payload)
     return JudgedClaims(target, payload)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import jinja2
 
-from connlab.contract.cache import canonical_json, digest, loads_fast, read_json
+from connlab.contract.cache import canonical_json, digest, loads_fast, read_json, read_json_written
 from connlab.contract.client_cores import examples as client_core_examples
 from connlab.contract.columns import WINDOW_COLUMNS
 from connlab.contract.estimate import WINDOW_OVERHEAD_S, run_estimate
@@ -301,9 +301,11 @@ class PageRenderer:
         return self._json(self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json")
 
     def _json(self, path: Path) -> dict:
-        """A data file, read once per render: every machine's page asks for the same few."""
+        """A data file, read once per render: every machine's page asks for the same few. One this process
+        has just written (the claims and answers, where aggregation ran in it) is not parsed again."""
         if path not in self._json_files:
-            self._json_files[path] = loads_fast(path.read_bytes()) if path.exists() else {}
+            value = read_json_written(path)
+            self._json_files[path] = value if value is not None else {}  # type: ignore[assignment]
         return self._json_files[path]
 
     def _chart_function(self, page: str, svg: bool = True):  # type: ignore[no-untyped-def]
