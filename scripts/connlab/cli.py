@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import shlex
 import signal
 import sys
@@ -11,7 +12,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import wraps
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -344,6 +345,18 @@ def build(
             _site()
     for closed in closing:
         closed.result()
+    if not interrupted():
+        exit_without_teardown()
+
+
+def exit_without_teardown() -> NoReturn:
+    """End a build that has written and closed everything, without tearing the interpreter down: Python's
+    exit walks every object still tracked once more (the build's parsed rows, verdicts and pages: a third of
+    a second after adding a machine to a thousand) only for the process to free them all as it ends. The
+    streams are flushed first; every pool and thread of the build has been stopped and joined."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @app.command()

@@ -211,7 +211,7 @@ class PageRenderer:
             default_pg_major=DEFAULT_PG_MAJOR,
         )
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
-        # The articles' scripts by key, each a fenced block (code_blocks writes them highlighted).
+        # The articles' scripts by key, each a fenced block (write_code_blocks writes them highlighted).
         self.code_blocks: dict[str, str] = {}
         self._facts_indexes: dict[str, FactsIndex] = {}
         self._json_files: dict[Path, dict] = {}
