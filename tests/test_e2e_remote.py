@@ -33,6 +33,7 @@ import yaml
 
 from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
 from connlab.poolers.odyssey.adapter import Odyssey
+from connlab.site.layout import machine_fragment, stamped_sources
 from helpers import CONNLAB_COMMAND, REPO_ROOT, connlab
 from netns_server import MAX_CONNECTIONS, RESTRICT_KEY, NamespacedServer, namespaced_server
 
@@ -182,7 +183,7 @@ def test_run_all_measures_a_tiny_sweep_and_pgbouncer_trade_on_the_named_server_a
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     rendered = connlab("render", env=environment(scratch), timeout=600)
     assert rendered.returncode == 0, rendered.stderr[-2000:]
-    page = next((scratch / "build" / "docs").rglob(f"{machine.name}.*"))  # Markdown, or its HTML fragment
+    page = stamped_sources(scratch / "build" / "docs") / machine_fragment(machine.name)  # its HTML fragment
     assert re.search(
         r"remote server, measured from a client over a network with [0-9.]+ ms round trip", page.read_text()
     ), page
