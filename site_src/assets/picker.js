@@ -1,4 +1,5 @@
-/* The machine picker (connlab.site.layout): the select points the link at the chosen machine's page;
+/* The machine picker (connlab.site.layout): the select, filled from the page's JSON list of machines, points
+   the link at the chosen machine's page;
    and the panel selectors (the pool-sizing simulator's machine): the select shows the chosen panel.
    Choosing never navigates by itself, so a keyboard user can move through the list freely. */
 (function () {
@@ -7,8 +8,13 @@
     root.querySelectorAll("nav.connlab-picker").forEach(function (nav) {
       var select = nav.querySelector("select");
       var link = nav.querySelector("a.connlab-picker__open");
-      if (!select || !link || select.dataset.wired) return;
+      var listed = nav.querySelector("script.connlab-picker__machines");
+      if (!select || !link || !listed || select.dataset.wired) return;
       select.dataset.wired = "1";
+      JSON.parse(listed.textContent).forEach(function (machine) {
+        select.add(new Option(machine.id, machine.url));
+      });
+      select.hidden = false;
       select.addEventListener("change", function () {
         var option = select.options[select.selectedIndex];
         link.href = option.value;

@@ -14,6 +14,7 @@ adding a machine changes one machine's file. A page (the Machines page compares 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from connlab.contract.cache import loads_fast
@@ -40,7 +41,13 @@ def facts_path(facts_dir: Path, slug: str) -> Path:
 
 
 def machine_facts_path(facts_dir: Path, slug: str, machine: str) -> Path:
-    return facts_dir / slug / f"{machine}.json"
+    return Path(machine_facts_file(facts_dir, slug, machine))
+
+
+def machine_facts_file(facts_dir: Path | str, slug: str, machine: str) -> str:
+    """machine_facts_path as text, for the loops over every machine (a Path each cost a tenth of a second
+    of a render at a thousand machines)."""
+    return os.path.join(facts_dir, slug, f"{machine}.json")
 
 
 def counts_path(facts_dir: Path, slug: str) -> Path:

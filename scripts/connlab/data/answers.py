@@ -259,20 +259,21 @@ def columns(machines_facts: dict, measured: list[str], experiments: list[str]) -
 def coverage(machines_facts: dict, measured: list[str], experiments: list[str], poolers: list[dict]) -> dict:
     """Which measured machines ran the article's experiments and which did not, and each pooler's machines
     where it ran and where it was not available (the four-poolers comparison says so on its first screen)."""
-    ran = sorted(
-        {
-            str(r["machine"])
-            for r in machines_facts.get("measured", [])
-            if r["experiment"] in experiments and str(r["machine"]) in measured
-        }
-    )
+    # Sets to look names up in: lists searched once per row grew with the square of the machine count.
+    among, wanted = set(measured), set(experiments)
+    ran_set = {
+        str(r["machine"])
+        for r in machines_facts.get("measured", [])
+        if r["experiment"] in wanted and str(r["machine"]) in among
+    }
+    ran = sorted(ran_set)
     by_pooler: dict[str, dict[str, list[str]]] = {}
     for row in poolers:
-        if str(row["machine"]) not in ran:
+        if str(row["machine"]) not in ran_set:
             continue
         entry = by_pooler.setdefault(str(row["pooler"]), {"available": [], "missing": []})
         entry["available" if row.get("available") else "missing"].append(str(row["machine"]))
-    did_not_run = [m for m in measured if m not in ran]
+    did_not_run = [m for m in measured if m not in ran_set]
     return {
         "ran": ran,
         "did_not_run": did_not_run,
@@ -330,7 +331,10 @@ def usl_across(sizing: dict, machines_facts: dict, machines_json: list[dict]) ->
     heads = {str(c["machine"]): c for c in machines_facts.get("columns", [])}
     # The most thorough first (the simulator's default): full over quick, then the most measured points of
     # the simulated workload, then the most experiments.
-    points = by_machine([r for r in sizing.get("simulator_points", []) if r.get("workload") == SIMULATED])
+    every_point = by_machine(sizing.get("simulator_points", []))
+    points = {
+        machine: [r for r in rows if r.get("workload") == SIMULATED] for machine, rows in every_point.items()
+    }
     ranked = sorted(
         simulated,
         key=lambda m: (
@@ -354,7 +358,7 @@ def usl_across(sizing: dict, machines_facts: dict, machines_json: list[dict]) ->
     curves = []
     for fit in free:
         machine = str(fit["machine"])
-        points = [float(p["clients"]) for p in sizing["simulator_points"] if p["machine"] == machine]
+        points = [float(p["clients"]) for p in every_point.get(machine, [])]
         cores = float(heads.get(machine, {}).get("server_cores") or 1)
         curves += fit_curve(machine, fit, max(points), cores, published=False)
     cores_of = {str(m["id"]): m.get("server_cores") for m in machines_json}

@@ -19,6 +19,7 @@ from connlab.contract.facts_files import (
     counts_path,
     facts_path,
     facts_text,
+    machine_facts_file,
     machine_facts_path,
 )
 from connlab.contract.files import write_if_changed
@@ -151,7 +152,7 @@ def export_facts(
         write_if_changed(machine_facts_path(out_dir, slug, machine), facts_text(facts))
     # A machine whose results are gone must not keep its facts (names compared as text: a Path for each of a
     # thousand files cost more than the rest of this).
-    kept_names = {machine_facts_path(out_dir, slug, machine).name for machine in measured}
+    kept_names = {os.path.basename(machine_facts_file(out_dir, slug, machine)) for machine in measured}
     for stale in sorted(set(os.listdir(folder)) - kept_names if folder.is_dir() else []):
         if stale.endswith(".json"):
             (folder / stale).unlink()

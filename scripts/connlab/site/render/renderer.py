@@ -25,7 +25,7 @@ from connlab.contract.client_cores import examples as client_core_examples
 from connlab.contract.columns import WINDOW_COLUMNS
 from connlab.contract.estimate import WINDOW_OVERHEAD_S, run_estimate
 from connlab.contract.experiment import make_plan
-from connlab.contract.facts_files import counts_path, machine_facts_path
+from connlab.contract.facts_files import counts_path, machine_facts_file, machine_facts_path
 from connlab.contract.files import copy_if_changed, write_if_changed
 from connlab.contract.names import (
     ANSWERS_SUBDIR,
@@ -42,10 +42,10 @@ from connlab.interrupts import WorkerPool
 from connlab.paths import (
     ARTICLES_SRC_DIR,
     ASSETS_SRC_DIR,
-    CACHE_DIR,
     DATA_DIR,
     DOCS_DIR,
     FACTS_DIR,
+    JINJA_CACHE_DIR,
     PAGES_SRC_DIR,
     PARTIALS_DIR,
     RESULTS_DIR,
@@ -157,9 +157,6 @@ SAMPLING_MS = {name: probe.interval_ms for name, probe in PROBES.items()}
 
 
 # -- rendering -------------------------------------------------------------------------------------------
-JINJA_CACHE_DIR = CACHE_DIR / "jinja"
-
-
 def _folder(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -169,6 +166,7 @@ class PageRenderer:
     def __init__(self, data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> None:
         self.data_dir = data_dir
         self.docs_dir = docs_dir
+        self.facts_dir = data_dir / FACTS_DIR.relative_to(DATA_DIR)
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader([ARTICLES_SRC_DIR, PARTIALS_DIR, PAGES_SRC_DIR]),
             undefined=jinja2.StrictUndefined,
@@ -298,7 +296,7 @@ class PageRenderer:
         return [{v["machine"]: v for v in claim["verdicts"]} for claim in self.claims(slug)]
 
     def facts(self, slug: str) -> dict:
-        return self._json(self.data_dir / FACTS_DIR.relative_to(DATA_DIR) / f"{slug}.json")
+        return self._json(self.facts_dir / f"{slug}.json")
 
     def _json(self, path: Path) -> dict:
         """A data file, read once per render: every machine's page asks for the same few. One this process
@@ -373,7 +371,7 @@ class PageRenderer:
 
     def _facts_index(self, slug: str) -> FactsIndex:
         if slug not in self._facts_indexes:
-            facts_dir = self.data_dir / FACTS_DIR.relative_to(DATA_DIR)
+            facts_dir = self.facts_dir
             counted = read_json(counts_path(facts_dir, slug))
 
             def own_facts(machine: str) -> dict | None:
@@ -399,8 +397,7 @@ class PageRenderer:
         own records and verdicts and of what every machine's table shares, which is hashed once per
         article: the key takes those, not the table (making a thousand tables to hash them cost a third
         of a second)."""
-        own = machine_facts_path(self.data_dir / FACTS_DIR.relative_to(DATA_DIR), slug, machine)
-        status = _file_status(own)
+        status = _file_status(machine_facts_file(self.facts_dir, slug, machine))
         if status is not None:
             facts: object = {"own": status, "shared": self._shared_facts_digest(slug)}
         else:
@@ -496,7 +493,7 @@ def _copy_if_newer(source: str, target: str) -> bool:
     return True
 
 
-def _file_status(path: Path) -> list[int] | None:
+def _file_status(path: Path | str) -> list[int] | None:
     try:
         status = os.stat(path)
     except FileNotFoundError:
