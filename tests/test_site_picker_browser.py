@@ -94,3 +94,23 @@ def test_the_article_shows_no_machine_detail(
     # Charts across machines only: each machine's detail is on its own page.
     assert ids == ["chart-tmc-normalised", "chart-tmc-latency-across", "chart-tmc-peaks-by-cores"]
     watched.assert_clean()
+
+
+@pytest.mark.parametrize("watched", [False], ids=["no-js"], indirect=True)
+def test_without_javascript_the_picker_hides_its_empty_select_and_links_the_first_machine(
+    watched: Watched,
+    site_url: str,
+    measured_machines: list[str],
+) -> None:
+    """The machines come as a JSON list that picker.js makes options of: without it, no empty select is
+    shown, and the link still opens a machine's page."""
+    page = watched.page
+    page.goto(site_url + ARTICLES[0], wait_until="load")
+    select = page.locator(f"{PICKER} select")
+    assert select.count() == 1 and not select.is_visible()
+    assert select.locator("option").count() == 0
+    link = page.locator(f"{PICKER} a.connlab-picker__open")
+    assert link.is_visible() and link.inner_text() == f"Open {measured_machines[0]}"
+    link.click()
+    page.wait_for_url(f"**/machines/{measured_machines[0]}/")
+    watched.assert_clean()
