@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from connlab.analysis import fits
@@ -75,3 +76,51 @@ def test_many_machines_are_fitted_in_worker_shares_with_the_same_rows(
     assert shared == fits.fit_many_machines(machines)
     assert [rows[0][0] for rows in shared] == [f"m{index:03d}" for index in range(len(machines))]
     assert fits.fit_in_shares(machines[:3], workers=2) == shared[:3] and pools == [1]
+
+
+def windows_db(curves_by_machine: dict[str, float]) -> duckdb.DuckDBPyConnection:
+    """A database with clients_sweep.windows: one good window per client count, on the USL curve with the
+    machine's lambda."""
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA clients_sweep")
+    con.execute(
+        "CREATE TABLE clients_sweep.windows (machine VARCHAR, workload VARCHAR, clients DOUBLE, tps DOUBLE, "
+        "ok BOOLEAN, client_saturated BOOLEAN)"
+    )
+    set_curves(con, curves_by_machine)
+    return con
+
+
+def set_curves(con: duckdb.DuckDBPyConnection, curves_by_machine: dict[str, float]) -> None:
+    for machine, lambda_ in curves_by_machine.items():
+        con.execute("DELETE FROM clients_sweep.windows WHERE machine = ?", [machine])
+        for _key, curve in curves(machine, lambda_):
+            for clients, tps in zip(curve.clients, curve.tps, strict=True):
+                con.execute(
+                    "INSERT INTO clients_sweep.windows VALUES (?, 'mixed', ?, ?, true, false)",
+                    [machine, clients, tps],
+                )
+
+
+def fitted_lambdas(con: duckdb.DuckDBPyConnection) -> dict[str, float]:
+    rows = con.execute(
+        "SELECT machine, lambda_tps FROM main.usl_fits WHERE basis = 'medians' AND NOT anchored"
+    ).fetchall()
+    return {str(machine): round(float(lambda_tps)) for machine, lambda_tps in rows}
+
+
+def test_fit_all_keeps_the_rows_of_machines_whose_key_is_unchanged() -> None:
+    """main.usl_fits is kept between builds: a machine whose key is unchanged keeps its rows (its windows are
+    not read again), a changed or added one is fitted again, and a machine gone loses its rows."""
+    con = windows_db({"a": 1000.0, "b": 2000.0})
+    fits.fit_all(con, {"a": "a1", "b": "b1"})
+    assert fitted_lambdas(con) == {"a": 1000, "b": 2000}
+    # a's windows change but its key does not: its rows are the kept ones. b's key changes: fitted again.
+    set_curves(con, {"a": 1100.0, "b": 2500.0, "c": 3000.0})
+    fits.fit_all(con, {"a": "a1", "b": "b2", "c": "c1"})
+    assert fitted_lambdas(con) == {"a": 1000, "b": 2500, "c": 3000}
+    fits.fit_all(con, {"c": "c1"})
+    assert fitted_lambdas(con) == {"c": 3000}
+    # Without keys, everything is fitted from the windows as they are.
+    fits.fit_all(con)
+    assert fitted_lambdas(con) == {"a": 1100, "b": 2500, "c": 3000}

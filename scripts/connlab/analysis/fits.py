@@ -24,7 +24,6 @@ from connlab.analysis.usl import MIN_POINTS, UslFit, fit_usl, fit_usl_many
 from connlab.contract.cache import (
     canonical_json,
     digest,
-    loads_fast,
     read_json,
     source_digest,
     write_atomically,
@@ -177,62 +176,65 @@ def fit_machines(by_machine: dict[str, MachineCurves], cache_dir: Path = FITS_CA
 
 
 def _table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
-    found = con.execute(
+    # fetchall, not fetchone: DuckDB refuses the connection's next registration while a result is unread.
+    (found,) = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
         [schema, table],
-    ).fetchone()
-    return bool(found and found[0])
+    ).fetchall()
+    return bool(found[0])
 
 
-# Each measured machine's fit rows by the key of what they were fitted from (fit_all's machine_keys): a
-# thousand machines' windows read into Python, and their curves hashed, on every build cost half a second.
-FIT_ROWS_TABLE = "main.fit_rows"
+# Each measured machine's key of what its rows in main.usl_fits were fitted from (fit_all's machine_keys):
+# a thousand machines' windows read into Python, and their curves hashed, on every build cost half a second.
+FIT_KEYS_TABLE = "main.fit_keys"
+# Where an older build kept each machine's fitted rows as JSON beside its key; main.usl_fits keeps them now.
+OLD_FIT_ROWS_TABLE = "main.fit_rows"
 
 
 def fit_all(con: duckdb.DuckDBPyConnection, machine_keys: dict[str, str] | None = None) -> int:
-    """Create main.usl_fits; return the number of fits made. machine_keys: each measured machine's key of
-    everything its fits are made from (its inputs to the fitted experiments, their basis and this code);
-    a machine whose key is the one its kept rows were made with is not read again."""
-    con.execute(USL_FITS_TABLE)
-    con.execute(
-        f"CREATE TABLE IF NOT EXISTS {FIT_ROWS_TABLE} (machine VARCHAR, key VARCHAR, fit_rows VARCHAR)"
-    )
-    kept: dict[str, list[tuple]] = {}
-    if machine_keys is not None:
-        for machine, key, text in con.execute(f"SELECT * FROM {FIT_ROWS_TABLE}").fetchall():
-            if machine_keys.get(machine) == key:
-                kept[machine] = [tuple(row) for row in loads_fast(text.encode())]  # type: ignore[union-attr]
-    redone = None if machine_keys is None else sorted(set(machine_keys) - set(kept))
+    """Bring main.usl_fits up to date; return the number of fits it holds. machine_keys: each measured
+    machine's key of everything its fits are made from (its inputs to the fitted experiments, their basis
+    and this code); a machine whose key is the one its rows were made with keeps them, and is not read
+    again. Without machine_keys (or where no machine's key is known) the table is made anew."""
+    con.execute(f"DROP TABLE IF EXISTS {OLD_FIT_ROWS_TABLE}")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {FIT_KEYS_TABLE} (machine VARCHAR, key VARCHAR)")
+    kept: set[str] = set()
+    if machine_keys is not None and _table_exists(con, "main", "usl_fits"):
+        kept = {
+            machine
+            for machine, key in con.execute(f"SELECT machine, key FROM {FIT_KEYS_TABLE}").fetchall()
+            if machine_keys.get(machine) == key
+        }
+    if kept:
+        # The rows of the machines fitted again, or gone, go; and the published fits, made again below.
+        con.execute(
+            "DELETE FROM main.usl_fits WHERE experiment = ? OR NOT list_contains(?, machine)",
+            [PUBLISHED_EXPERIMENT, sorted(kept)],
+        )
+    else:
+        # Every machine is fitted again, with this code: the table is made anew, in this code's shape.
+        con.execute(USL_FITS_TABLE)
+    redone = None if machine_keys is None else sorted(set(machine_keys) - kept)
     by_machine: dict[str, MachineCurves] = defaultdict(list)
     for schema in fitted_schemas():
         if not _table_exists(con, schema, "windows"):
             continue
         for (machine, workload), passes in _windows(con, schema, redone).items():
             by_machine[machine].append(((machine, schema.replace("_", "-"), workload), passes))
-    fitted = fit_machines(dict(sorted(by_machine.items())))
-    if machine_keys is not None:
-        # Every machine that was read again, those without a curve to fit too (no rows).
-        # Grouped in one pass: a scan of every row per machine took over a second at a thousand machines.
-        by_fitted_machine: dict[str, list[tuple]] = defaultdict(list)
-        for row in fitted:
-            by_fitted_machine[row[0]].append(row)
-        made = {machine: by_fitted_machine.get(machine, []) for machine in redone or []}
-        con.execute(f"DELETE FROM {FIT_ROWS_TABLE} WHERE NOT list_contains(?, machine)", [sorted(kept)])
-        insert_rows(
-            con,
-            FIT_ROWS_TABLE,
-            [(machine, machine_keys[machine], canonical_json(rows)) for machine, rows in made.items()],
-        )
-        kept.update(made)
-        fitted = [row for machine in sorted(kept) for row in kept[machine]]
-    rows = fitted
+    rows = fit_machines(dict(sorted(by_machine.items())))
     if _table_exists(con, "clients_sweep", "curves"):
         for (machine, workload), curve in _published_curves(con).items():
             if len(curve.clients) >= MIN_POINTS:
                 key = (machine, PUBLISHED_EXPERIMENT, workload)
                 rows.append(_row(key, "medians", fit_usl(curve.clients, curve.tps), curve, None))
     insert_rows(con, "main.usl_fits", rows)
-    return len(rows)
+    if machine_keys is not None:
+        # Every machine that was read again has its key recorded (those without a curve to fit too), once
+        # its rows are in: a build stopped before then fits it again.
+        con.execute(f"DELETE FROM {FIT_KEYS_TABLE} WHERE NOT list_contains(?, machine)", [sorted(kept)])
+        insert_rows(con, FIT_KEYS_TABLE, [(machine, machine_keys[machine]) for machine in redone or []])
+    ((counted,),) = con.execute("SELECT count(*) FROM main.usl_fits").fetchall()
+    return int(counted)
 
 
 def fits_code() -> str:
