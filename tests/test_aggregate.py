@@ -3,7 +3,6 @@ one profile per machine, published folders kept apart, and the facts files artic
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
@@ -98,7 +97,7 @@ def connect(results_dir: Path) -> duckdb.DuckDBPyConnection:
 @pytest.fixture
 def con(results_dir: Path, tmp_path: Path) -> duckdb.DuckDBPyConnection:
     connection = connect(results_dir)
-    tables = aggregate_experiment(connection, "clients-sweep", tmp_path / "data", results_dir)
+    tables = aggregate_experiment(connection, "clients-sweep", results_dir)
     assert set(tables) >= {"points", "peaks", "relative_to_peak", "near_peak"}
     return connection
 
@@ -196,17 +195,14 @@ def test_published_folders_are_not_aggregated(con: duckdb.DuckDBPyConnection, re
     assert sum(len(files) for files in listed.values()) == 3
 
 
-def test_tables_are_exported_as_csv(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
-    folder = tmp_path / "data" / "clients-sweep"
-    with (folder / "peaks.csv").open(newline="") as handle:
-        peaks = list(csv.DictReader(handle))
+def test_the_tables_are_in_the_experiments_schema(con: duckdb.DuckDBPyConnection) -> None:
+    peaks = records(con, "SELECT machine, workload, peak_clients FROM clients_sweep.peaks")
     assert {(row["machine"], row["workload"], row["peak_clients"]) for row in peaks} == {
-        ("alpha", "mixed", "2"),
-        ("alpha", "select-only", "2"),
-        ("beta", "mixed", "2"),
-        ("beta", "select-only", "2"),
+        ("alpha", "mixed", 2),
+        ("alpha", "select-only", 2),
+        ("beta", "mixed", 2),
+        ("beta", "select-only", 2),
     }
-    assert (folder / "points.csv").is_file()
 
 
 @pytest.mark.timeout(60)  # a FIFO opened would wait for a writer forever: the timeout fails the test
@@ -241,24 +237,33 @@ def test_aggregate_all_writes_facts_for_the_articles(results_dir: Path, tmp_path
 
 
 def test_the_caller_can_finish_the_aggregation_later(results_dir: Path, tmp_path: Path) -> None:
-    """`connlab build` has the aggregation's last task (the experiments' CSV files, closing the database) run
-    on a thread while the later stages run: what those stages read is written before, the rest after."""
+    """`connlab build` has the aggregation's last task (closing the database) run on a thread while the later
+    stages run: what those stages read is written before."""
     out = tmp_path / "data"
     handed: list[Callable[[], None]] = []
     database = aggregate_all(results_dir=results_dir, out_dir=out, later=handed.append)
     assert len(handed) == 1
     assert read_facts(out / "facts", "too-many-connections")["sweep_machines"]
     assert (out / "claims").is_dir() and (out / "machines.json").is_file()
-    assert not list(out.glob("*/*.csv"))
     finishing = threading.Thread(target=handed[0])
     finishing.start()
     finishing.join()
-    assert (out / "clients-sweep" / "points.csv").is_file()
     peaks = db_records(database, "SELECT machine FROM clients_sweep.peaks ORDER BY ALL")
     assert {row["machine"] for row in peaks} == {"alpha", "beta"}
-    # The states were recorded with the files: a second run finds every experiment up to date.
+    # The states were recorded with the tables: a second run finds every experiment up to date.
     aggregate_all(results_dir=results_dir, out_dir=out)
     assert db_records(database, "SELECT count(*) AS n FROM clients_sweep.peaks") == [{"n": len(peaks)}]
+
+
+def test_the_table_csvs_of_older_builds_are_removed(results_dir: Path, tmp_path: Path) -> None:
+    """Older builds wrote every experiment's tables as CSV files beside the facts; the tables are in the
+    database, and a folder left by such a build goes."""
+    out = tmp_path / "data"
+    (out / "clients-sweep").mkdir(parents=True)
+    (out / "clients-sweep" / "points.csv").write_text("machine\n")
+    aggregate_all(results_dir=results_dir, out_dir=out)
+    assert not (out / "clients-sweep").exists()
+    assert (out / "facts").is_dir() and (out / "claims").is_dir()
 
 
 # -- published reference data -----------------------------------------------------------------------------

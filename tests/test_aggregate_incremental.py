@@ -1,5 +1,6 @@
 """Aggregation kept between builds (connlab.data.aggregate): adding, editing or removing a machine recomputes
-that machine's rows only, and what it writes is the same, file for file, as aggregating everything anew.
+that machine's rows only, and what it writes is the same, file for file and table for table, as aggregating
+everything anew.
 
 This is also the check that every experiment's SQL keeps to the rule incremental aggregation rests on: each
 row of its tables depends on one machine's windows (and the main tables), never on another machine's.
@@ -23,7 +24,7 @@ import pytest
 
 from connlab.analysis import fits
 from connlab.contract.experiment import experiment_names
-from connlab.data import aggregate, aggregate_state, answers, bring_tables, claims, table_files
+from connlab.data import aggregate, aggregate_state, answers, bring_tables, claims
 from connlab.data.aggregate import aggregate_all
 from connlab.interrupts import INTERRUPTED_EXIT_STATUS
 from connlab.paths import AGGREGATE_SQL_NAME, EXPERIMENTS_DIR, REPO_ROOT, RESULTS_DIR
@@ -48,14 +49,31 @@ def _add_machine(results: Path) -> str:
 
 def _outputs(data: Path) -> dict[str, bytes]:
     """Every file aggregation wrote but the database and the answers' cache, whose keys are the facts files'
-    status (tables exported, facts, claims, answers, machines)."""
-    return {
+    status (facts, claims, answers, machines); and every table of the experiments' schemas in the database,
+    its rows sorted, as CSV text."""
+    files = {
         str(path.relative_to(data)): path.read_bytes()
         for path in sorted(data.rglob("*"))
         if path.is_file()
         and not path.name.startswith(aggregate.DATABASE_FILE)
         and path.name != answers.ANSWER_INPUTS_FILE
     }
+    return {**files, **_tables(data / aggregate.DATABASE_FILE)}
+
+
+def _tables(database: Path) -> dict[str, bytes]:
+    """Each experiment's tables, by schema.table: the rows in order, written as DuckDB writes CSV."""
+    schemas = [name.replace("-", "_") for name in experiment_names()]
+    tables: dict[str, bytes] = {}
+    with duckdb.connect(str(database), read_only=True) as con:
+        listed = con.execute(
+            "SELECT table_schema, table_name FROM information_schema.tables "
+            f"WHERE table_schema IN ({', '.join(repr(schema) for schema in schemas)}) ORDER BY ALL"
+        ).fetchall()
+        for schema, table in listed:
+            rows = con.execute(f"SELECT * FROM {schema}.{table} ORDER BY ALL").fetchall()
+            tables[f"{schema}.{table}"] = repr(rows).encode()
+    return tables
 
 
 @pytest.fixture
@@ -105,14 +123,6 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
         return export(con, facts_sql, out_dir, measured, changed)
 
     monkeypatch.setattr(aggregate, "export_facts", watched_export)
-    spliced: list[bool] = []
-    splice = table_files.splice_machines
-
-    def watched_splice(*args, **kwargs):  # type: ignore[no-untyped-def]
-        spliced.append(splice(*args, **kwargs))
-        return spliced[-1]
-
-    monkeypatch.setattr(table_files, "splice_machines", watched_splice)
     kept_verdicts: list[bool] = []
     check = claims.check_claim
 
@@ -138,9 +148,7 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
     assert {e for e, how in recomputed if how == "updated"} == measured_by_source
     assert "computed" not in {how for _, how in recomputed}
     assert changed and all(machines == {new_machine} for machines in changed)
-    # The new machine's rows were written into the exported tables, not every table exported again, and
-    # the other machines' verdicts were read back.
-    assert spliced.count(True) > len(spliced) / 2
+    # The other machines' verdicts were read back.
     assert kept_verdicts.count(True) > len(kept_verdicts) / 2
     # Only the new machine's windows were read to fit.
     assert windows_of and all(machines == [new_machine] for machines in windows_of)
@@ -202,7 +210,7 @@ def test_a_database_that_cannot_be_opened_is_started_again(results: Path, tmp_pa
     kept.mkdir()
     (kept / aggregate.DATABASE_FILE).write_bytes(b"not a database")
     aggregate_all(results_dir=results, out_dir=kept)
-    assert (kept / "clients-sweep" / "points.csv").is_file()
+    assert "clients_sweep.points" in _tables(kept / aggregate.DATABASE_FILE)
 
 
 def test_each_experiment_reads_its_own_schema_and_the_main_tables_only() -> None:
@@ -215,22 +223,48 @@ def test_each_experiment_reads_its_own_schema_and_the_main_tables_only() -> None
         assert named <= {sql.parent.name.replace("-", "_")}, f"{sql} reads {sorted(named)}"
 
 
+# `connlab.cli aggregate`, marking (argv[1]) the first experiment whose tables were brought up to date.
+MARKED_AGGREGATION = """
+import sys
+from pathlib import Path
+
+from connlab.data import bring_tables
+
+marker = Path(sys.argv[1])
+bring = bring_tables.bring_tables
+
+
+def marked(*args, **kwargs):
+    brought = bring(*args, **kwargs)
+    marker.touch()
+    return brought
+
+
+bring_tables.bring_tables = marked
+sys.argv = ["connlab", "aggregate"]
+from connlab.cli import main
+
+main()
+"""
+
+
 @pytest.mark.process
 def test_ctrl_c_while_experiments_are_updated_leaves_what_the_next_run_completes(
     results: Path, tmp_path: Path
 ) -> None:
     """SIGINT to the command's process group, as a terminal's Ctrl-C sends it, while the experiments' workers
-    write their files (their tables are brought up to date first, then their files written): one line,
-    exit status 130, and the next aggregation writes what aggregating anew writes."""
+    bring their tables up to date: one line, exit status 130, and the next aggregation writes what
+    aggregating anew writes."""
     build = tmp_path / "build"
+    marker = tmp_path / "first-experiment-done"
     env = {**os.environ, "CONNLAB_RESULTS_DIR": str(results), "CONNLAB_BUILD_DIR": str(build)}
     command = subprocess.Popen(
-        [sys.executable, "-m", "connlab.cli", "aggregate"],
+        [sys.executable, "-c", MARKED_AGGREGATION, str(marker)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 60
-    # The first experiment's tables exported: the workers are in the middle of the experiments.
-    while command.poll() is None and time.monotonic() < deadline and not list(build.glob("data/*/*.csv")):
+    # The first experiment's tables committed: the workers are in the middle of the experiments.
+    while command.poll() is None and time.monotonic() < deadline and not marker.exists():
         time.sleep(0.005)
     os.killpg(command.pid, signal.SIGINT)
     _, stderr = command.communicate(timeout=60)
@@ -238,8 +272,9 @@ def test_ctrl_c_while_experiments_are_updated_leaves_what_the_next_run_completes
     assert "Traceback" not in stderr
     assert stderr.strip().splitlines()[-1] == "interrupted; rerun the same command to finish"
     experiments = [path.parent.name for path in EXPERIMENTS_DIR.glob(f"*/{AGGREGATE_SQL_NAME}")]
-    exported = [name for name in experiments if (build / "data" / name).is_dir()]
-    assert 0 < len(exported) < len(experiments), "the signal came before or after the experiments' updates"
+    made = {table.split(".")[0] for table in _tables(build / "data" / aggregate.DATABASE_FILE)}
+    committed = [name for name in experiments if name.replace("-", "_") in made]
+    assert 0 < len(committed) < len(experiments), "the signal came before or after the experiments' updates"
     aggregate_all(results_dir=results, out_dir=build / "data")
     anew = tmp_path / "anew"
     aggregate_all(results_dir=results, out_dir=anew)

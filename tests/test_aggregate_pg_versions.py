@@ -74,7 +74,7 @@ def con(tmp_path: Path, write_run: RunWriter) -> duckdb.DuckDBPyConnection:
     connection = duckdb.connect()
     register_machines(connection, load_machines(results))
     register_published(connection, results)
-    tables = aggregate_experiment(connection, EXPERIMENT, tmp_path / "data", results)
+    tables = aggregate_experiment(connection, EXPERIMENT, results)
     assert set(tables) >= {"points", "versions", "peaks", "version_pairs", "point_pairs", "connect_cost"}
     return connection
 
@@ -149,7 +149,7 @@ def test_a_machine_with_one_major_has_no_pairs(tmp_path: Path, write_run: RunWri
     write_run(results, "gamma", [r for r in ROWS if r["workload"].endswith("-pg15")], experiment=EXPERIMENT)
     connection = duckdb.connect()
     register_machines(connection, load_machines(results))
-    aggregate_experiment(connection, EXPERIMENT, tmp_path / "data", results)
+    aggregate_experiment(connection, EXPERIMENT, results)
     assert records(connection, "SELECT * FROM pg_versions.peaks") != []
     assert records(connection, "SELECT * FROM pg_versions.version_pairs") == []
     assert records(connection, "SELECT * FROM pg_versions.connect_pairs") == []

@@ -58,15 +58,15 @@ def test_columns_are_read_by_name(tmp_path: Path, write_run: RunWriter) -> None:
     if validate_results(results):
         return  # rejected up front: fine
     con = connect(results)
-    aggregate_experiment(con, "clients-sweep", tmp_path / "data", results)
+    aggregate_experiment(con, "clients-sweep", results)
     assert point(con, "gamma", "mixed", 1)["tps_median"] == 200
 
 
 def test_no_results_give_empty_tables(tmp_path: Path) -> None:
     con = connect(tmp_path / "empty")
-    aggregate_experiment(con, "clients-sweep", tmp_path / "data", tmp_path / "empty")
+    aggregate_experiment(con, "clients-sweep", tmp_path / "empty")
     assert records(con, "SELECT count(*) AS n FROM clients_sweep.points") == [{"n": 0}]
-    assert (tmp_path / "data" / "clients-sweep" / "peaks.csv").is_file()
+    assert records(con, "SELECT count(*) AS n FROM clients_sweep.peaks") == [{"n": 0}]
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,7 @@ def test_what_validation_accepts_aggregation_reads(
         writer.writerows(rows)
     if validate_results(results):
         return  # refused up front: fine
-    aggregate_experiment(connect(results), "clients-sweep", tmp_path / "data", results)
+    aggregate_experiment(connect(results), "clients-sweep", results)
 
 
 def test_an_aggregate_sql_error_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -107,7 +107,7 @@ def test_an_aggregate_sql_error_names_the_file(tmp_path: Path, monkeypatch: pyte
     sql.write_text("CREATE TABLE points AS SELECT no_such_column FROM raw_windows;\n")
     monkeypatch.setattr(experiment_tables, "EXPERIMENTS_DIR", experiments)
     with pytest.raises(LabError) as caught:
-        aggregate_experiment(duckdb.connect(), "broken-exp", tmp_path / "data", tmp_path / "results")
+        aggregate_experiment(duckdb.connect(), "broken-exp", tmp_path / "results")
     message = str(caught.value)
     assert message.startswith(f"{sql}: ")
     assert "no_such_column" in message

@@ -1,16 +1,18 @@
-"""Raw CSVs -> DuckDB tables -> build/data: one folder of CSVs per experiment, one facts file per article.
+"""Raw CSVs -> DuckDB tables -> build/data: the tables in build/data/connlab.duckdb, facts files per article.
 
 This module runs the data stage in order; each step lives in a module of its own: the result files found
 (connlab.data.result_files), the main tables (main_tables), each experiment's tables (experiment_tables),
-brought up to date incrementally (aggregate_state, bring_tables) and written as CSV (table_files), the
-USL fits (connlab.analysis.fits), the facts files (facts_export), the claims' verdicts (claims) and the short
-answers (answers). The DuckDB file is kept between builds, so that adding one machine recomputes one machine.
+brought up to date incrementally (aggregate_state, bring_tables), the USL fits (connlab.analysis.fits), the
+facts files (facts_export), the claims' verdicts (claims) and the short answers (answers). The DuckDB file
+is kept between builds, so that adding one machine recomputes one machine; it is where the experiments'
+tables are read (`duckdb build/data/connlab.duckdb`, one schema per experiment).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import duckdb
@@ -33,7 +35,7 @@ from connlab.data.aggregate_state import (
     record_state,
 )
 from connlab.data.answers import write_answers
-from connlab.data.bring_tables import EXPERIMENT_WORKERS, bring_up_to_date, write_brought
+from connlab.data.bring_tables import EXPERIMENT_WORKERS, bring_up_to_date
 from connlab.data.claims import judge_claims, measured_runs
 from connlab.data.cursor_pool import CursorPool
 from connlab.data.facts_export import export_facts
@@ -87,8 +89,7 @@ def aggregate_all(
     The database is kept between builds: an experiment whose SQL, spec, code and published figures are
     unchanged has only the rows of the machines whose files changed computed again (adding one machine to a
     thousand recomputes one machine). The main tables, fits, facts and claims are made again every time.
-    later: what runs the last task, which writes the experiments' CSV files and closes the database (about
-    a second after adding a machine to a thousand: closing writes DuckDB's log into the file), where the
+    later: what runs the last task, closing the database (DuckDB writes its log into the file), where the
     caller has a later stage to run meanwhile. Everything else is written when this returns: the machines,
     facts and claims, which are all that the site's stages read.
     """
@@ -117,7 +118,8 @@ def aggregate_all(
                 "": experiment_basis(experiment, common),
                 **machine_inputs(texts, files.get(experiment, {})),
             }
-        brought = bring_up_to_date(con, states, previous, out_dir, files)
+        bring_up_to_date(con, states, previous, files)
+        _remove_table_csvs(out_dir, states.keys() | previous.keys())
         register_measured(con)
         fit_all(con, fit_keys(states))
         write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, sort_keys=True))
@@ -159,11 +161,13 @@ def aggregate_all(
         con.close()
         raise
 
-    def finish() -> None:
-        try:
-            write_brought(con, brought, states, previous, out_dir)
-        finally:
-            con.close()
-
-    later(finish)
+    later(con.close)
     return database
+
+
+def _remove_table_csvs(out_dir: Path, experiments: Iterable[str]) -> None:
+    """The experiments' tables as CSV files (build/data/<experiment>/), which older builds wrote on every
+    aggregation and no page read: the tables are in the database."""
+    for experiment in experiments:
+        if experiment != FACTS_STATE and (out_dir / experiment).is_dir():
+            shutil.rmtree(out_dir / experiment)
