@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import duckdb
 import psutil
 import pytest
 
@@ -49,7 +50,8 @@ def test_valid_results_are_aggregated_and_said_valid(results: Path, tmp_path: Pa
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines()[0] == "results/ is valid"
     assert result.stderr.splitlines()[1].startswith("aggregated into ")
-    assert (tmp_path / "build" / "data" / "clients-sweep").is_dir()
+    with duckdb.connect(str(tmp_path / "build" / "data" / "connlab.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM clients_sweep.points").fetchall()[0][0] > 0
 
 
 @pytest.mark.process
