@@ -25,7 +25,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 from types import FrameType
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import SimpleQueue
 
 INTERRUPT_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The exit status a shell reports for a command stopped by Ctrl-C (128 + SIGINT).
@@ -201,11 +204,14 @@ def _worker_interrupt(signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(INTERRUPTED_EXIT_STATUS)
 
 
-def _start_worker() -> None:
+def _start_worker(started: SimpleQueue) -> None:
+    """A worker's first step: say its process id to its pool (WorkerPool.stop ends the worker by it), then
+    take Ctrl-C as _worker_interrupt says."""
+    started.put(os.getpid())
     signal.signal(signal.SIGINT, _worker_interrupt)
     try:
-        # The worker started with SIGINT held (WorkerPool._spawn_process): a Ctrl-C during its imports,
-        # which Python would have reported with a traceback, arrives now.
+        # The worker started with SIGINT held (WorkerPool.submit): a Ctrl-C during its imports, which Python
+        # would have reported with a traceback, arrives now.
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     except SystemExit:
         os._exit(INTERRUPTED_EXIT_STATUS)  # not the pool's "exception in initializer" report
@@ -234,10 +240,23 @@ class WorkerPool(ProcessPoolExecutor):
     forked copy of a process whose DuckDB or vl-convert threads had started can hang."""
 
     def __init__(self, workers: int) -> None:
-        super().__init__(workers, mp_context=get_context("spawn"), initializer=_start_worker)
+        context = get_context("spawn")
+        # Each worker's process id, said as it starts: stop() ends the workers by it (the executor's own list
+        # of its processes is not part of its API).
+        self.started_workers: SimpleQueue = context.SimpleQueue()
+        super().__init__(
+            workers, mp_context=context, initializer=_start_worker, initargs=(self.started_workers,)
+        )
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
-        return super().submit(_Task(fn), *args, **kwargs)
+        # SIGINT held while the executor may start a worker, which it does within submit (map submits too):
+        # the worker inherits the mask, so a Ctrl-C during its imports waits for _start_worker. This
+        # process's own arrives as soon as submit returns.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            return super().submit(_Task(fn), *args, **kwargs)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> bool | None:
         if exc_type is None:
@@ -247,16 +266,14 @@ class WorkerPool(ProcessPoolExecutor):
 
     def stop(self) -> None:
         """End the workers now, whatever they are doing, and wait for them and the pool's thread: a block
-        left early (Ctrl-C, an error), or a helper whose remaining work nobody needs."""
-        # Left to this process's exit, a worker still starting would look for the pool's semaphores after
-        # the exit removed them, and say so with a traceback.
-        workers = list((self._processes or {}).values())  # type: ignore[attr-defined]
-        for worker in workers:
-            worker.terminate()
-        for worker in workers:
-            worker.join(timeout=10)
-        # And the pool's own thread, which notices the workers gone: not waited for, it could still be
-        # closing its pipe while this process's exit writes to it. A Ctrl-C while the thread was starting
+        left early (Ctrl-C, an error), or a helper whose remaining work nobody needs. A worker still
+        starting has not said its id yet: it is told to stop once started, and waited for."""
+        while not self.started_workers.empty():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.started_workers.get(), signal.SIGTERM)
+        # The pool's own thread notices the workers gone and joins them: not waited for, it could still be
+        # closing its pipe while this process's exit writes to it, and a worker still starting would look
+        # for the pool's semaphores after the exit removed them. A Ctrl-C while the thread was starting
         # leaves it starting (joining it then is refused): it is waited for until it has.
         for _ in range(STOP_ATTEMPTS):
             try:
@@ -264,12 +281,3 @@ class WorkerPool(ProcessPoolExecutor):
                 break
             except RuntimeError:
                 time.sleep(0.01)
-
-    def _spawn_process(self) -> None:
-        # SIGINT held while a worker starts, which inherits the mask: a Ctrl-C during its imports waits for
-        # _start_worker. This process's own arrives as soon as the worker is started.
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            super()._spawn_process()  # type: ignore[misc]
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
