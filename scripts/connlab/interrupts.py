@@ -28,7 +28,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from multiprocessing.queues import SimpleQueue
+    from multiprocessing.connection import Connection
 
 INTERRUPT_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # The exit status a shell reports for a command stopped by Ctrl-C (128 + SIGINT).
@@ -204,10 +204,10 @@ def _worker_interrupt(signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(INTERRUPTED_EXIT_STATUS)
 
 
-def _start_worker(started: SimpleQueue) -> None:
+def _start_worker(started: Connection) -> None:
     """A worker's first step: say its process id to its pool (WorkerPool.stop ends the worker by it), then
     take Ctrl-C as _worker_interrupt says."""
-    started.put(os.getpid())
+    started.send(os.getpid())
     signal.signal(signal.SIGINT, _worker_interrupt)
     try:
         # The worker started with SIGINT held (WorkerPool.submit): a Ctrl-C during its imports, which Python
@@ -242,11 +242,13 @@ class WorkerPool(ProcessPoolExecutor):
     def __init__(self, workers: int) -> None:
         context = get_context("spawn")
         # Each worker's process id, said as it starts: stop() ends the workers by it (the executor's own list
-        # of its processes is not part of its API).
-        self.started_workers: SimpleQueue = context.SimpleQueue()
-        super().__init__(
-            workers, mp_context=context, initializer=_start_worker, initargs=(self.started_workers,)
-        )
+        # of its processes is not part of its API). A pipe, not a queue: a queue's locks are semaphores that
+        # a build ending with os._exit (connlab.cli.exit_without_teardown) would leave for the resource
+        # tracker to report; a pid is one write far shorter than the pipe's atomic size, so the workers
+        # need no lock to share its end.
+        self.started_workers, said = context.Pipe(duplex=False)
+        super().__init__(workers, mp_context=context, initializer=_start_worker, initargs=(said,))
+        self._said = said
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
         # SIGINT held while the executor may start a worker, which it does within submit (map submits too):
@@ -268,9 +270,9 @@ class WorkerPool(ProcessPoolExecutor):
         """End the workers now, whatever they are doing, and wait for them and the pool's thread: a block
         left early (Ctrl-C, an error), or a helper whose remaining work nobody needs. A worker still
         starting has not said its id yet: it is told to stop once started, and waited for."""
-        while not self.started_workers.empty():
+        while not self.started_workers.closed and self.started_workers.poll():
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.started_workers.get(), signal.SIGTERM)
+                os.kill(self.started_workers.recv(), signal.SIGTERM)
         # The pool's own thread notices the workers gone and joins them: not waited for, it could still be
         # closing its pipe while this process's exit writes to it, and a worker still starting would look
         # for the pool's semaphores after the exit removed them. A Ctrl-C while the thread was starting
@@ -281,3 +283,5 @@ class WorkerPool(ProcessPoolExecutor):
                 break
             except RuntimeError:
                 time.sleep(0.01)
+        self.started_workers.close()
+        self._said.close()
