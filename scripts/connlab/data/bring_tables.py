@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import duckdb
 
@@ -23,8 +23,6 @@ class Brought:
 
     experiment: str
     how: str  # "computed" (every table made anew) or "updated" (the changed machines' rows)
-    # Updated: the machines whose rows changed.
-    changed: set[str] = field(default_factory=set)
 
 
 def bring_tables(
@@ -52,7 +50,7 @@ def bring_tables(
             if not changed or update_machines(
                 con, experiment, changed, machine_paths(files, changed), set(previous), known
             ):
-                brought = Brought(experiment, "updated", changed)
+                brought = Brought(experiment, "updated")
         if brought.how == "computed":
             compute_experiment(con, experiment, machine_paths(files, files))
     # Dropped outside the tables' transaction: DuckDB refuses to commit one that changed a table and dropped
