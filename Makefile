@@ -67,7 +67,7 @@ SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py 
 DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py)
 SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*/*.py scripts/connlab/site/*/*.mjs scripts/connlab/site/*/*.json)
 
-.PHONY: stage-code help all setup system-packages postgres odyssey run run-all contribute estimate validate aggregate articles site serve check test lint clean
+.PHONY: stage-code test-under-load help all setup system-packages postgres odyssey run run-all contribute estimate validate aggregate articles site serve check test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
 
 ## help: list the targets (the default goal)
@@ -234,6 +234,10 @@ test: setup
 	$(MAKE) --no-print-directory site CONNLAB_RESULTS_DIR=$(CURDIR)/tests/fixtures/results \
 		CONNLAB_BUILD_DIR=$(TEST_SITE_BUILD)
 	CONNLAB_SITE_DIR=$(TEST_SITE_BUILD)/site $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=15
+
+## test-under-load: `make test` twice in a row beside two CPU-bound processes (a busy machine)
+test-under-load: setup
+	bash scripts/bench/under_load.sh -n 2 -r 2 -- $(MAKE) --no-print-directory test
 
 ## stage-code: the code each stamp depends on, one stage a line (tests/test_contract.py reads it)
 stage-code:

@@ -51,7 +51,7 @@ RESULT_LINE = {
     # The pooler's tree measured around pgbench; a failed window shows pgbench's error instead of a tps.
     # Past PgPool-II's children, a crowd whose window closes while most still wait processes nothing.
     "pooler-ceiling": (
-        r"clients: (tps = [0-9.]+|pgbench: error|number of transactions actually processed: 0 ).*"
+        r"clients: (tps = [0-9.]+|pgbench: error|no transaction finished in the [0-9]+-s window: ).*"
         r"; pooler peak RSS [0-9]+ MiB in [1-9][0-9]* processes$"
     ),
     **dict.fromkeys(
@@ -325,6 +325,39 @@ def test_block_runs(plan: Plan, site_blocks: dict[str, str], shared_tmp: Path) -
             assert probe.connect_ex(("127.0.0.1", port)) != 0, f"something still listens on port {port}"
     leftovers = [f"/sys/fs/cgroup/{v1}{cgroup}{c}" for v1 in ("cpu/", "") for c in ("", "-client")]
     assert not any(Path(p).exists() for p in leftovers)
+
+
+@pytest.mark.process
+@pytest.mark.parametrize(
+    ("golden", "line"),
+    [
+        # Every login outlasted -T: pgbench's bare count of 0 becomes a sentence with what to change.
+        (
+            "connecting_past_window_c2",
+            "no transaction finished in the 1-s window: its clients were still connecting or waiting;"
+            " raise -T ",
+        ),
+        ("select_only_c4", "tps = 56739.384795 (without initial connection time) "),
+        ("too_many_clients_c30", "pgbench: error: connection to server on socket"),
+    ],
+)
+def test_a_windows_line_says_its_figure_its_first_error_or_why_it_has_none(
+    golden_dir: Path, golden: str, line: str
+) -> None:
+    """The block's summary of a window, fed real pgbench outputs."""
+    block = pgbench_block(make_plan("pooler-memory", "quick"))
+    summary = re.search(r"^summary\(\) \{.*?^\}$", block, re.M | re.S)
+    assert summary, "the block defines no summary function"
+    output = (golden_dir / f"{golden}.txt").read_text()
+    result = subprocess.run(
+        ["bash", "-c", f"{summary[0]}\nsummary '^tps'"],
+        input=output,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.startswith(line), result.stdout
+    assert result.stdout.count("pgbench: error") <= 1, "one error, not one per client"
 
 
 def test_a_tls_block_makes_its_certificate_and_says_each_windows_sslmode() -> None:

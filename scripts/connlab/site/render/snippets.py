@@ -113,8 +113,10 @@ def _poolers(plan: Plan) -> list[dict[str, object]]:
             "admin_database": config.admin_database,
             "prepare": config.snippet_prepare(root, setup) if config.snippet_prepare else [],
             "binary": config.binary, "ready": variable.replace("PORT", "READY"),
-            # Started with & (it stays in the foreground): no exit status says it started, so wait for it.
+            # Started with & (it stays in the foreground): no exit status says it started.
             "background": " & " in f"{config.snippet_start(root)} ",
+            # Until a workload's query goes through it (pgbench_block), that it listens.
+            "ready_check": f'bash -c ": > /dev/tcp/127.0.0.1/${variable}"',
         })  # fmt: skip
     return poolers
 
@@ -175,6 +177,13 @@ def pgbench_block(plan: Plan, client_jobs: int = 1, client_counts: list[int] | N
         if spec.uses_tls:  # said either way, as the harness does
             password += f"PGSSLMODE={SSLMODE_TLS if workload.tls else SSLMODE_PLAIN} "
         connection = _connection(workload, spec.transport, pooler)
+        if pooler and not pooler.get("checked_as"):
+            # The block waits for a pooler to serve the first of its workloads' logins, as the harness does:
+            # listening is not serving (PgPool-II forks its children first, slowly on a busy machine).
+            pooler["checked_as"] = workload.id
+            pooler["ready_check"] = (
+                f"env {password}PGCONNECT_TIMEOUT=2 psql {connection} -XAtqc 'SELECT 1' {database}"
+            )
         pgbench = (
             f"{password}{session}{enter.format(cgroup='$CGC')}taskset -c 1 pgbench {connection} "
             f"{' '.join(_shell_word(flag) for flag in flags)} {database}"
