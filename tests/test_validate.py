@@ -478,6 +478,27 @@ def yaml_syntax_error(c: Contribution) -> tuple[Path, int]:
     return c.machine_yaml, c.yaml_line("os")
 
 
+def _description(text: str, lines_below: int = 0) -> Mutation:
+    """machine.yaml's description line replaced by text; the problem is on the line lines_below it."""
+
+    def mutate(c: Contribution) -> tuple[Path, int]:
+        line = c.yaml_line("description")
+        c.machine_yaml.write_text(re.sub(r"(?m)^description:.*$", lambda _: text, c.machine_yaml.read_text()))
+        return c.machine_yaml, line + lines_below
+
+    return mutate
+
+
+# Thousands of levels: past Python's recursion limit in the walks over the nodes, and (at tens of thousands)
+# past the C stack of libyaml's composer, which crashed the process instead of raising.
+DEEP_FLOW = "description: " + "[" * 5000 + "]" * 5000
+DEEP_BLOCK = "description:\n" + "- " * 30_000 + "x"
+# Aliases of aliases: ten values, each level ten of the one before, nine levels: a billion values.
+ALIAS_LEVELS = ", ".join(
+    f"&l{level} [" + ", ".join(["x" if level == 0 else f"*l{level - 1}"] * 10) + "]" for level in range(9)
+)
+
+
 def non_utf8_yaml(c: Contribution) -> tuple[Path, int]:
     c.machine_yaml.write_bytes(c.machine_yaml.read_bytes() + b"description: caf\xe9\n")
     return c.machine_yaml, 1
@@ -565,20 +586,30 @@ def machine_key_twice(c: Contribution) -> tuple[Path, int]:
     return c.machine_yaml, text.count("\n") + 1
 
 
+def second_pass(rows: list[list[str]], sources: slice, pasted: int | None = None) -> None:
+    """A second pass of the windows of the rows in sources, each measured anew (its latency's spread its
+    own) but the one at position `pasted` among them, which repeats the first pass's row value for value."""
+    header = rows[0]
+    for number, source in enumerate(rows[sources]):
+        copy = list(source)
+        copy[header.index("pass_no")] = "2"
+        copy[header.index("pass_order")] = "desc"
+        copy[header.index("window_no")] = str(len(rows))
+        if number != pasted:
+            copy[header.index("latency_stddev_ms")] = "0.75"
+        rows.append(copy)
+
+
 def incomplete_passes(c: Contribution) -> tuple[Path, int]:
     """A second pass at 1 and 2 clients but none at 4."""
-
-    def add_pass(rows: list[list[str]]) -> None:
-        header = rows[0]
-        for source in rows[1:3]:
-            copy = list(source)
-            copy[header.index("pass_no")] = "2"
-            copy[header.index("pass_order")] = "desc"
-            copy[header.index("window_no")] = str(len(rows))
-            rows.append(copy)
-
-    edit_csv(c.csv, add_pass)
+    edit_csv(c.csv, lambda rows: second_pass(rows, slice(1, 3)))
     return c.csv, 1
+
+
+def pasted_pass(c: Contribution) -> tuple[Path, int]:
+    """A second pass whose window at 1 client is the first pass's row pasted: a range of zero."""
+    edit_csv(c.csv, lambda rows: second_pass(rows, slice(1, 4), pasted=0))
+    return c.csv, 5
 
 
 def unexpected_file(c: Contribution) -> tuple[Path, int]:
@@ -682,6 +713,30 @@ CASES = [
     Case("yaml-language-tag", yaml_language_tag, "(yaml)", "YAML tags (such as !!python/...) are not"),
     Case("yaml-is-a-list", yaml_list, "(top level)", "expected a mapping of keys to values"),
     Case("yaml-syntax-error", yaml_syntax_error, "(yaml)", "mapping values are not allowed here"),
+    Case(
+        "yaml-nested-thousands-deep",
+        _description(DEEP_FLOW),
+        "(yaml)",
+        "nested deeper than 100 levels: not a machine description",
+    ),
+    Case(
+        "yaml-block-nested-thousands-deep",
+        _description(DEEP_BLOCK, lines_below=1),
+        "(yaml)",
+        "nested deeper than 100 levels: not a machine description",
+    ),
+    Case(
+        "yaml-alias-inside-itself",
+        _description("description: &loop [*loop]"),
+        "(yaml)",
+        "an alias inside the node it names: data that holds itself: not a machine description",
+    ),
+    Case(
+        "yaml-aliases-of-aliases",
+        _description(f"description: [{ALIAS_LEVELS}]"),
+        "(yaml)",
+        "its aliases stand for more than 100000 values: not a machine description",
+    ),
     Case("yaml-missing", missing_machine_yaml, "(file)", "missing; `connlab run` writes it"),
     Case("yaml-unknown-key", _machine(colour="blue"), "colour", "unknown key (check the spelling"),
     Case("yaml-wrong-type", _machine(cores="many"), "cores", "Input should be a valid integer"),
@@ -725,6 +780,13 @@ CASES = [
         "pass 1, mixed at 1 clients on 1.0 cores repeats line 2",
     ),
     Case("incomplete-passes", incomplete_passes, "pass_no", "mixed at 4 clients lacks pass(es) 2"),
+    Case(
+        "pasted-pass",
+        pasted_pass,
+        "(row)",
+        "pass 2 of mixed at 1 clients on 1.0 cores repeats pass 1 (line 2) value for value, tps, latencies "
+        "and CPU: a pass pasted from another, not measured",
+    ),
     Case("header-only", header_only, "(file)", "a header and no rows"),
     Case("ok-without-tps", _cell(2, "tps", ""), "tps", "empty in a window marked ok"),
     Case(
@@ -856,6 +918,64 @@ def test_a_file_written_before_a_column_was_added_is_valid_without_it(csv_path: 
 def test_an_empty_target_is_refused(csv_path: Path) -> None:
     edit_csv(csv_path, set_cell(1, "target", ""))
     assert only_problem(list(validate_csv(csv_path, "box")))["field"] == "target"
+
+
+# -- passes that agree without being pasted ----------------------------------------------------------------
+def test_passes_may_agree_in_every_figure_but_one(csv_path: Path) -> None:
+    """A fixed-rate workload's tps repeats from pass to pass, and steal is often 0.0 in both: a second pass
+    that differs from the first in one figure alone is measured, and the quick checks say so themselves."""
+    edit_csv(csv_path, lambda rows: second_pass(rows, slice(1, 4)))
+    quick, slow = _checks(csv_path, "box")
+    assert slow == []
+    assert quick == {name: [] for name in QUICK_CHECKS}
+
+
+# A window that failed before pgbench counted anything: none of pgbench's figures.
+NOTHING_MEASURED = dict.fromkeys(
+    (
+        "tps",
+        "transactions",
+        "failed_transactions",
+        "latency_avg_ms",
+        "latency_stddev_ms",
+        "latency_p50_ms",
+        "latency_p95_ms",
+        "latency_p99_ms",
+        "initial_connection_ms",
+    )
+)
+
+
+def test_windows_that_measured_no_throughput_may_repeat(tmp_path: Path, write_run: RunWriter) -> None:
+    """The same failure in every pass (no tps, or a tps of 0) is the same text in every pass, not a paste."""
+    failed = {
+        **NOTHING_MEASURED,
+        "ok": False,
+        "exit_code": 2,
+        "error": "FATAL: sorry, too many clients already",
+    }
+    rows = [
+        {**failed, "clients": clients, "pass_no": pass_no, "tps": tps}
+        for pass_no in (1, 2)
+        for clients, tps in ((1, None), (2, 0.0))
+    ]
+    path = write_run(tmp_path / "results", "box", rows, profile="tiny", run_id="tiny-20260101T000000Z")
+    assert list(validate_csv(path, "box")) == []
+    quick, _ = _checks(path, "box")
+    assert quick["column-wise"] == []
+
+
+def test_a_pasted_pass_is_named_however_the_file_is_checked(csv_path: Path) -> None:
+    """Whichever check reads the file first, the pasted window is named by the row-by-row one, so a file
+    that passed the quick checks before (and whose answer is cached by the code's hash) is read again."""
+    edit_csv(csv_path, lambda rows: second_pass(rows, slice(1, 4), pasted=2))
+    quick, slow = _checks(csv_path, "box")
+    assert quick == dict.fromkeys(QUICK_CHECKS)
+    assert slow == [
+        f"{csv_path}:7: (row): pass 2 of mixed at 4 clients on 1.0 cores repeats pass 1 (line 4) value for "
+        "value, tps, latencies and CPU: a pass pasted from another, not measured"
+    ]
+    assert list(validate_csv(csv_path, "box")) == slow
 
 
 # -- the quick checks of a valid file give the row-by-row answer ---------------------------------------------

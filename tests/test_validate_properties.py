@@ -86,8 +86,10 @@ def rounded(low: float, high: float, places: int) -> st.SearchStrategy[float]:
 
 
 @st.composite
-def window(draw: st.DrawFn, *, clients: int, budget: float, ok: bool) -> dict[str, Any]:
-    """One window's figures within the contract: what pgbench and the harness could have written."""
+def window(draw: st.DrawFn, *, clients: int, budget: float, ok: bool, tps: float) -> dict[str, Any]:
+    """One window's figures within the contract: what pgbench and the harness could have written. tps: its
+    throughput, where it has one, which no other pass of the window has (one that had, with every other
+    figure too, would be a pasted pass: connlab.data.pasted_passes)."""
     duration = draw(st.integers(1, 1800))
     client_cores = draw(st.integers(1, 16))
     quota = draw(st.none() | rounded(0.1, 1.0, 2).map(lambda share: round(share * client_cores, 3)))
@@ -125,7 +127,6 @@ def window(draw: st.DrawFn, *, clients: int, budget: float, ok: bool) -> dict[st
     if rss is not None:
         row.update(mem_rss_sum_bytes=rss, mem_pss_sum_bytes=draw(st.integers(0, rss)), mem_backends=clients)
     if ok:
-        tps = draw(rounded(10, 100_000, 2))
         row.update(
             exit_code=0,
             error="",
@@ -142,7 +143,7 @@ def window(draw: st.DrawFn, *, clients: int, budget: float, ok: bool) -> dict[st
         row.update(
             exit_code=draw(st.sampled_from([1, 2])),
             error=draw(ONE_LINE),
-            tps=draw(st.none() | rounded(0, 1000, 2)),
+            tps=draw(st.none() | st.just(0.0) | st.just(tps)),
             clients_connected=draw(st.none() | st.integers(0, clients)),
         )
     return row
@@ -156,12 +157,16 @@ def run_rows(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]]]:
     points = draw(st.lists(st.integers(1, 400), min_size=1, max_size=4, unique=True))
     budgets = [draw(st.sampled_from([0.25, 0.5, 1.0, 2.0, 4.0])) for _ in points]
     passes = draw(st.integers(1, 3))
+    rates = [
+        draw(st.lists(rounded(10, 100_000, 2), min_size=passes, max_size=passes, unique=True)) for _ in points
+    ]
     rows = []
     for pass_no in range(1, passes + 1):
         for number, (clients, budget) in enumerate(zip(points, budgets, strict=True)):
             ok = draw(st.booleans() | st.just(True))
+            tps = rates[number][pass_no - 1]
             rows.append({
-                **draw(window(clients=clients, budget=budget, ok=ok)),
+                **draw(window(clients=clients, budget=budget, ok=ok, tps=tps)),
                 "workload": f"w{number}",
                 "pass_no": pass_no,
                 "pass_order": "asc" if pass_no % 2 else "desc",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import enum
 import gc
 import os
 import shlex
@@ -223,13 +224,32 @@ def _run_experiments(plans: list[Plan], machine_id: str, opener: BenchOpener | N
         raise LabError(f"did not complete: {', '.join(failed)} (see the errors above); rerun to resume them")
 
 
+class ProblemFormat(enum.StrEnum):
+    """How `connlab validate` prints a problem: as its line, or as a GitHub Actions error annotation on the
+    file and line of a pull request (connlab.data.github_annotations), which CI's results check uses."""
+
+    text = "text"
+    github = "github"
+
+
 @app.command()
 @one_line_errors
-def validate() -> None:
+def validate(
+    problem_format: Annotated[
+        ProblemFormat, typer.Option("--format", help="text: path:line: field: reason; github: annotations")
+    ] = ProblemFormat.text,
+) -> None:
     """Check every results folder; one line per problem, non-zero exit when there is any."""
     from connlab.data.validate_cache import validate_results_cached
 
     problems = validate_results_cached()
+    if problem_format is ProblemFormat.github:
+        from connlab.data.github_annotations import annotations
+        from connlab.paths import RESULTS_DIR
+
+        # The checkout whose results/ is checked: CI checks a pull request's results (CONNLAB_RESULTS_DIR)
+        # in a checkout of its own, with the base branch's code, and GitHub names files from its root.
+        problems = annotations(problems, RESULTS_DIR.absolute().parent)
     for problem in problems:
         print(problem)
     if problems:

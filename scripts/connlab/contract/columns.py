@@ -236,6 +236,17 @@ def window_columns(own: tuple[Column, ...], probes: dict[str, Probe]) -> tuple[C
 WINDOW_COLUMNS: tuple[Column, ...] = window_columns(OWN_COLUMNS, PROBES)
 COLUMN_NAMES: tuple[str, ...] = tuple(column.name for column in WINDOW_COLUMNS)
 COLUMN_TYPES: dict[str, str] = {column.name: column.type for column in WINDOW_COLUMNS}
+# The numbers in a row that a window's plan sets or its run's provenance repeats, the same in every pass.
+SETTING_NUMBERS = frozenset({
+    "server_cpu_budget", "client_cpu_budget", "pooler_cpu_budget", "run_calibration_tps",
+    "run_calibration_spread_tps",
+})  # fmt: skip
+# What a window measured, as fractions: tps, latencies, CPU, steal and pressure, the probes' averages. Two
+# passes of one window never agree in all of them to the digits written; a pass copied from another does
+# (connlab.data.pasted_passes).
+MEASURED_COLUMNS: tuple[str, ...] = tuple(
+    column.name for column in WINDOW_COLUMNS if column.type == "DOUBLE" and column.name not in SETTING_NUMBERS
+)
 
 # A window that ran nothing because its pooler's version lacks a feature the workload needs: its row has
 # ok = false, an error that says so, and only the columns that place the window (no counters: no pgbench ran).

@@ -10,7 +10,6 @@ import math
 from pathlib import Path
 
 import duckdb
-import yaml
 
 from connlab.analysis.bulk import insert_rows
 from connlab.contract.cache import read_json, write_atomically
@@ -19,7 +18,7 @@ from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.contract.machine_schema import NOT_AVAILABLE, TIME_WAIT_S, MachineFile, parse_port_range
 from connlab.contract.names import PUBLISHED_PREFIX
 from connlab.contract.poolers import CONFIGS
-from connlab.contract.yaml_models import FAST_LOADER
+from connlab.contract.yaml_models import load_contributed_yaml
 from connlab.data.experiment_tables import MEASURED_WINDOWS
 from connlab.data.result_files import is_regular_file
 from connlab.data.sql_text import sql_string
@@ -64,8 +63,9 @@ def load_machines(results_dir: Path = RESULTS_DIR, cache_file: Path | None = Non
 
 
 def _machine_of(path: Path) -> dict[str, object]:
-    # libyaml where present: validation has read these files already, and one is read per machine.
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=FAST_LOADER) or {}
+    # libyaml: validation has read these files already, and one is read per machine. It may still be reading
+    # this one, beside the aggregation: a text that would crash libyaml is refused (load_contributed_yaml).
+    data = load_contributed_yaml(path.read_text(encoding="utf-8")) or {}
     data["id"] = path.parent.name
     data["published"] = path.parent.name.startswith(PUBLISHED_PREFIX)
     # As the cache gives it back: JSON's values, so that a machine read anew and one cached are equal.

@@ -10,8 +10,9 @@ unquoted or quoted within its line, and nowhere a character that str.splitlines 
 
 Where every line of a file has one of the shapes, every cell is valid, and what is left to check is read
 from the named groups: the run, machine and experiment each line names, where each window stands (its
-pass, workload, client count and server budget), and the cells the cross-field rules read
-(connlab.data.window_rules), which validation applies to every line. A file with a line of neither shape
+pass, workload, client count and server budget), the cells the cross-field rules read
+(connlab.data.window_rules), which validation applies to every line, and the measured figures that tell a
+pasted pass (connlab.data.pasted_passes). A file with a line of neither shape
 (a window that ran nothing, an empty figure in a window marked ok, a number with an exponent...) is left to
 the column-wise check, which answers it or leaves it in turn to the row-by-row one. tests/test_validate.py
 holds the three to the same answers.
@@ -25,15 +26,18 @@ import operator
 import re
 from dataclasses import dataclass
 
-from connlab.contract.columns import UPPER_BOUNDS, WINDOW_COLUMNS, Column, any_text_is_valid
+from connlab.contract.columns import MEASURED_COLUMNS, UPPER_BOUNDS, WINDOW_COLUMNS, Column, any_text_is_valid
 from connlab.data.window_rules import COLUMNS_READ
 
 COLUMNS = {column.name: column for column in WINDOW_COLUMNS}
 # Read back from a file whose lines all have a shape: what each line names, and where its window stands.
 NAMED_COLUMNS = ("run_id", "machine", "experiment")
 PLACE_COLUMNS = ("pass_no", "workload", "clients", "server_cpu_budget")
-# Every column read back from a line: those above, and the cells the cross-field rules read.
-CAPTURED_COLUMNS = frozenset(NAMED_COLUMNS) | frozenset(PLACE_COLUMNS) | COLUMNS_READ
+# Every column read back from a line: those above, the cells the cross-field rules read, and the measured
+# figures a pasted pass repeats (connlab.data.pasted_passes).
+CAPTURED_COLUMNS = (
+    frozenset(NAMED_COLUMNS) | frozenset(PLACE_COLUMNS) | COLUMNS_READ | frozenset(MEASURED_COLUMNS)
+)
 # Column names are identifiers: a header of anything else (quotes, a byte-order mark, a CR) is left to the
 # other checks, which read it as the CSV module does.
 PLAIN_HEADER = re.compile(r"[a-z0-9_]+(?:,[a-z0-9_]+)*")

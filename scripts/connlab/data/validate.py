@@ -35,8 +35,13 @@ from connlab.contract.columns import (
 )
 from connlab.contract.machine_schema import SAFE_ID_PATTERN, MachineFile
 from connlab.contract.names import PUBLISHED_PREFIX
-from connlab.contract.yaml_models import duplicate_key_problems, format_validation_error, parse_yaml
-from connlab.data import machine_runs, row_shapes, window_rules
+from connlab.contract.yaml_models import (
+    YamlShapeRefused,
+    duplicate_key_problems,
+    format_validation_error,
+    parse_yaml,
+)
+from connlab.data import machine_runs, pasted_passes, row_shapes, window_rules
 from connlab.paths import MACHINE_FILE_NAME, RESULTS_DIR
 
 MAX_FILE_BYTES = 20 * 2**20
@@ -362,6 +367,13 @@ def _clean_file_problems(path: Path, text: str, machine_id: str | None) -> list[
         return None
     named = {name: set(cells[at[name]]) for name in row_shapes.NAMED_COLUMNS}
     places = list(zip(*(cells[at[name]] for name in row_shapes.PLACE_COLUMNS), strict=True))
+    if any(
+        pasted_passes.is_pasted(
+            dict(zip(header, body[later], strict=True)), dict(zip(header, body[earlier], strict=True))
+        )
+        for later, earlier in pasted_passes.same_throughput(places, cells[at["tps"]])
+    ):
+        return None
     return _places_problems(path, machine_id, named, places)
 
 
@@ -378,6 +390,13 @@ def _shaped_file_problems(path: Path, text: str, machine_id: str | None) -> list
     context = window_rules.row_context(path.parent.name)
     if any(window_rules.window_problems(row, context) for row in windows.rows):
         return None
+    rows = windows.rows
+    rates = [row["tps"] for row in rows]
+    if any(
+        pasted_passes.is_pasted(rows[later], rows[earlier])
+        for later, earlier in pasted_passes.same_throughput(windows.places, rates)
+    ):
+        return None
     return _places_problems(path, machine_id, windows.named, windows.places)
 
 
@@ -386,7 +405,8 @@ def _places_problems(
 ) -> list[str] | None:
     """The problems of a file whose every cell is valid, from the run, experiment and machine its rows name
     and each window's place (row_shapes.PLACE_COLUMNS): the passes it lacks. None where a row names another
-    run, experiment or machine, or a window repeats; the row-by-row check names those with their lines."""
+    run, experiment or machine, or a window repeats; the row-by-row check names those with their lines, as
+    it does a pasted pass, which the callers look for."""
     expected = {"run_id": path.stem, "experiment": path.parent.name}
     if machine_id is not None:
         expected["machine"] = machine_id
@@ -406,6 +426,7 @@ def _window_problems(path: Path, text: str, machine_id: str | None) -> Iterator[
         yield f"{path}:1: (file): run file names are <profile>-<UTC time>.csv, e.g. full-20260101T000000Z.csv"
     seen: dict[tuple[str, str, str], int] = {}
     passes: dict[tuple[str, str], set[int]] = defaultdict(set)
+    valid_rows: list[tuple[int, dict[str, str]]] = []
     context = window_rules.row_context(path.parent.name)
     for item in _check_rows(path, text, WINDOW_COLUMNS):
         if isinstance(item, str):
@@ -427,7 +448,30 @@ def _window_problems(path: Path, text: str, machine_id: str | None) -> Iterator[
             yield f"{path}:{line_no}: (row): {repeated} repeats line {seen[key]}"
         seen[key] = line_no
         passes[point].add(int(values["pass_no"]))
+        valid_rows.append((line_no, values))
+    yield from _pasted_passes(path, valid_rows)
     yield from _incomplete_passes(path, passes)
+
+
+def _pasted_passes(path: Path, rows: list[tuple[int, dict[str, str]]]) -> Iterator[str]:
+    """Each row that repeats a row of another pass of its window value for value (connlab.data.pasted_passes),
+    named once, with the first row it repeats."""
+    places = [tuple(values[name] for name in row_shapes.PLACE_COLUMNS) for _, values in rows]
+    rates = [values["tps"] for _, values in rows]
+    named: set[int] = set()
+    for later, earlier in pasted_passes.same_throughput(places, rates):
+        (line_no, values), (earlier_line, earlier_values) = rows[later], rows[earlier]
+        if later in named or not pasted_passes.is_pasted(values, earlier_values):
+            continue
+        named.add(later)
+        window = (
+            f"{_shown(values['workload'])} at {values['clients']} clients on {values['server_cpu_budget']}"
+        )
+        yield (
+            f"{path}:{line_no}: (row): pass {values['pass_no']} of {window} cores repeats pass "
+            f"{earlier_values['pass_no']} (line {earlier_line}) value for value, tps, latencies and CPU: a "
+            f"pass pasted from another, not measured"
+        )
 
 
 def _incomplete_passes(path: Path, passes: dict[tuple[str, str, str], set[int]]) -> Iterator[str]:
@@ -463,12 +507,14 @@ def load_machine_file(path: Path) -> tuple[MachineFile | None, list[str]]:
         reason = "missing; `connlab run` writes it" if reason == MISSING else reason
         return None, [f"{path}:1: (file): {reason}"]
     try:
-        root, data = parse_yaml(text)
+        root, data = parse_yaml(text, contributed=True)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
         problem = getattr(error, "problem", None) or "not valid YAML"
         if "constructor" in problem:
             problem = "YAML tags (such as !!python/...) are not accepted; plain values only"
+        if isinstance(error, YamlShapeRefused):
+            problem = f"{problem}: not a machine description"
         return None, [f"{path}:{mark.line + 1 if mark else 1}: (yaml): {problem}"]
     if not isinstance(data, dict):
         return None, [f"{path}:1: (top level): expected a mapping of keys to values"]

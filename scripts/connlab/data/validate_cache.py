@@ -22,12 +22,12 @@ from pathlib import Path
 
 from connlab.contract import columns, machine_schema, yaml_models
 from connlab.contract.cache import digest, read_json, source_digest, write_atomically
-from connlab.data import row_shapes, validate, window_rules
+from connlab.data import pasted_passes, row_shapes, validate, window_rules
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR, EXPERIMENT_FILE_NAME, EXPERIMENTS_DIR, RESULTS_DIR
 
 VALIDATE_CACHE_DIR = CACHE_DIR / "validate"
-VALIDATING_CODE = (validate, row_shapes, window_rules, columns, machine_schema, yaml_models)
+VALIDATING_CODE = (validate, row_shapes, window_rules, pasted_passes, columns, machine_schema, yaml_models)
 # Imported by validation only once a run file is read (window_rules): named, not imported, here.
 SPEC_CODE = "connlab.contract.experiment"
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import yaml
 
 from connlab.contract.provenance import calibration_tolerance, calibrations_agree
+from connlab.contract.yaml_models import load_contributed_yaml
 from connlab.errors import LabError
 from connlab.lab.machine import free_machine_id
 from connlab.paths import MACHINE_FILE_NAME, machine_results_dir
@@ -38,7 +39,7 @@ def folder_calibration(machine_id: str) -> tuple[float, float | None] | None:
     """machine.yaml's calibration and its spread; None where the folder has none yet (or no file)."""
     path = machine_results_dir(machine_id) / MACHINE_FILE_NAME
     try:
-        recorded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        recorded = load_contributed_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, yaml.YAMLError) as error:
