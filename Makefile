@@ -67,7 +67,7 @@ SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py 
 DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py)
 SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*/*.py scripts/connlab/site/*/*.mjs scripts/connlab/site/*/*.json)
 
-.PHONY: stage-code test-under-load help all setup system-packages postgres odyssey run run-all contribute estimate validate aggregate articles site serve check test lint clean
+.PHONY: stage-code test-under-load help all setup system-packages postgres poolers odyssey run run-all contribute estimate validate aggregate articles site serve check test lint clean
 .PRECIOUS: $(DATA_STAMP) $(DOCS_STAMP)
 
 ## help: list the targets (the default goal)
@@ -76,6 +76,7 @@ help:
 
 ## all: set up, run the quick profile of every experiment on this machine, build the site
 all: setup
+	$(MAKE) poolers
 	$(MAKE) run-all PROFILE=quick
 	$(MAKE) site
 
@@ -93,16 +94,28 @@ system-packages:
 postgres: system-packages $(VENV_STAMP)
 	$(CONNLAB) postgres
 
-# Odyssey has no Debian package. `make odyssey ODYSSEY_SRC=<tarball>` checks the tarball's sha256 (against a
-# SHA256SUMS beside it, where there is one), builds it into build/odyssey and records its version there;
-# ODYSSEY_BIN=<binary> copies a built one instead (mode 755: the postgres user runs it). The harness finds
-# Odyssey by ODYSSEY_BIN, then PATH, then this build: always the repository's build/, as for PostgreSQL.
+# The poolers Debian packages none of (Odyssey, pgcat), from a tools folder laid out as
+# <pooler>/bin/<binary>, <pooler>/SHA256SUMS and the source tarball (../shared/tools where it exists): each
+# binary checked against its SHA256SUMS and copied, with the VERSION it prints, into build/odyssey and
+# build/pgcat, where the harness finds them after ODYSSEY_BIN or PGCAT_BIN and PATH. Newer PgBouncer and
+# PgPool-II builds in the folder are staged into build/pgbouncer-<version> and build/pgpool-<version> only:
+# Debian's stay the harness's (CONNLAB_PGBOUNCER, PGPOOL_BIN and PG_ENC_BIN name the staged ones). Without a
+# tools folder each missing pooler is one line and the runs measure the rest. Always the repository's
+# build/, as for PostgreSQL. `make odyssey ODYSSEY_SRC=<tarball>` builds Odyssey from its source (sha256
+# checked against a SHA256SUMS beside it, where there is one); ODYSSEY_BIN=<binary> copies a built one;
+# neither: the tools folder's, as `make poolers`.
+POOLER_TOOLS ?= $(wildcard ../shared/tools)
+POOLERS_DIR := $(CURDIR)/build
 ODYSSEY_SRC ?=
-ODYSSEY_DIR := $(CURDIR)/build/odyssey
 
-## odyssey: build Odyssey into build/odyssey from ODYSSEY_SRC=<tarball> (or copy ODYSSEY_BIN=<binary>)
+## poolers: Odyssey and pgcat into build/ from POOLER_TOOLS=<dir> (default ../shared/tools), checksum-checked
+poolers:
+	bash scripts/install_poolers.sh "$(POOLERS_DIR)" "$(POOLER_TOOLS)"
+
+## odyssey: Odyssey alone into build/odyssey, from ODYSSEY_SRC=<tarball>, ODYSSEY_BIN=<binary> or POOLER_TOOLS
 odyssey:
-	bash scripts/build_odyssey.sh "$(ODYSSEY_SRC)" "$(ODYSSEY_BIN)" "$(ODYSSEY_DIR)"
+	bash scripts/install_poolers.sh "$(POOLERS_DIR)" "$(POOLER_TOOLS)" odyssey \
+	  $(if $(ODYSSEY_SRC),--source "$(ODYSSEY_SRC)") $(if $(ODYSSEY_BIN),--binary "$(ODYSSEY_BIN)")
 
 $(VENV_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -211,14 +224,14 @@ serve: site
 # ---------------------------------------------------------------------------------------------------------
 # The tiers select tests by the markers tests/process_markers.py keeps honest. The site the tests read is
 # built from tests/fixtures/results by the tests themselves, never from results/.
-UNIT_TESTS := not (e2e or browser or mkdocs or process)
+UNIT_TESTS := not (e2e or browser or mkdocs or process or slow)
 # Workers for pytest-xdist. The end-to-end tests' clusters, ports, cgroups and locks are their own, so they
 # run side by side; they spend most of their time waiting on windows of a fixed length, so `make test` runs
 # two workers per core (eight at most). `make check` is CPU-bound: one per core.
 CHECK_WORKERS ?= auto
 PYTEST_WORKERS ?= $(shell n=$$(( 2 * $$(nproc) )); echo $$(( n < 8 ? n : 8 )))
 
-## check: lint and the tests that start no process (no PostgreSQL, pooler, browser or MkDocs): between edits
+## check: lint and the quick tests that start no process (no PostgreSQL, pooler, browser or MkDocs): between edits
 check: $(VENV_STAMP)
 	$(BIN)/ruff check scripts tests
 	$(BIN)/pytest -q -n $(CHECK_WORKERS) -m "$(UNIT_TESTS)"

@@ -3,7 +3,8 @@
 # are missing. Idempotent: packages already installed are not touched.
 set -euo pipefail
 
-packages=(postgresql postgresql-contrib pgbouncer pgpool2 chromium hyperfine util-linux procps)
+# libjemalloc2: preloaded into a pgcat built without jemalloc (the tools folder's), as upstream's links it.
+packages=(postgresql postgresql-contrib pgbouncer pgpool2 libjemalloc2 chromium hyperfine util-linux procps)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -11,7 +11,8 @@ Markers, from heaviest to lightest:
     browser  drives Chromium
     mkdocs   builds a site with MkDocs (in-process or not)
     process  starts any other process (the connlab command line, node, make, a fork)
-A heavier marker covers the lighter `process`; `soak` names a test allowed to run past a minute.
+A heavier marker covers the lighter `process`; `soak` names a test allowed to run past a minute, and `slow`
+one that starts nothing but works for seconds, which `make check` leaves to `make test`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ MARKER_HELP = {
     "mkdocs": "builds a site with MkDocs",
     "process": "starts a process other than PostgreSQL, a pooler, Chromium or MkDocs",
     "soak": "may run longer than a minute (named here so that the rule has its exceptions in one place)",
+    "slow": "does seconds of work of its own (a whole aggregation, a sweep over every cell): `make test` runs it, "
+    "`make check` leaves it out",
 }
 
 # Programs whose start means a server, a pooler or a load against one.

@@ -305,3 +305,36 @@ def test_a_run_that_cannot_read_the_port_settings_keeps_those_recorded(results_d
     assert {key: yaml.safe_load(path.read_text())[key] for key in PORT_FACTS} == PORT_FACTS
     path = machine.write_machine_file("box", {**facts("full"), **PORT_FACTS, "tcp_tw_reuse": 0})
     assert yaml.safe_load(path.read_text())["tcp_tw_reuse"] == 0
+
+
+def test_machine_schema_takes_pgcats_allocator_and_older_files_lack_it() -> None:
+    """pgcat declares a fact beside its version (its allocator): a field of its own, absent from older
+    files."""
+    allocator = "jemalloc (linked in)"
+    recorded = MachineFile(id="test-2c-8g", **facts("quick"), pgcat_allocator=allocator)
+    assert recorded.pgcat_allocator == allocator  # type: ignore[attr-defined]
+    assert MachineFile(id="test-2c-8g", **facts("quick")).pgcat_allocator is None  # type: ignore[attr-defined]
+
+
+def test_pooler_facts_say_the_allocator_of_the_pgcat_the_runs_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from connlab.poolers.pgcat import adapter as pgcat
+
+    binary = tmp_path / "pgcat"
+    binary.write_bytes(b"#!/bin/sh\necho 'pgcat 1.2.0'\n")
+    binary.chmod(0o755)
+    monkeypatch.setenv("PGCAT_BIN", str(binary))
+    monkeypatch.setattr(pgcat, "DEBIAN_JEMALLOC", tmp_path / "libjemalloc.so.2")
+    assert machine.pooler_facts()["pgcat_allocator"] == pgcat.GLIBC_MALLOC
+    (tmp_path / "libjemalloc.so.2").write_bytes(b"")
+    assert machine.pooler_facts()["pgcat_allocator"] == pgcat.PRELOADED_JEMALLOC
+    assert pgcat.allocator(str(binary)) == (pgcat.PRELOADED_JEMALLOC, tmp_path / "libjemalloc.so.2")
+    linked = tmp_path / "linked" / "pgcat"
+    linked.parent.mkdir()
+    linked.write_bytes(b"#!/bin/sh\n# " + pgcat.JEMALLOC_MARK + b": jemalloc's messages\n")
+    linked.chmod(0o755)
+    monkeypatch.setenv("PGCAT_BIN", str(linked))
+    assert machine.pooler_facts()["pgcat_allocator"] == pgcat.LINKED_JEMALLOC
+    monkeypatch.setenv("PGCAT_BIN", str(tmp_path / "missing"))
+    assert machine.pooler_facts()["pgcat_allocator"] == NOT_AVAILABLE

@@ -223,3 +223,35 @@ def test_a_folder_without_a_declaration_is_refused_in_one_line(tmp_path: Path, m
         sys.modules.pop("connlab.poolers.brokenpool.config", None)
         sys.modules.pop("connlab.poolers.brokenpool", None)
         shutil.rmtree(tmp_path / "brokenpool")
+
+
+@pytest.mark.parametrize(
+    ("declared", "message"),
+    [
+        ("version_args=None, facts=('allocator',)", "facts need a version, and are not it"),
+        ("facts=('version',)", "facts need a version, and are not it"),
+        ("facts=('mem-alloc',)", "a fact's name is a field's"),
+    ],
+)
+def test_a_fact_machine_yaml_could_not_hold_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, declared: str, message: str
+) -> None:
+    """A declared fact is machine.yaml's `<kind>_<fact>` beside `<kind>_version` (pgcat's allocator)."""
+    import connlab.poolers
+    from connlab.contract.poolers import registry
+
+    (tmp_path / "factpool").mkdir()
+    (tmp_path / "factpool" / "__init__.py").write_text("")
+    (tmp_path / "factpool" / "config.py").write_text(
+        "from connlab.contract.poolers.setup import PoolerConfig\n"
+        "CONFIG = PoolerConfig(kind='factpool', label='FactPool', binary='factpool', config_files=dict,\n"
+        f"                      snippet_start=str, pid_file='f.pid', {declared})\n"
+    )
+    monkeypatch.setattr(connlab.poolers, "__path__", [*connlab.poolers.__path__, str(tmp_path)])
+    try:
+        with pytest.raises(LabError, match=rf"factpool/config\.py: kind 'factpool': {message}"):
+            registry.discover()
+    finally:
+        sys.modules.pop("connlab.poolers.factpool.config", None)
+        sys.modules.pop("connlab.poolers.factpool", None)
+        shutil.rmtree(tmp_path / "factpool")

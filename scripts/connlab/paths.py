@@ -7,6 +7,7 @@ reads only from the stages before it.
 from __future__ import annotations
 
 import os
+import sysconfig
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -40,10 +41,17 @@ JINJA_CACHE_DIR = CACHE_DIR / "jinja"
 # build folder (the tests use one per run) reuses one verified download instead of fetching its own.
 PG_CACHE_DIR = DEFAULT_BUILD_DIR / "postgresql"
 PG_WHEELS_DIR = PG_CACHE_DIR / "wheels"
-# Odyssey built by `make odyssey` (Debian packages none): the binary the harness uses when no other is named
-# (ODYSSEY_BIN, PATH). In the repository's build/ like the PostgreSQL builds, whatever CONNLAB_BUILD_DIR says.
+# The poolers Debian packages none of, installed by `make poolers` (scripts/install_poolers.sh, which names
+# the same folders): the binaries the harness uses when no other is named (ODYSSEY_BIN or PGCAT_BIN, PATH).
+# In the repository's build/ like the PostgreSQL builds, whatever CONNLAB_BUILD_DIR says.
 ODYSSEY_BUILD_DIR = DEFAULT_BUILD_DIR / "odyssey"
 ODYSSEY_BUILT_BIN = ODYSSEY_BUILD_DIR / "bin" / "odyssey"
+PGCAT_BUILD_DIR = DEFAULT_BUILD_DIR / "pgcat"
+PGCAT_BUILT_BIN = PGCAT_BUILD_DIR / "bin" / "pgcat"
+# Debian's jemalloc (libjemalloc2), preloaded into a pgcat built without it: upstream's builds link jemalloc,
+# and memory figures taken with glibc's malloc would not compare with theirs.
+DEBIAN_LIB_DIR = Path("/usr/lib") / (sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu")
+DEBIAN_JEMALLOC = DEBIAN_LIB_DIR / "libjemalloc.so.2"
 # The Debian packages' layout: /usr/lib/postgresql/<major>/bin.
 DEBIAN_PG_DIR = Path("/usr/lib/postgresql")
 # Each page of the built site at a desktop and a phone width, written by the browser tests for review: in

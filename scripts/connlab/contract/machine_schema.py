@@ -98,12 +98,16 @@ class MachineFacts(BaseModel):
 
 def machine_file_model(poolers: dict[str, PoolerConfig]) -> type[MachineFacts]:
     """MachineFacts with a `<kind>_version` field for each pooler that records a version (e.g.
-    pgbouncer_version), NOT_AVAILABLE where its program was not found."""
-    versions: dict[str, object] = {
+    pgbouncer_version), NOT_AVAILABLE where its program was not found, and a `<kind>_<fact>` field for each
+    fact it declares (e.g. pgcat_allocator), absent from files written before it was recorded."""
+    fields: dict[str, object] = {
         str(config.version_field): (str, Field(default=NOT_AVAILABLE, max_length=200))
         for config in poolers.values()
     }
-    return create_model("MachineFile", __base__=MachineFacts, __module__=__name__, **versions)
+    for config in poolers.values():
+        for fact in config.facts:
+            fields[config.fact_field(fact)] = (str | None, Field(default=None, max_length=200))
+    return create_model("MachineFile", __base__=MachineFacts, __module__=__name__, **fields)
 
 
 MachineFile = machine_file_model(VERSIONED)

@@ -19,6 +19,7 @@ import yaml
 from connlab.contract.machine_schema import NOT_AVAILABLE, parse_port_range
 from connlab.contract.poolers.registry import VERSIONED
 from connlab.contract.provenance import FINGERPRINT_FIELDS
+from connlab.contract.yaml_models import load_contributed_yaml
 from connlab.errors import LabError
 from connlab.lab import pg_dist
 from connlab.lab.host import find_bindir, find_program
@@ -143,7 +144,7 @@ def fingerprint_differences(machine_id: str, current: dict[str, object]) -> list
     there"); empty where the folder is new or is this machine."""
     path = machine_results_dir(machine_id) / MACHINE_FILE_NAME
     try:
-        recorded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        recorded = load_contributed_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return []
     except (OSError, yaml.YAMLError) as error:
@@ -225,9 +226,25 @@ def pooler_versions() -> dict[str, str]:
     return {key: program_version(command) if command else NOT_AVAILABLE for key, command in versions}
 
 
+def pooler_facts() -> dict[str, str]:
+    """Each versioned pooler's declared facts (machine.yaml's `<kind>_<fact>`, e.g. pgcat_allocator) as its
+    adapter says them for the binary the runs use, NOT_AVAILABLE where there is none."""
+    facts: dict[str, str] = {}
+    for kind, config in VERSIONED.items():
+        if not config.facts:
+            continue
+        try:
+            said = POOLERS[kind].facts()
+        except PoolerUnavailable:
+            said = {}
+        for fact in config.facts:
+            facts[config.fact_field(fact)] = said.get(fact, NOT_AVAILABLE)
+    return facts
+
+
 def _version_commands() -> Iterator[tuple[str, list[str] | None]]:
     """Each pooler's version command (its declaration's) with the binary the harness would run, or None
-    where there is none: a binary found beyond PATH (ODYSSEY_BIN, build/odyssey from `make odyssey`) is the
+    where there is none: a binary found beyond PATH (ODYSSEY_BIN, build/odyssey from `make poolers`) is the
     one the runs use, or machine.yaml would say "not available" of a pooler that was measured."""
     for kind, config in VERSIONED.items():
         try:
@@ -265,6 +282,7 @@ def collect(
         "postgres_source": pg_dist.source_of(bindir),
         "pgbench_version": program_version([find_program("pgbench", bindir), "--version"]),
         **pooler_versions(),
+        **pooler_facts(),
         "netem": netem_status(),
         **client_port_facts(),
         "cpu_budget_method": cpu_budget_method,
@@ -284,7 +302,7 @@ def write_machine_file(machine_id: str, facts: dict[str, object], keep_postgres:
     path = folder / MACHINE_FILE_NAME
     previous: dict[str, object] = {}
     if path.exists():
-        previous = yaml.safe_load(path.read_text()) or {}
+        previous = load_contributed_yaml(path.read_text(encoding="utf-8")) or {}
     data = {"id": machine_id, "description": previous.get("description", ""), **facts}
     rank = {"tiny": 1, "quick": 2, "full": 3}
     if rank.get(str(previous.get("profile")), 0) > rank.get(str(facts.get("profile")), 0):

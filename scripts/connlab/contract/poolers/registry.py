@@ -36,10 +36,15 @@ def discover() -> dict[str, PoolerConfig]:
             raise LabError(f"{module.__file__}: kind {config.kind!r}: its folder must be {expected}")
         if config.version_field is not None and not config.version_field.isidentifier():
             raise LabError(f"{module.__file__}: kind {config.kind!r}: one with a version has no '-'")
+        if config.facts and (config.version_field is None or "version" in config.facts):
+            raise LabError(f"{module.__file__}: kind {config.kind!r}: facts need a version, and are not it")
+        if not all(fact.isidentifier() for fact in config.facts):
+            raise LabError(f"{module.__file__}: kind {config.kind!r}: a fact's name is a field's: no '-'")
         configs[config.kind] = config
     return dict(sorted(configs.items()))
 
 
 CONFIGS: dict[str, PoolerConfig] = discover()
-# The kinds that record a version of their own: machine.yaml's `<kind>_version`, a Machines page column each.
+# The kinds that record a version of their own: machine.yaml's `<kind>_version`, a Machines page column each
+# (and `<kind>_<fact>` for the facts they declare).
 VERSIONED: dict[str, PoolerConfig] = {kind: c for kind, c in CONFIGS.items() if c.version_field is not None}

@@ -78,8 +78,15 @@ class PoolerConfig:
     # What makes `binary` print its version (machine.yaml's `<kind>_version`, a Machines page column); None
     # for a kind with no program of its own (pgbouncer-pair runs PgBouncer's, whose version is recorded).
     version_args: tuple[str, ...] | None = ("--version",)
+    # What else machine.yaml records of how it ran beside its version, `<kind>_<fact>` each, as its harness
+    # adapter's `facts()` says (pgcat: "allocator", the malloc its process ran with); only with a version.
+    facts: tuple[str, ...] = ()
 
     @property
     def version_field(self) -> str | None:
         """Its field in machine.yaml, e.g. pgbouncer_version; None where it records no version."""
         return None if self.version_args is None else f"{self.kind}_version"
+
+    def fact_field(self, fact: str) -> str:
+        """A fact's field in machine.yaml, e.g. pgcat_allocator."""
+        return f"{self.kind}_{fact}"

@@ -13,7 +13,8 @@ Outputs.
 - `client_args()` are pgbench/psql connection flags; `processes()` is its whole process tree (RSS, PSS and
   CPU are measured over it); `counters()` its own statistics where it has any (empty dict where not);
   `support(feature)` says "ok" or why not ("not supported by this version", with the version).
-- `version()` is what the binary prints of itself, read without starting it.
+- `version()` is what the binary prints of itself, read without starting it; `facts()` what else machine.yaml
+  records of how it runs (pgcat: its allocator), for the kinds whose declaration names such facts.
 
 `PoolerSetup` and `PoolerUser` live in connlab.contract.poolers (the site's snippet builds the same
 setup) and are re-exported here.
@@ -138,6 +139,12 @@ class PoolerProcess:
             check=False,
         )
         return (result.stdout + result.stderr).strip()
+
+    @classmethod
+    def facts(cls) -> dict[str, str]:
+        """How the binary the runs use runs, beside its version: each fact its declaration names
+        (`PoolerConfig.facts`, machine.yaml's `<kind>_<fact>`); PoolerUnavailable where there is no binary."""
+        return {}
 
     def extra_environment(self) -> dict[str, str]:
         return {}

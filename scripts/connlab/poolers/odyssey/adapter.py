@@ -30,14 +30,11 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import ClassVar
 
-import psycopg
-
 from connlab.contract.names import SERVER_USER
 from connlab.lab.poolers import admin, features
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, PoolerUnavailable
 from connlab.paths import ODYSSEY_BUILT_BIN
 from connlab.poolers.odyssey import config
-from connlab.poolers.pgbouncer.adapter import pool_waits
 
 CONSOLE_DB = config.CONSOLE_DB
 # The first release we know has pool_reserve_prepared_statement (the seed's 1.4.0).
@@ -93,18 +90,9 @@ class Odyssey(PoolerProcess):
 
     @contextlib.contextmanager
     def pool_watch(self, database: str) -> Iterator[Callable[[], tuple[int, float]] | None]:
-        """SHOW POOLS on one console connection for the whole window (the console speaks the simple query
-        protocol only); its columns are PgBouncer's, maxwait and maxwait_us included."""
-        with psycopg.connect(
-            self.console_conninfo(), autocommit=True, connect_timeout=admin.ADMIN_TIMEOUT_S,
-            cursor_factory=psycopg.ClientCursor,
-        ) as conn:  # fmt: skip
-
-            def read() -> tuple[int, float]:
-                cursor = conn.execute("SHOW POOLS")
-                names = [column.name for column in cursor.description or []]
-                return pool_waits(names, cursor.fetchall(), database)
-
+        """SHOW POOLS on one console connection for the whole window; its columns are PgBouncer's,
+        maxwait and maxwait_us included."""
+        with admin.watch_pools(self.console_conninfo(), database) as read:
             yield read
 
     def support(self, feature: str) -> str:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 
 import psycopg
 
 from connlab.lab.poolers import features
+from connlab.lab.poolers.admin import pool_waits
 from connlab.lab.poolers.base import FeatureUnsupported, PoolerProcess
 from connlab.poolers.pgbouncer import config
 
@@ -71,21 +72,6 @@ class PgBouncer(PoolerProcess):
                 return pool_waits(names, cursor.fetchall(), database)
 
             yield read
-
-
-def pool_waits(names: Sequence[str], rows: Iterable[Sequence[object]], database: str) -> tuple[int, float]:
-    """SHOW POOLS, read: clients waiting in the pools of `database` (every user's), and the longest wait
-    of the oldest waiting client in ms. maxwait is whole seconds; maxwait_us (PgBouncer 1.8 and later) adds
-    the microseconds."""
-    waiting, longest_ms = 0, 0.0
-    for row in rows:
-        pool = dict(zip(names, row, strict=True))
-        if pool["database"] != database:
-            continue
-        waiting += int(pool["cl_waiting"])  # type: ignore[call-overload]
-        wait_ms = int(pool["maxwait"]) * 1000 + int(pool.get("maxwait_us") or 0) / 1000  # type: ignore[call-overload]
-        longest_ms = max(longest_ms, wait_ms)
-    return waiting, longest_ms
 
 
 # What the registry (connlab.lab.poolers) runs for this folder's kind.

@@ -1,2 +1,2 @@
-"""pgcat (a binary named by PGCAT_BIN or on PATH): config.py (its declaration and files), adapter.py (the
-harness's process)."""
+"""pgcat (PGCAT_BIN, PATH, or installed by `make poolers`): config.py (its declaration and files), adapter.py
+(the harness's process)."""

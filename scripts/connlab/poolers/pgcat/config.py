@@ -116,4 +116,7 @@ CONFIG = PoolerConfig(
     pid_file=PID_FILE,
     # Its console needs its own user and password: the snippets' SHOW POOLS probe (as postgres) cannot.
     admin_database=None,
+    # The malloc it ran with (machine.yaml's pgcat_allocator): builds without jemalloc exist, and memory
+    # figures depend on it.
+    facts=("allocator",),
 )
