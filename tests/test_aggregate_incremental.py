@@ -98,6 +98,7 @@ def recomputed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     return seen
 
 
+@pytest.mark.slow
 def test_adding_then_removing_a_machine_matches_aggregating_anew(
     results: Path, tmp_path: Path, recomputed: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,6 +165,7 @@ def test_adding_then_removing_a_machine_matches_aggregating_anew(
     assert _outputs(kept) == before
 
 
+@pytest.mark.slow
 def test_editing_a_machine_replaces_its_rows(
     results: Path, tmp_path: Path, recomputed: list[tuple[str, str]]
 ) -> None:
@@ -183,6 +185,7 @@ def test_editing_a_machine_replaces_its_rows(
     assert _outputs(kept) == _outputs(anew)
 
 
+@pytest.mark.slow
 def test_a_changed_basis_or_a_lost_state_computes_the_experiment_whole(
     results: Path, tmp_path: Path, recomputed: list[tuple[str, str]]
 ) -> None:

@@ -179,6 +179,7 @@ def test_the_charts_of_a_kind_name_the_shared_set(
     assert compiles == [], "naming the set compiled it: a page worker must only hash"
 
 
+@pytest.mark.slow
 def test_a_new_set_renders_the_machine_pages_again(
     tmp_path: Path, write_run: RunWriter, monkeypatch: pytest.MonkeyPatch
 ) -> None:

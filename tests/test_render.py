@@ -474,6 +474,7 @@ def test_the_machines_page_lists_measured_and_published(with_published: Path, tm
     assert "Docker Desktop" in html_out
 
 
+@pytest.mark.slow
 def test_a_machine_id_with_a_dot_renders(tmp_path: Path, write_run: RunWriter) -> None:
     """`m5.large` is a valid machine id (validate and `connlab run` accept '.'), so its charts must render:
     the chart ids built from it may not be refused."""

@@ -246,6 +246,7 @@ def _random_curves(count: int) -> list[tuple[list[float], list[float], float | N
     return curves
 
 
+@pytest.mark.slow
 def test_the_solver_finds_the_optimum_scipy_finds() -> None:
     """Every fit, solved together, costs no more than scipy's least_squares from the same starts (which the
     solver replaced for speed), and lands on the same parameters."""

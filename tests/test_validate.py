@@ -1036,6 +1036,7 @@ def test_the_quick_checks_agree_on_every_malformed_contribution(
             assert answer is None or answer == slow, (name, path, answer, slow)
 
 
+@pytest.mark.slow
 def test_the_quick_checks_agree_on_any_single_odd_cell(csv_path: Path) -> None:
     """Every column of every row set to texts that are valid in some columns and not in others: where a
     quick check answers, its answer is the row-by-row one; each answers a valid file."""

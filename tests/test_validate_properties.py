@@ -273,6 +273,7 @@ def _flipped_saturation(row: dict[str, str]) -> str | None:
     return "false" if row["client_saturated"] == "true" else "true"
 
 
+@pytest.mark.slow
 @settings(EXAMPLES, max_examples=150)  # a column and a value of each example: more of them to cover
 @given(run=run_rows(), data=st.data())
 def test_any_field_outside_the_contract_is_named(
