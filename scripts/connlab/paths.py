@@ -81,3 +81,11 @@ def machine_results_dir(machine_id: str) -> Path:
 
 def experiment_results_dir(machine_id: str, experiment: str) -> Path:
     return RESULTS_DIR / machine_id / experiment
+
+
+# Newer builds of the poolers Debian does package (PgBouncer, PgPool-II), staged by `make poolers` beside
+# Debian's as build/<program>-<version>/bin/ (install_poolers.sh's FOLDER): an experiment's pooler entry
+# names one with `build:`, and a machine may hold several. In the repository's build/, like Odyssey's.
+def staged_pooler_bin_dir(program: str, version: str) -> Path:
+    """Where `make poolers` stages a pooler's build, e.g. build/pgbouncer-1.25.2/bin."""
+    return DEFAULT_BUILD_DIR / f"{program}-{version}" / "bin"

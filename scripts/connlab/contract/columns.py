@@ -56,6 +56,16 @@ OWN_COLUMNS: tuple[Column, ...] = (
         "direct, or the name of the pooler the window's clients went through",
         added_later=True,
     ),
+    # Several builds of one pooler may be measured in one run (a spec's `build:`): each row says which.
+    Column(
+        "pooler_version",
+        "VARCHAR",
+        "the version the window's pooler printed of itself (e.g. 1.25.2); empty for a direct window",
+        pattern=r"^[0-9]+(?:\.[0-9]+)+$",
+        pattern_hint="a dotted version, e.g. 1.25.2",
+        required=False,
+        added_later=True,
+    ),
     Column("started_at", "VARCHAR", "UTC time the window started, ISO 8601"),
     Column("ok", "BOOLEAN", "pgbench exited 0, finished, and no transaction failed"),
     Column("exit_code", "INTEGER", "pgbench's exit status"),
@@ -253,8 +263,9 @@ MEASURED_COLUMNS: tuple[str, ...] = tuple(
 NOT_RUN_ERROR = "not supported by this version"
 NOT_RUN_COLUMNS: frozenset[str] = frozenset({
     "run_id", "machine", "experiment", "profile", "spec_hash", "window_no", "pass_no", "pass_order",
-    "workload", "clients", "jobs", "duration_s", "transport", "target", "started_at", "ok", "error",
-    "server_cpu_budget", "client_cores", "cpu_budget_method", "postgres_version", "pgbench_flags",
+    "workload", "clients", "jobs", "duration_s", "transport", "target", "pooler_version", "started_at",
+    "ok", "error", "server_cpu_budget", "client_cores", "cpu_budget_method", "postgres_version",
+    "pgbench_flags",
 })  # fmt: skip
 
 

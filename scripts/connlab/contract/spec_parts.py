@@ -120,10 +120,18 @@ class PoolerSpec(Strict):
     `kind` names an adapter of the harness's pooler registry (connlab.lab.poolers.POOLERS); the harness
     refuses a plan whose kind it does not know. Workloads name the pooler in `target` by its `name`, which
     defaults to its kind: the same kind twice with different settings (prepared statements on and off) needs
-    a name for each."""
+    a name for each.
+
+    `build` names a build of the kind's program staged by `make poolers` (e.g. "1.25.2":
+    build/pgbouncer-1.25.2/bin/pgbouncer, connlab.paths.staged_pooler_bin_dir) instead of the machine's own
+    (Debian's, or the one its variable names), so that one run measures several versions of one pooler; a
+    machine without that build measures the rest and says so. The version each window measured is in its
+    row (`pooler_version`)."""
 
     kind: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
-    name: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_-]*$")
+    # A dot is allowed for a version in the name (pgbouncer-1.25).
+    name: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_.-]*$")
+    build: str | None = Field(default=None, pattern=r"^[0-9]+(?:\.[0-9]+)+$")
     pool_size: int = Field(default=20, ge=1)
     pool_mode: Literal["session", "transaction", "statement"] = "transaction"
     # Adapter-specific settings, written into the pooler's own config as they are.

@@ -1,7 +1,9 @@
 """A cluster prepared for pgbench: initialised, its roles created, its poolers started, on its CPU budget.
 
 Poolers. Every pooler the experiment lists is started once per run from the registry
-(connlab.lab.poolers.POOLERS). One whose binary is missing on this machine does not stop the run: it is
+(connlab.lab.poolers.POOLERS), from the machine's own program or the staged build its entry names
+(`build:`), and the version it runs is kept for its rows. One whose binary is missing on this machine does
+not stop the run: it is
 listed in `Bench.unavailable` with the reason, the sweep measures every other window and leaves that
 pooler's windows out, and the run ends with an error naming the pooler, so that a rerun after installing
 it measures only the windows still missing. A kind the registry does not know is refused before anything
@@ -71,6 +73,8 @@ class Bench:
     unavailable: dict[str, str] = field(default_factory=dict)
     # Poolers here whose version lacks what the experiment asks of them: name -> why (a row per window).
     unsupported: dict[str, str] = field(default_factory=dict)
+    # The version each pooler here runs (e.g. 1.25.2), started or unsupported: name -> what its rows record.
+    pooler_versions: dict[str, str] = field(default_factory=dict)
     # This run's generated passwords of the SCRAM roles; they live in memory only.
     passwords: dict[str, str] = field(default_factory=dict)
     # Who pgbench logs in as where a workload names no role: a named server's user (connlab.lab.remote_bench).
@@ -265,7 +269,12 @@ def _started_bench(plan: Plan, cluster: Cluster, certificate: tls.TlsFiles | Non
             setup = pooler_setup(cluster, plan, spec.instance, verifiers, passwords)
             if certificate is not None and spec.kind in POOLER_CLIENT_TLS:
                 setup.settings.update(POOLER_CLIENT_TLS[spec.kind](certificate.cert.parent))
-            adapter = POOLERS[spec.kind](setup)
+            # A spec's `build:` runs that staged build of the kind's program instead of the machine's own.
+            adapter_class = POOLERS[spec.kind].of_build(spec.build)
+            version = adapter_class.measured_version()
+            if version is not None:
+                bench.pooler_versions[spec.instance] = version
+            adapter = adapter_class(setup)
             try:
                 bench.poolers[spec.instance] = poolers.enter_context(adapter)
             except FeatureUnsupported as error:

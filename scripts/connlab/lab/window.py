@@ -154,6 +154,7 @@ def measure_window(bench: Bench, plan: Plan, window: Window, window_no: int) -> 
         "duration_s": options.duration_s,
         "transport": bench.transport_of(workload),
         "target": workload.target,
+        "pooler_version": bench.pooler_versions.get(workload.target),
         "started_at": started_at,
         "ok": report.ok,
         "exit_code": report.exit_code,
@@ -199,7 +200,8 @@ def unsupported_row(
         "window_no": window_no, "pass_no": window.pass_no, "pass_order": window.order,
         "workload": workload.id, "clients": window.clients, "jobs": min(options.jobs, window.clients),
         "duration_s": options.duration_s, "transport": bench.transport_of(workload),
-        "target": workload.target, "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "target": workload.target, "pooler_version": bench.pooler_versions.get(workload.target),
+        "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "ok": False, "error": reason,  # with NOT_RUN_ERROR in it, validation asks only NOT_RUN_COLUMNS
         "server_cpu_budget": window.budget, "client_cores": cores,
         "pool_size": workload.pool_size, "cpu_budget_method": bench.budget.method,

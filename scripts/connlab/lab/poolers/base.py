@@ -15,6 +15,8 @@ Outputs.
   `support(feature)` says "ok" or why not ("not supported by this version", with the version).
 - `version()` is what the binary prints of itself, read without starting it; `facts()` what else machine.yaml
   records of how it runs (pgcat: its allocator), for the kinds whose declaration names such facts.
+- `of_build(build)` is the same adapter running a build `make poolers` staged (a spec's `build:`) instead of
+  the machine's own program; `measured_version()` the dotted version a window's row records.
 
 `PoolerSetup` and `PoolerUser` live in connlab.contract.poolers (the site's snippet builds the same
 setup) and are re-exported here.
@@ -46,6 +48,8 @@ from connlab.errors import LabError
 from connlab.interrupts import hold_interrupts, hold_signals
 from connlab.lab.host import as_server_user, chown_to_server_user
 from connlab.lab.pooler_memory import TreeMemory, snapshot
+from connlab.lab.poolers.features import parse_version, version_label
+from connlab.paths import staged_pooler_bin_dir
 
 __all__ = [
     "FeatureUnsupported",
@@ -109,6 +113,8 @@ class PoolerProcess:
     known_paths: ClassVar[tuple[str, ...]] = ()
     log_file: ClassVar[str] = "pooler.log"
     stop_signal: ClassVar[signal.Signals] = signal.SIGINT
+    # The staged build this class runs (of_build), or None for the machine's own program.
+    build: ClassVar[str | None] = None
 
     def __init__(self, setup: PoolerSetup) -> None:
         self.setup = setup
@@ -119,8 +125,43 @@ class PoolerProcess:
     # --- what each adapter provides ---------------------------------------------------------------
     @classmethod
     def binary(cls) -> str:
-        """The binary named by `env_var`, else `binary_name` on PATH, else one of `known_paths`."""
+        """The binary named by `env_var`, else `binary_name` on PATH, else one of `known_paths`; for a
+        staged build, that build's."""
+        if cls.build is not None:
+            return cls.staged_program(cls.binary_name)
         return find_binary(cls.binary_name, cls.env_var, *cls.known_paths)
+
+    @classmethod
+    def of_build(cls, build: str | None) -> type[Self]:
+        """This adapter running the build `make poolers` staged as build/<program>-<build>/ (a spec's
+        `build:`); itself where no build is named. Every classmethod that finds a program (`binary()`, and
+        so `version()` and `support()`) then finds the build's, and nothing falls back to another one."""
+        if build is None:
+            return cls
+        return type(f"{cls.__name__}Build", (cls,), {"build": build})
+
+    @classmethod
+    def staged_program(cls, program: str) -> str:
+        """A program of this class's staged build (PgPool-II's pg_enc beside its pgpool);
+        PoolerUnavailable, saying how to get it, where this machine has none."""
+        assert cls.build is not None, "only a staged build has staged programs"
+        path = staged_pooler_bin_dir(cls.binary_name, cls.build) / program
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise PoolerUnavailable(
+                f"{cls.binary_name} {cls.build}: not available on this machine (make poolers installs it "
+                f"from a tools folder)"
+            )
+        return str(path)
+
+    @classmethod
+    def measured_version(cls) -> str | None:
+        """The dotted version the binary prints of itself (e.g. 1.25.2), as a window's row records it; None
+        where there is no binary or it prints none."""
+        try:
+            version = parse_version(cls.version())
+        except (PoolerUnavailable, OSError, subprocess.SubprocessError):
+            return None
+        return version_label(version) if version else None
 
     def config_files(self) -> dict[str, str]:
         raise NotImplementedError

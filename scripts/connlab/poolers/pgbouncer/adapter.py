@@ -28,12 +28,16 @@ class PgBouncer(PoolerProcess):
     log_file = config.LOG_FILE
 
     def config_files(self) -> dict[str, str]:
-        return config.config_files(self.setup)
+        if config.prepared_cache_size(self.setup.settings) is None:
+            return config.config_files(self.setup)
+        knows = self.support(features.PREPARED_IN_TRANSACTION_MODE) == features.SUPPORTED
+        return config.config_files(self.setup, knows_prepared_setting=knows)
 
     def prepare(self) -> None:
         """Prepared-statement support asked for on a version without it: a result ("not supported by this
-        version") in each of its windows' rows, never a start that fails on an unknown key."""
-        if self.setup.settings.get(features.PREPARED_STATEMENTS_SETTING):
+        version") in each of its windows' rows, never a start that fails on an unknown key. Asked off
+        (`prepared_statements: 0`), such a version runs as it is: off is all it does."""
+        if config.prepared_cache_size(self.setup.settings):
             answer = self.support(features.PREPARED_IN_TRANSACTION_MODE)
             if answer != features.SUPPORTED:
                 raise FeatureUnsupported(f"{self.name}: prepared statements in transaction mode: {answer}")

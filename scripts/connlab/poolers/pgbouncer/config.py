@@ -20,7 +20,22 @@ ADMIN_DATABASE = "pgbouncer"
 PREPARED_CACHE_SIZE = 200
 
 
-def config_files(setup: PoolerSetup) -> dict[str, str]:
+def prepared_cache_size(settings: dict[str, object]) -> int | None:
+    """max_prepared_statements for the setup's `prepared_statements` setting: `true` is the seed's 200, a
+    number is itself (0: no tracking, what every version before 1.21 does); None where the setting is absent
+    or false, so the version keeps its own default (none before 1.21, 200 from 1.24)."""
+    value = settings.get(PREPARED_STATEMENTS_SETTING)
+    if value is None or value is False:
+        return None
+    if value is True:
+        return PREPARED_CACHE_SIZE
+    return int(str(value))
+
+
+def config_files(setup: PoolerSetup, *, knows_prepared_setting: bool = True) -> dict[str, str]:
+    """knows_prepared_setting: whether the version run has max_prepared_statements (1.21+); before it the
+    key is left out, as an unknown key stops PgBouncer at start, and 0 is what such a version does anyway
+    (a count above 0 is refused before the start, connlab.lab.poolers.features)."""
     root = setup.root
     server = f"host={setup.server_host} port={setup.server_port}"
     main = setup.databases[0]
@@ -44,8 +59,9 @@ def config_files(setup: PoolerSetup) -> dict[str, str]:
         "server_login_retry": 1,
         **{key: value for key, value in setup.settings.items() if key != PREPARED_STATEMENTS_SETTING},
     }
-    if setup.settings.get(PREPARED_STATEMENTS_SETTING):
-        settings["max_prepared_statements"] = PREPARED_CACHE_SIZE
+    cache_size = prepared_cache_size(setup.settings)
+    if cache_size is not None and knows_prepared_setting:
+        settings["max_prepared_statements"] = cache_size
     lines = "\n".join(f"{key} = {value}" for key, value in settings.items())
     files = {
         INI: "[databases]\n" + "\n".join(databases) + f"\n\n[pgbouncer]\n{lines}\n",

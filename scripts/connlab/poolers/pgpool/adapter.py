@@ -72,6 +72,9 @@ class PgPool(PoolerProcess):
 
     @classmethod
     def pg_enc(cls) -> str:
+        # A staged build's pool_passwd is written by its own pg_enc, staged beside it.
+        if cls.build is not None:
+            return cls.staged_program("pg_enc")
         return find_binary("pg_enc", "PG_ENC_BIN", "/usr/sbin/pg_enc")
 
     # --- configuration (pure, in connlab.poolers.pgpool.config) ------------------------------------
