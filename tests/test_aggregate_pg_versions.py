@@ -58,8 +58,9 @@ ROWS: Rows = [
     *passes("mixed", 18, 1, [100, 110, 120]),
     *passes("mixed", 18, 2, [200, 210, 260]),
     *passes("mixed", 18, 4, [240, 240, 250]),
-    # The best figure of all, but pgbench saturated its own core once: never the peak.
-    *passes("mixed", 18, 32, [180, 180, 900], client_saturated={3: True}),
+    # The best figure of all, but one pass was client-bound (pgbench at its whole core, the server idle):
+    # never the peak.
+    *passes("mixed", 18, 32, [180, 180, 900], client_saturated={3: True}, server_cpu_cores={3: 0.2}),
     *passes("held", 15, 1, [1000, 1000, 1000]),
     *passes("new-connection", 15, 1, [100, 100, 100], avg_connection_ms={1: 4.0, 2: 5.0, 3: 6.0}),
     *passes("held", 18, 1, [1000, 1000, 1000]),
@@ -206,11 +207,11 @@ def test_each_article_names_its_seeds_version_beside_the_one_measured_here(
     aggregate_all(results_dir=results, out_dir=tmp_path / "data")
     render_site(tmp_path / "data", tmp_path / "docs")
     article = (tmp_path / "docs" / "articles" / "too-many-connections.md").read_text()
-    assert f"The seed measured **PostgreSQL {seed['postgres_version']}**" in article
+    assert f"The source article measured **PostgreSQL {seed['postgres_version']}**" in article
     assert "on gamma, PostgreSQL 18.1 put the mixed workload's peak at\n4.0 clients per core" in article
     pool_sizing = (tmp_path / "docs" / "articles" / "pool-sizing.md").read_text()
     pool_seed = yaml.safe_load((results / "published-pool-sizing" / "machine.yaml").read_text())
     pool_major = pool_seed["postgres_version"].split(".")[0]
-    assert f"The seed measured **PostgreSQL {pool_seed['postgres_version']}**" in pool_sizing
+    assert f"The source article measured **PostgreSQL {pool_seed['postgres_version']}**" in pool_sizing
     if int(pool_major) not in (15, seed_major):
         assert f"No machine here has measured PostgreSQL {pool_major}" in pool_sizing

@@ -421,7 +421,8 @@ def test_running_out_of_ports_states_the_clients_own_limit(tmp_path: Path) -> No
     verdicts = by_machine(result)
     short = (
         "the fastest reconnecting over TCP measured here reached {} connections per second, short of the "
-        "roughly 2,000 at which the seed's client ran out of ports, so no window here came near that limit; "
+        "roughly 2,000 at which the source article's client ran out of ports, so no window here came near "
+        "that limit; "
     )
     limit = "the client's own limit here: 28,232 ports ÷ 60 s = 470/s per server port; tcp_tw_reuse 2 "
     assert verdicts["lab"]["verdict"] == CANNOT_EVALUATE

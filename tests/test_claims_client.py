@@ -14,6 +14,7 @@ import duckdb
 import pytest
 import yaml
 
+from connlab.contract.names import CLIENT_NEAR_LIMIT_SHARE, OTHERS_WELL_BELOW_SHARE
 from connlab.contract.yaml_models import load_yaml_model
 from connlab.data.aggregate import aggregate_all
 from connlab.data.claims import (
@@ -253,6 +254,35 @@ def test_every_claim_on_measured_windows_says_how_it_treats_a_client_bound_point
     assert silent == []
 
 
+# The busiest-process rule written out again over the raw columns, apart from the aggregation's: pgbench near
+# its limit, the server (with a pooler on its cores) and the pooler each well below theirs.
+CLIENT_BOUND_IN_RAW = f"""
+    client_cpu_cores >= {CLIENT_NEAR_LIMIT_SHARE} * coalesce(nullif(client_cpu_budget, 0), client_cores)
+    AND coalesce(server_cpu_cores + CASE WHEN pooler_cpu_budget IS NOT NULL AND pooler_shares_server_cores
+                                         THEN pooler_cpu_cores ELSE 0 END, 0)
+        < {OTHERS_WELL_BELOW_SHARE} * server_cpu_budget
+    AND coalesce(pooler_cpu_cores, 0)
+        < {OTHERS_WELL_BELOW_SHARE} * coalesce(pooler_cpu_budget, server_cpu_budget)
+"""
+# The columns the rule reads, typed: files older than a column read it as empty.
+RULE_COLUMNS = {
+    "client_cpu_cores": "DOUBLE", "client_cpu_budget": "DOUBLE", "client_cores": "DOUBLE",
+    "server_cpu_cores": "DOUBLE", "server_cpu_budget": "DOUBLE", "pooler_cpu_cores": "DOUBLE",
+    "pooler_cpu_budget": "DOUBLE", "pooler_shares_server_cores": "BOOLEAN",
+}  # fmt: skip
+
+
+def _raw(pattern: str) -> str:
+    """The committed rows of the CSVs a glob names, with the rule's columns typed whether or not the files
+    have them."""
+    empty = ", ".join(f"NULL::{kind} AS {name}" for name, kind in RULE_COLUMNS.items())
+    typed = ", ".join(f"TRY_CAST({name} AS {kind}) AS {name}" for name, kind in RULE_COLUMNS.items())
+    return (
+        f"(SELECT * REPLACE ({typed}) FROM (SELECT {empty} WHERE false UNION ALL BY NAME "
+        f"SELECT * FROM read_csv('{pattern}', union_by_name = true, all_varchar = true)))"
+    )
+
+
 def _saturated_in_raw() -> set[tuple[str, str]]:
     """(machine, experiment) pairs with a client-bound window in the most thorough profile, read straight
     from the committed CSVs, apart from the aggregation."""
@@ -260,12 +290,12 @@ def _saturated_in_raw() -> set[tuple[str, str]]:
         duckdb.sql(
             f"""
             WITH best AS (
-                SELECT * FROM read_csv('{RESULTS_DIR}/*/*/*.csv', union_by_name = true)
+                SELECT * FROM {_raw(f"{RESULTS_DIR}/*/*/*.csv")}
                 QUALIFY CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END
                       = max(CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END)
                         OVER (PARTITION BY machine, experiment)
             )
-            SELECT DISTINCT machine, experiment FROM best WHERE client_saturated
+            SELECT DISTINCT machine, experiment FROM best WHERE {CLIENT_BOUND_IN_RAW}
             """
         ).fetchall()
     )
@@ -304,7 +334,8 @@ def test_no_committed_verdict_rests_on_a_client_bound_window_unsaid(
                     if verdict["bound"] is None:
                         assert verdict["verdict"] == CANNOT_EVALUATE, where
                         assert verdict["reason"].startswith("pgbench used"), where
-                        assert verdict["client_cpu"] is not None and verdict["client_cpu"] >= 0.9, where
+                        assert verdict["client_cpu"] is not None, where
+                        assert verdict["client_cpu"] >= CLIENT_NEAR_LIMIT_SHARE, where
                     elif verdict["verdict"] == CANNOT_EVALUATE:
                         assert f"is {verdict['bound']}" in verdict["reason"], where
     assert looked, "no claim read a client-bound experiment: the check above checked nothing"
@@ -317,8 +348,8 @@ def test_committed_churn_verdicts_say_pgbench_was_the_limit(
     them are not published as measurements of the pooler."""
     raw = duckdb.sql(
         f"""
-        SELECT DISTINCT machine FROM read_csv('{RESULTS_DIR}/*/pooler-churn/*.csv', union_by_name = true)
-        WHERE workload = 'churn-pgbouncer' AND client_saturated AND profile = 'full'
+        SELECT DISTINCT machine FROM {_raw(f"{RESULTS_DIR}/*/pooler-churn/*.csv")}
+        WHERE workload = 'churn-pgbouncer' AND {CLIENT_BOUND_IN_RAW} AND profile = 'full'
         """
     ).fetchall()
     machines = {machine for (machine,) in raw}

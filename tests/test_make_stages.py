@@ -164,3 +164,20 @@ def test_a_new_site_url_makes_the_site_stage_due(tree: Path) -> None:
     assert make(tree, "site", 0, "SITE_URL=https://example.org/connlab/") == []
     assert make(tree, "site") == ["build site"]
     assert make(tree, "site") == []
+
+
+@pytest.mark.mkdocs
+def test_a_new_repository_makes_the_render_and_site_stages_due(tree: Path) -> None:
+    """REPO_URL, or else the clone's origin remote, is in every page's header and in the pages that say
+    `git clone`: another repository, or none again, renders and builds the site; the same one twice does
+    not. The setting's file is the one SITE_URL uses, one per setting."""
+    make(tree, "site")
+    assert make(tree, "site", 0, "REPO_URL=https://example.org/owner/lab") == ["build render site"]
+    assert make(tree, "site", 0, "REPO_URL=https://example.org/owner/lab") == []
+    assert (tree / "build" / ".setting-REPO_URL").read_text() == "https://example.org/owner/lab"
+    assert make(tree, "site") == ["build render site"]
+    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+    subprocess.run(["git", "remote", "add", "origin", "git@example.org:owner/lab.git"], cwd=tree, check=True)
+    assert make(tree, "site") == ["build render site"]
+    assert make(tree, "site") == []
+    assert (tree / "build" / ".setting-REPO_URL").read_text() == "git@example.org:owner/lab.git"

@@ -291,7 +291,7 @@ def test_the_verdict_columns_are_on_the_machine_page(aggregated: Path, tmp_path:
     machine_page = render_machine_page(aggregated, tmp_path / "docs")
     # The machine's page has its own column; the article, with few machines, one per machine as well. Both
     # are HTML tables written from the facts, never Markdown tables.
-    head = "<th>claim</th><th>the seed's figure</th><th>"
+    head = "<th>claim</th><th>the source article's figure</th><th>"
     assert head + "alpha-box<br><small>" in machine_page
     assert head in article and ">alpha-box</a><br><small>" in article
     for page in (machine_page, article):
@@ -563,7 +563,7 @@ def test_the_machines_page_compares_measured_machines(tmp_path: Path, write_run:
     assert "| 9,100 (9,000–9,200) |" not in big  # the big box's peak is twice the small one's
     assert "| 18,200 (18,000–18,400) |" in big
     # Its peak per core is twice the other machine's, computed, not typed.
-    assert "its peak per server core is\n  2.0 times the median of the other\n  1 measured machine(s)" in page
+    assert "its peak per server core is\n  2.0 times the median of the other\n  1 measured machine" in page
     # Once per machine, nowhere else.
     assert page.count("It did not run backend\\-memory, client\\-bound") == 2
 

@@ -4,8 +4,8 @@ One visit per page and width collects what the tests below judge: nothing is wid
 outside a deliberate scroll wrapper, a table that scrolls does so deliberately, every chart keeps a plot
 area a reader can use (legend under the plot on a phone, axis labels apart), every check-it-yourself box
 holds a highlighted script with a copy button, every chart has a text alternative taken from its caption,
-and axe-core finds no serious or critical accessibility violation. A screenshot of each page at each
-width goes to build/screenshots/ for review.
+and axe-core finds no serious or critical accessibility violation. A screenshot of each page's first screen
+at each width goes to build/screenshots/ for review.
 
 Needs a built site, Chromium at /usr/bin/chromium and axe-core in node_modules/ (`make setup`);
 otherwise the tests are skipped.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +30,14 @@ from connlab.site.charts.vendor import NODE_MODULES
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
-# One worker runs the module (pytest-xdist, --dist loadgroup): every worker that ran a test of it would
-# visit every page at every width again for its own `views`.
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("site-pages")]
+pytestmark = pytest.mark.browser
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 
 AXE_SCRIPT = NODE_MODULES / "axe-core" / "axe.min.js"
+# The pages are visited in shards, every page of a shard at every width, each shard on one worker of its
+# own (pytest-xdist's loadgroup): one fixture visiting them all kept one worker busy for minutes while the
+# others had nothing of this module to run.
+SHARDS = 6
 DESKTOP, PHONE = 1280, 390
 WIDTHS = (DESKTOP, PHONE)
 HEIGHT = 900
@@ -43,7 +46,7 @@ MIN_PLOT_WIDTH = 250
 # axe-core impacts that fail the test; "moderate" and "minor" ones are reported by axe but not judged here.
 FAILING_IMPACTS = {"serious", "critical"}
 
-# Opens every collapsible box, so what is inside is laid out, measured and in the screenshot.
+# Opens every collapsible box, so what is inside is laid out and measured.
 OPEN_DETAILS_JS = "() => document.querySelectorAll('details').forEach(d => { d.open = true; })"
 
 # Visible elements whose box reaches past the viewport's right edge, unless an ancestor clips or
@@ -204,11 +207,13 @@ def visit(chromium: Browser, url: str, width: int) -> PageView:
         page.goto(url, wait_until="load")
         if page.locator(FIGURE).count():
             page.wait_for_function(CHARTS_RENDERED_JS)
-        page.evaluate(OPEN_DETAILS_JS)
-        page.wait_for_timeout(200)  # let a re-layout after opening the boxes settle
         path = screenshot_path(url.split("/", 3)[3], width)
         path.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(path), full_page=True)
+        # The first screen, as a reader meets the page (the whole of a long page with every box open is an
+        # image tens of thousands of pixels tall).
+        page.screenshot(path=str(path))
+        page.evaluate(OPEN_DETAILS_JS)
+        page.wait_for_timeout(200)  # let a re-layout after opening the boxes settle
         page.add_script_tag(path=str(AXE_SCRIPT))
         overflowing = page.evaluate(OVERFLOW_JS)
         charts = page.evaluate(CHARTS_JS)
@@ -232,11 +237,45 @@ def visit(chromium: Browser, url: str, width: int) -> PageView:
         context.close()
 
 
-@pytest.fixture(scope="module")
-def views(browser: Browser, built_site: Path, site_url: str) -> Iterator[list[PageView]]:
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param(n, marks=pytest.mark.xdist_group(f"site-pages-{n}")) for n in range(SHARDS)],
+    ids=[f"shard{n}" for n in range(SHARDS)],
+)
+def views(
+    request: pytest.FixtureRequest, browser: Browser, built_site: Path, site_url: str
+) -> Iterator[list[PageView]]:
+    """Every page of one shard (every SHARDS-th page) at every width."""
     if not AXE_SCRIPT.is_file():
         pytest.skip(f"{AXE_SCRIPT} is missing: run make setup (npm ci)")
-    yield [visit(browser, site_url + url, width) for url in page_urls(built_site) for width in WIDTHS]
+    urls = page_urls(built_site)[request.param :: SHARDS]
+    yield [visit(browser, site_url + url, width) for url in urls for width in WIDTHS]
+
+
+# What a page's HTML holds before any script runs: the charts and boxes its view must have found.
+CHART_FIGURE = re.compile(r'<figure [^>]*class="[^"]*\bconnlab-chart\b')
+BOX_SUMMARY = re.compile(r"<summary>Check it yourself")
+
+
+def test_the_site_has_charts_and_boxes_to_judge(built_site: Path) -> None:
+    """The checks below judge what they find: a site with none would pass them all."""
+    pages = [(built_site / url / "index.html").read_text(encoding="utf-8") for url in page_urls(built_site)]
+    assert sum(bool(CHART_FIGURE.search(page)) for page in pages) >= 2, "fewer than two pages with charts"
+    assert any(BOX_SUMMARY.search(page) for page in pages), "no check-it-yourself box on any page"
+
+
+def test_each_view_found_the_charts_and_boxes_its_page_holds(views: list[PageView], built_site: Path) -> None:
+    """A selector that no longer matched would leave the checks below nothing to judge."""
+    found = {}
+    for view in views:
+        page = (built_site / view.url.split("/", 3)[3] / "index.html").read_text(encoding="utf-8")
+        charts, boxes = bool(CHART_FIGURE.search(page)), len(BOX_SUMMARY.findall(page))
+        if bool(view.charts) != charts or len(view.boxes) != boxes:
+            found[f"{view.url} at {view.width} px"] = {
+                "charts in the HTML": charts, "charts found": len(view.charts),
+                "boxes in the HTML": boxes, "boxes found": len(view.boxes),
+            }  # fmt: skip
+    assert not found, report(found)
 
 
 def report(found: dict[str, Any]) -> str:
@@ -271,7 +310,6 @@ def test_tables_that_scroll_do_so_deliberately(views: list[PageView]) -> None:
 
 def test_charts_keep_a_usable_plot_on_a_phone(views: list[PageView]) -> None:
     charts = [(view.url, chart) for view in views if view.width == PHONE for chart in view.charts]
-    assert charts, "no chart on any page"
     narrow = {
         f"{url} {chart['id']}": round(chart["plot"]["width"]) if chart["plot"] else None
         for url, chart in charts
@@ -334,7 +372,6 @@ def test_legends_speak_in_words(views: list[PageView]) -> None:
 
 def test_every_box_holds_a_highlighted_script_with_a_copy_button(views: list[PageView]) -> None:
     boxes = [(view, box) for view in views for box in view.boxes]
-    assert boxes, "no check-it-yourself box on any page"
     broken = {
         f"{view.url} at {view.width} px: {box['title']}": box
         for view, box in boxes
@@ -357,7 +394,6 @@ def test_no_serious_or_critical_accessibility_violations(views: list[PageView]) 
 
 def test_every_chart_is_named_by_its_caption(views: list[PageView]) -> None:
     charts = [(view, chart) for view in views for chart in view.charts]
-    assert charts, "no chart on any page"
     found = {
         f"{view.url} at {view.width} px {chart['id']}": chart["caption"]
         for view, chart in charts
@@ -428,8 +464,9 @@ def test_charts_follow_a_change_of_width(browser: Browser, site_url: str) -> Non
 
 def test_the_machines_tables_fit_a_desktop_column(views: list[PageView]) -> None:
     """The Machines page is read on a desktop to compare machines: none of its tables scrolls at 1280 px."""
-    machines = [view for view in views if view.url.endswith("machines/") and view.width == DESKTOP]
-    assert machines, "the Machines page was not visited"
+    machines = [view for view in views if view.url.endswith("/machines/") and view.width == DESKTOP]
+    if not machines:
+        pytest.skip("the Machines page is in another shard")
     assert [table for view in machines for table in view.scrolling_tables] == []
 
 

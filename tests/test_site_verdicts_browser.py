@@ -82,7 +82,7 @@ def test_verdict_table_reads_at_1280_px(browser: Browser, site_url: str, built_s
     assert measured["claims"] == built_claims(built_site, slug)
     # The seed's figure beside the claim, shown, never judged against itself; with few machines, a column
     # per machine that ran the article's experiments (connlab.data.answers), its value, range and verdict.
-    assert measured["headers"][:2] == ["claim", "the seed's figure"]
+    assert measured["headers"][:2] == ["claim", "the source article's figure"]
     machine_headers = [h for h in measured["headers"][2:] if "server core" in h]
     assert 1 <= len(machine_headers) == len(measured["headers"]) - 2 <= 5, measured["headers"]
 

@@ -161,13 +161,17 @@ def test_a_machine_table_has_the_legend_first_the_claims_reading_and_its_own_col
     page = machine_verdicts(with_machines(shared, claims, columns, by_machine))
     assert page.index('class="verdict-legend"') < page.index("<table>")
     (table,) = parse(page)
-    assert table["head"] == ["claim", "the seed's figure", "box 1 server core · full profile · 2026-12-01"]
+    assert table["head"] == [
+        "claim",
+        "the source article's figure",
+        "box 1 server core · full profile · 2026-12-01",
+    ]
     (row,) = table["rows"]
     assert row[0] == (
         "PgBouncer falls with churn. Seed's expectation, untested by the seed: throughput, higher ÷ lower. "
         "Operating point: 10 to 50 clients, the project's choice"
     )
-    # A conjecture's threshold is not called the seed's figure.
+    # A conjecture's threshold is not called the source article's figure.
     assert row[1] == "1.8 threshold at least 1; PgBouncer fell as churn rose."
     assert row[2] == "✓ holds at least 3.2 (3.1–3.4) measured 2026-12-01"
 
@@ -241,7 +245,7 @@ def test_an_article_table_past_five_machines_gives_the_median_and_names_each_ver
     answers, _ = answers_for(7)
     page = article_verdicts(build_table({"claims": []}, [], []), answers, [CLAIM], {}, "articles/x.md")
     (table,) = parse(page)
-    assert table["head"] == ["claim", "the seed's figure", "measured on 7 machines (Machines)"]
+    assert table["head"] == ["claim", "the source article's figure", "measured on 7 machines (Machines)"]
     assert '<a href="../../machines/">Machines</a>' in page
     (row,) = table["rows"]
     assert row[2] == "median 3.0 (0–6.0) ✓ holds on 6: m0, m1, m2, m3, m4 and 1 more ✗ does not hold on 1: m6"

@@ -73,11 +73,18 @@ SELECT machine, true, workload, clients, clients_per_core, tps, NULL, NULL, late
 FROM published_points
 WHERE tps IS NOT NULL;
 
+-- Each curve's peak with its measured neighbours, the nearest client counts of the same curve below and
+-- above it (NULL where the peak is the curve's first or last point): the true peak lies between them, so a
+-- claim about where it lies is judged only where they resolve it (connlab.data.claims).
 CREATE OR REPLACE TABLE curve_peaks AS
 SELECT machine, any_value(published) AS published, workload,
        arg_max(clients, tps) AS peak_clients, arg_max(clients_per_core, tps) AS peak_clients_per_core,
        max(tps) AS peak_tps, arg_max(latency_avg_ms, tps) AS peak_latency_ms,
-       max(clients) AS max_clients, count(*) AS points
+       max(clients) AS max_clients, count(*) AS points,
+       measured_below(list(clients), arg_max(clients, tps)) AS peak_clients_below,
+       measured_above(list(clients), arg_max(clients, tps)) AS peak_clients_above,
+       measured_below(list(clients_per_core), arg_max(clients_per_core, tps)) AS peak_per_core_below,
+       measured_above(list(clients_per_core), arg_max(clients_per_core, tps)) AS peak_per_core_above
 FROM curves
 GROUP BY machine, workload;
 
@@ -108,19 +115,22 @@ JOIN points p ON p.machine = w.machine AND p.workload = w.workload AND p.clients
 WHERE w.ok AND p.windows_client_saturated = 0
 GROUP BY w.machine, w.workload, w.pass_no;
 
--- Every curve's peak with the range of its passes' peaks; a published curve has one figure, no range.
+-- Every curve's peak with the range of its passes' peaks and its measured neighbours; a published curve has
+-- one figure, no range.
 CREATE OR REPLACE TABLE peak_ranges AS
 SELECT k.machine, k.published, k.workload, coalesce(mk.server_cores, m.server_cores) AS server_cores, k.points,
        k.peak_clients, k.peak_clients_per_core,
        coalesce(min(pp.peak_clients_per_core), any_value(k.peak_clients_per_core)) AS peak_per_core_low,
        coalesce(max(pp.peak_clients_per_core), any_value(k.peak_clients_per_core)) AS peak_per_core_high,
        coalesce(min(pp.peak_clients), any_value(k.peak_clients)) AS peak_clients_low,
-       coalesce(max(pp.peak_clients), any_value(k.peak_clients)) AS peak_clients_high
+       coalesce(max(pp.peak_clients), any_value(k.peak_clients)) AS peak_clients_high,
+       k.peak_clients_below, k.peak_clients_above, k.peak_per_core_below, k.peak_per_core_above
 FROM curve_peaks k
 JOIN main.machines m ON m.id = k.machine
 LEFT JOIN peaks mk ON mk.machine = k.machine AND mk.workload = k.workload
 LEFT JOIN pass_peaks pp ON pp.machine = k.machine AND pp.workload = k.workload
-GROUP BY k.machine, k.published, k.workload, mk.server_cores, m.server_cores, k.points, k.peak_clients, k.peak_clients_per_core;
+GROUP BY k.machine, k.published, k.workload, mk.server_cores, m.server_cores, k.points, k.peak_clients, k.peak_clients_per_core,
+         k.peak_clients_below, k.peak_clients_above, k.peak_per_core_below, k.peak_per_core_above;
 
 -- Every point past the peak with its share of the peak and its latency multiple, each with the range of
 -- the passes (against the peak's own passes, as relative_to_peak). A published curve has no range; where
@@ -176,7 +186,7 @@ GROUP BY machine, profile, workload, clients;
 CREATE OR REPLACE TABLE folk_formula AS
 SELECT machine, published, workload, server_cores, points,
        server_cores * 2 + 1 AS formula_connections,
-       peak_clients, peak_clients_low, peak_clients_high,
+       peak_clients, peak_clients_low, peak_clients_high, peak_clients_below, peak_clients_above,
        peak_clients / (server_cores * 2 + 1) AS measured_over_formula,
        peak_clients_low / (server_cores * 2 + 1) AS measured_over_formula_low,
        peak_clients_high / (server_cores * 2 + 1) AS measured_over_formula_high

@@ -9,10 +9,11 @@ SELECT
     latency_avg_median, server_cpu_median, client_cpu_median
 FROM point_stats;
 
--- Each budget's peak, among points where pgbench never saturated its cores.
+-- Each budget's peak, among points where pgbench never saturated its cores, with its measured neighbours
+-- per core (NULL where the peak is the budget's first or last point).
 CREATE OR REPLACE TABLE peaks AS
 SELECT machine, workload, server_cores AS budget, peak_clients, peak_clients_per_core, peak_tps, peak_tps_min,
-       peak_tps_max
+       peak_tps_max, peak_per_core_below, peak_per_core_above
 FROM peak_stats;
 
 -- Smallest against largest budget: does the peak keep its multiple of the cores?
@@ -22,7 +23,9 @@ SELECT s.machine, s.workload,
        s.peak_clients AS small_peak_clients, l.peak_clients AS large_peak_clients,
        s.peak_clients_per_core AS small_peak_per_core, l.peak_clients_per_core AS large_peak_per_core,
        l.peak_clients_per_core / s.peak_clients_per_core AS per_core_ratio,
-       l.peak_tps / s.peak_tps AS throughput_ratio
+       l.peak_tps / s.peak_tps AS throughput_ratio,
+       s.peak_per_core_below AS small_peak_per_core_below, s.peak_per_core_above AS small_peak_per_core_above,
+       l.peak_per_core_below AS large_peak_per_core_below, l.peak_per_core_above AS large_peak_per_core_above
 FROM peaks s JOIN peaks l USING (machine, workload)
 WHERE s.budget = (SELECT min(budget) FROM peaks p WHERE p.machine = s.machine AND p.workload = s.workload)
   AND l.budget = (SELECT max(budget) FROM peaks p WHERE p.machine = l.machine AND p.workload = l.workload)
@@ -41,6 +44,8 @@ GROUP BY ALL;
 
 CREATE OR REPLACE TABLE scaling_ranges AS
 SELECT s.machine, s.workload, s.small_budget, s.large_budget, s.per_core_ratio,
+       s.small_peak_per_core, s.small_peak_per_core_below, s.small_peak_per_core_above,
+       s.large_peak_per_core, s.large_peak_per_core_below, s.large_peak_per_core_above,
        (SELECT min(peak_clients_per_core) FROM pass_peaks q WHERE q.machine = s.machine
           AND q.workload = s.workload AND q.budget = s.large_budget)
      / (SELECT max(peak_clients_per_core) FROM pass_peaks q WHERE q.machine = s.machine

@@ -57,7 +57,10 @@ WITH ranked AS (
            arg_max(clients_per_core, tps_median) AS peak_per_core,
            max(tps_median) AS peak_tps,
            arg_max(tps_min, tps_median) AS peak_tps_min,
-           arg_max(tps_max, tps_median) AS peak_tps_max
+           arg_max(tps_max, tps_median) AS peak_tps_max,
+           -- The peak's measured neighbours on its curve (NULL at the curve's first or last point).
+           measured_below(list(clients_per_core), arg_max(clients_per_core, tps_median)) AS peak_per_core_below,
+           measured_above(list(clients_per_core), arg_max(clients_per_core, tps_median)) AS peak_per_core_above
     FROM curve_points
     GROUP BY machine, workload, major
 ),
@@ -97,6 +100,8 @@ SELECT b.machine, o.workload, b.old_major, b.new_major, o.points,
        o.peak_per_core AS old_peak_per_core, n.peak_per_core AS new_peak_per_core,
        o.peak_per_core_low AS old_peak_per_core_low, o.peak_per_core_high AS old_peak_per_core_high,
        n.peak_per_core_low AS new_peak_per_core_low, n.peak_per_core_high AS new_peak_per_core_high,
+       o.peak_per_core_below AS old_peak_per_core_below, o.peak_per_core_above AS old_peak_per_core_above,
+       n.peak_per_core_below AS new_peak_per_core_below, n.peak_per_core_above AS new_peak_per_core_above,
        n.peak_per_core / o.peak_per_core AS peak_moved,
        n.peak_per_core_low / o.peak_per_core_high AS peak_moved_low,
        n.peak_per_core_high / o.peak_per_core_low AS peak_moved_high,

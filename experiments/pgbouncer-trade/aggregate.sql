@@ -43,6 +43,17 @@ SELECT machine, regexp_replace(workload, '^direct-', '') AS builtin, clients, se
 FROM point_stats
 WHERE target = 'direct' AND workload IN ('direct-select-only', 'direct-tpcb-like');
 
+-- Each direct curve's peak per core with its measured neighbours, the nearest points of the same curve below
+-- and above it (NULL where the peak is the curve's first or last point): where the true peak may lie.
+CREATE OR REPLACE TABLE direct_peaks AS
+SELECT machine, builtin, arg_max(clients_per_core, tps_median) AS peak_per_core,
+       measured_below(list(clients_per_core) FILTER (WHERE tps_median IS NOT NULL),
+                      arg_max(clients_per_core, tps_median)) AS peak_per_core_below,
+       measured_above(list(clients_per_core) FILTER (WHERE tps_median IS NOT NULL),
+                      arg_max(clients_per_core, tps_median)) AS peak_per_core_above
+FROM direct_curve
+GROUP BY machine, builtin;
+
 -- Table 3: persistent clients through PgBouncer at a fixed crowd, by pool size, against the same crowd
 -- direct. Statements through the pooler per second = transactions x statements per transaction: pgbench's
 -- select-only sends 1, tpcb-like 7 (BEGIN, three updates, a select, an insert, END), as the seed counts them.

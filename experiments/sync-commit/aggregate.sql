@@ -17,7 +17,10 @@ WITH best AS (
            arg_max(clients, tps_median) AS peak_clients,
            max(tps_median) AS peak_tps,
            arg_max(tps_min, tps_median) AS peak_tps_min,
-           arg_max(tps_max, tps_median) AS peak_tps_max
+           arg_max(tps_max, tps_median) AS peak_tps_max,
+           -- The peak's measured neighbours on its curve (NULL at the curve's first or last point).
+           measured_below(list(clients), arg_max(clients, tps_median)) AS peak_clients_below,
+           measured_above(list(clients), arg_max(clients, tps_median)) AS peak_clients_above
     FROM points WHERE windows_ok > 0 AND windows_client_saturated = 0
     GROUP BY machine, workload
 )
@@ -45,6 +48,8 @@ ORDER BY n.machine, n.clients;
 CREATE OR REPLACE TABLE summary AS
 SELECT n.machine,
        n.peak_clients AS on_peak_clients, f.peak_clients AS off_peak_clients,
+       n.peak_clients_below AS on_peak_clients_below, n.peak_clients_above AS on_peak_clients_above,
+       f.peak_clients_below AS off_peak_clients_below, f.peak_clients_above AS off_peak_clients_above,
        n.peak_tps AS on_peak_tps, f.peak_tps AS off_peak_tps,
        f.peak_tps / n.peak_tps AS ceiling_ratio,
        f.peak_tps_min / n.peak_tps_max AS ceiling_ratio_low,

@@ -25,9 +25,20 @@ VERDICT_COLUMNS_UP_TO = 5
 # Debian 12 ships, so that such a machine measures the server the project's own machines do
 # (connlab.lab.pg_dist; the Contributing page says it).
 DEFAULT_PG_MAJOR = 15
-# pgbench counts as saturated (the window client-bound) when it used this share of the cores it was given:
-# measured by the harness (connlab.lab.counters), checked by validation, said on the pages.
+# The harness's own flag in every row (column client_saturated): pgbench used this share of the cores it was
+# given, written by connlab.lab.counters and checked by validation. It records pgbench alone; whether a
+# window's rate is the client's is the rule below, which the aggregation applies from the CPU figures.
 CLIENT_SATURATION_SHARE = 0.9
+# The busiest process decides: a window's rate is a bound (the client's), not a value (the server's or the
+# pooler's), when pgbench used at least CLIENT_NEAR_LIMIT_SHARE of its cores (or quota) while the server and
+# the pooler each used less than OTHERS_WELL_BELOW_SHARE of theirs. One rule for every table and claim,
+# applied once to the windows (connlab.data.views.CLIENT_BOUND_SQL) and stated on the methodology page.
+CLIENT_NEAR_LIMIT_SHARE = 0.85
+OTHERS_WELL_BELOW_SHARE = 0.5
+# A peak is placed where its measured neighbours on its curve lie within this factor of it: half a doubling
+# step, the project's band for "at" a point per core. Claims about peaks are judged only where the points
+# place them (connlab.data.peak_bracket); the methodology page states it.
+PEAK_RESOLUTION = 2**0.5
 # The CFS scheduler's period: a CPU quota of N cores is N times this many microseconds per period.
 CFS_PERIOD_US = 100_000
 

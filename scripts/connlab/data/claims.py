@@ -6,13 +6,21 @@ a threshold, and a DuckDB query over the aggregated tables returning one row per
 
 - `machine`, `value` (the figure on the medians), optionally `low` and `high` (the range the passes allow);
 - optionally `reason`: why the claim cannot be evaluated there, in words ("5 client counts; a fit needs 6");
-- optionally `client_saturated` (whether pgbench used at least 90% of its cores in any pass at the points the
-  value rests on), `client_cpu` (the most of its cores it used there, a share) and `client_cores`;
+- optionally `client_saturated` (whether any pass at the points the value rests on was client-bound, by the
+  rule of connlab.data.views.CLIENT_BOUND_SQL), `client_cpu` (the most of its cores pgbench used there, a
+  share) and `client_cores`;
 - optionally `bound`: 'at least' or 'at most', the direction a client-bound point biases the value (a
   client-bound pooled rate is a floor on what the pooler could do, so a speed-up over it is 'at least');
 - optionally `readings`: how many readings the value rests on, where that is one (a single start, a single
   long window), so the page says it; a verdict whose experiments all ran one pass on the machine (a profile
-  of one pass) rests on one reading whatever the query says.
+  of one pass) rests on one reading whatever the query says;
+- for a claim with `decidable_by` (a claim about where a curve peaks, or a figure read from a peak): `peak`,
+  `peak_below`, `peak_above` (the peak and its measured neighbours on its curve), optionally `peak_of` (the
+  curve's name) and `peak_gap` (the words for the gap, where the neighbours are not one curve's points), and
+  for a value divided by a second peak the same columns named `over_peak...` (connlab.data.peak_bracket). On
+  a measured machine the claim is judged only where those points resolve it; elsewhere it cannot be
+  evaluated, saying between which points nothing was measured. A source's printed figure is judged as
+  printed: the points an article prints are not the grid it measured.
 
 The verdict is computed here, never in the query, so every claim is judged by the same rule. The range
 convention is one for every figure: a figure's range runs from its smallest to its largest pass, and a ratio's
@@ -23,7 +31,8 @@ sides are read in the same window, from the smallest to the largest of the passe
 the claim ("not measured"); a row with no value must say why, or the build stops: a claim that cannot be
 checked must not be published as if it had been.
 
-The load generator is never the measurement: where pgbench saturated its cores at the claim's points, the
+The load generator is never the measurement: where the claim's points were client-bound (the one rule of
+connlab.data.views.CLIENT_BOUND_SQL: pgbench near its limit, the server and the pooler well below theirs), the
 verdict is "cannot be evaluated" with pgbench's figure, unless the query states the bias's direction; then
 the value is a bound, and only what the bound decides is judged (an 'at least' value that already meets
 'at least 18.9' holds; one below it decides nothing). A claim that reads an experiment with client-bound
@@ -47,6 +56,7 @@ from connlab.contract.cache import canonical_bytes, loads_fast, remember_written
 from connlab.contract.experiment import experiment_names
 from connlab.contract.files import write_bytes_if_changed
 from connlab.contract.yaml_models import load_yaml_model
+from connlab.data.peak_bracket import OVER_PEAK_COLUMNS, PEAK_COLUMNS, DecidableBy, read_peak, unresolved
 from connlab.data.sql_text import sql_in_list
 from connlab.data.verdict_conditions import conditions, machine_facts, pooler_kinds
 from connlab.errors import LabError
@@ -157,14 +167,28 @@ class Claim(BaseModel):
         "own saturation is the measurement, a count, a memory figure, or an identity that holds whatever "
         "sets the rate)",
     )
+    decidable_by: DecidableBy | None = Field(
+        default=None,
+        description="peak-bracket: the value is where a curve peaks; peak-resolution: the value is read from "
+        "one or two peaks. Either way judged only where the peaks' measured neighbours resolve it "
+        "(connlab.data.peak_bracket); the query returns the peak columns",
+    )
+    peak_unit: str = Field(
+        default="per server core",
+        description="the words after a peak's client counts in a reason: 'per server core' or 'clients'",
+    )
     query: str
 
 
+# A claim's fields that stay here, not in its file: how it is queried and decided (the threshold is written in
+# words); its verdicts say what came of them.
+NOT_WRITTEN = {"query", "threshold", "decidable_by", "peak_unit"}
+
 # How a page names each kind of reading, so no template has to spell them.
 READING_LABELS = {
-    "seed": "Seed's statement",
+    "seed": "The source article's statement",
     "project": "Project's reading",
-    "conjecture": "Seed's expectation, untested by the seed",
+    "conjecture": "The source article's expectation, untested by it",
 }
 
 
@@ -234,7 +258,20 @@ def _readings(value: object, where: str) -> int | None:
     return None if number is None else int(number)
 
 
-def _verdict(claim: Claim, row: dict | None, where: str) -> dict:
+def _unresolved(claim: Claim, row: dict, value: float, where: str) -> str | None:
+    """Why the points measured cannot decide a claim about a peak (None where they can, or where the claim is
+    not about one)."""
+    if claim.decidable_by is None:
+        return None
+    peak, over_peak = read_peak(row, "peak"), read_peak(row, "over_peak")
+    if peak is None and over_peak is None:
+        raise LabError(f"{where}: a claim decided by its peaks must return the peak it reads (column peak)")
+    return unresolved(claim.decidable_by, claim.threshold, value, peak, over_peak, claim.peak_unit)
+
+
+def _verdict(claim: Claim, row: dict | None, where: str, gated: bool = True) -> dict:
+    """One row's verdict. gated: whether the claim's peaks are held to the points measured around them (a
+    measured machine; a source's printed figure is judged as printed)."""
     if row is None:
         return dict(EMPTY_VERDICT)
     value = _number(row.get("value"), f"{where}: column value")
@@ -258,6 +295,9 @@ def _verdict(claim: Claim, row: dict | None, where: str) -> dict:
     if low is not None and high is not None and low > high:
         raise LabError(f"{where}: low {low} is above high {high}")
     figures = {"value": value, "low": low, "high": high}
+    gap = _unresolved(claim, row, value, where) if gated else None
+    if gap is not None:
+        return {**base, **figures, "verdict": CANNOT_EVALUATE, "reason": gap}
     if client["client_saturated"] and claim.client_bound != "not-a-bias":
         used = client_words(client["client_cpu"], client["client_cores"])
         if bound is None:
@@ -303,15 +343,30 @@ def _check_across(claim: Claim, rows: list[dict], names: list[str], path: Path) 
         raise LabError(f"{where}: query must return a column value")
     if len(rows) > 1:
         raise LabError(f"{where}: a claim across machines returns one row, got {len(rows)}")
+    _check_peak_columns(claim, names, where)
     across = _verdict(claim, rows[0], where) if rows else dict(EMPTY_VERDICT)
     return {
-        **claim.model_dump(exclude={"query", "threshold"}),
+        **claim.model_dump(exclude=NOT_WRITTEN),
         "reading_label": READING_LABELS[claim.reading],
         "threshold": claim.threshold.text(),
         "verdicts": [],
         "across": across,
         "summary": across["verdict"],
     }
+
+
+def _check_peak_columns(claim: Claim, names: list[str], where: str) -> None:
+    """A claim decided by its peaks returns a peak with its neighbours: else every verdict would pass as
+    resolved without a word."""
+    if claim.decidable_by is None:
+        return
+    given = [columns for columns in (PEAK_COLUMNS, OVER_PEAK_COLUMNS) if columns[0] in names]
+    if not given:
+        raise LabError(f"{where}: decidable_by {claim.decidable_by} needs the column peak (or over_peak)")
+    for columns in given:
+        lacking = [name for name in columns[1:3] if name not in names]
+        if lacking:
+            raise LabError(f"{where}: {columns[0]} needs its neighbours too (missing: {', '.join(lacking)})")
 
 
 class Runs(BaseModel):
@@ -417,7 +472,7 @@ def check_claim(
 
     def verdict_of(machine: str) -> dict:
         where = f"{path}: claim {claim.id}: {machine}"
-        verdict = _verdict(claim, by_machine.get(machine), where)
+        verdict = _verdict(claim, by_machine.get(machine), where, gated=machine in among)
         own = {name: runs[(machine, name)] for name in experiments if (machine, name) in runs}
         _check_client(claim, verdict, own, where)
         if verdict["verdict"] != NOT_MEASURED:
@@ -433,12 +488,14 @@ def check_claim(
                     verdict["readings"] = 1
         return {"machine": machine, **verdict}
 
+    among = set(measured)
     missing = {"machine", "value"} - set(names)
     if missing:
         raise LabError(
             f"{path}: claim {claim.id}: query must return columns machine and value "
             f"(missing: {', '.join(sorted(missing))})"
         )
+    _check_peak_columns(claim, names, f"{path}: claim {claim.id}")
     by_machine: dict[str, dict] = {}
     for row in rows:
         machine = str(row["machine"])
@@ -447,7 +504,7 @@ def check_claim(
         by_machine[machine] = row
     verdicts = [kept[machine] if machine in kept else verdict_of(machine) for machine in machines]
     return {
-        **claim.model_dump(exclude={"query", "threshold"}),
+        **claim.model_dump(exclude=NOT_WRITTEN),
         "reading_label": READING_LABELS[claim.reading],
         "threshold": claim.threshold.text(),
         "verdicts": verdicts,

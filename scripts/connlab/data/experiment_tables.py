@@ -13,7 +13,7 @@ import duckdb
 from connlab.contract.columns import COLUMN_TYPES
 from connlab.contract.experiment import load_experiment
 from connlab.data.sql_text import sql_string
-from connlab.data.views import BEST_PROFILE_VIEW, PEAK_STATS_VIEW, POINT_STATS_VIEW
+from connlab.data.views import BEST_PROFILE_VIEW, NEIGHBOUR_MACROS, PEAK_STATS_VIEW, POINT_STATS_VIEW
 from connlab.errors import LabError
 from connlab.paths import AGGREGATE_SQL_NAME, EXPERIMENT_FILE_NAME, EXPERIMENTS_DIR
 
@@ -118,6 +118,7 @@ def _compute(
     """The experiment's tables from these raw files, in the given schema."""
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}; SET schema = '{schema}'")
     register_raw_windows(con, files, targets)
+    con.execute(NEIGHBOUR_MACROS)
     con.execute(BEST_PROFILE_VIEW)
     con.execute(POINT_STATS_VIEW)
     con.execute(PEAK_STATS_VIEW)

@@ -5,19 +5,55 @@ one profile per machine, the most thorough it has (full > quick > tiny), so a
 quick rerun on a machine with committed full results never dilutes them.
 
 `peak_stats`: each (machine, workload, CPU budget)'s peak: the highest median throughput among points where
-pgbench never saturated its own cores (a client-bound point measures the client, not the server).
+pgbench never saturated its own cores (a client-bound point measures the client, not the server), with its
+measured neighbours among those points.
 
 `point_stats`: one row per point (machine, workload, target, transport, CPU budget, client count) with the
 medians and ranges over its passes that the articles quote. An experiment's `points` table selects the
 columns it publishes from here instead of repeating the aggregation; figures over the good windows only
 (`FILTER (WHERE ok)`) are those pgbench reported, the CPU and probe figures are over every window.
+
+`client_saturated` in `windows` is the project's one rule for a client-bound window (CLIENT_BOUND_SQL), not
+the flag the harness wrote: every table, peak, fit and claim downstream reads it from here.
+
+`measured_below` and `measured_above` (macros): a peak's measured neighbours on its own curve, the nearest
+client counts measured below and above it (NULL where the peak is the curve's first or last point), so a claim
+about where the peak lies can say whether the points resolve it (connlab.data.claims, `decidable_by`).
 """
 
 from __future__ import annotations
 
-BEST_PROFILE_VIEW = """
+from connlab.contract.names import CLIENT_NEAR_LIMIT_SHARE, OTHERS_WELL_BELOW_SHARE
+
+# The busiest process decides: a window's rate is the client's (a bound) when pgbench used at least
+# CLIENT_NEAR_LIMIT_SHARE of its cores (its quota where it had one; a quota of 0 is none) while the server and
+# the pooler each used less than OTHERS_WELL_BELOW_SHARE of theirs. Where the pooler ran on the server's cores
+# in a cgroup of its own, the two took CPU from the same cores, so the server's share counts both; where it
+# ran inside the server's cgroup (older runs), the server's figure already holds the pooler's. A server whose
+# CPU is not read (a remote one) shows nothing busy, so the client near its limit decides, as it did before
+# the server's CPU was part of the rule. Read from the CPU figures of the row, never from the harness's flag.
+CLIENT_BOUND_SQL = f"""(
+    client_cpu_cores >= {CLIENT_NEAR_LIMIT_SHARE} * coalesce(nullif(client_cpu_budget, 0), client_cores)
+    AND coalesce(
+        (server_cpu_cores + CASE WHEN pooler_cpu_budget IS NOT NULL AND pooler_shares_server_cores
+                                 THEN coalesce(pooler_cpu_cores, 0) ELSE 0 END)
+        < {OTHERS_WELL_BELOW_SHARE} * server_cpu_budget,
+        true)
+    AND coalesce(
+        pooler_cpu_cores < {OTHERS_WELL_BELOW_SHARE} * coalesce(pooler_cpu_budget, server_cpu_budget),
+        true)
+)"""
+
+NEIGHBOUR_MACROS = """
+CREATE OR REPLACE MACRO measured_below(points DOUBLE[], peak DOUBLE) AS
+    list_max(list_filter(points, lambda x: x < peak));
+CREATE OR REPLACE MACRO measured_above(points DOUBLE[], peak DOUBLE) AS
+    list_min(list_filter(points, lambda x: x > peak));
+"""
+
+BEST_PROFILE_VIEW = f"""
 CREATE OR REPLACE TABLE windows AS
-SELECT * FROM raw_windows
+SELECT * REPLACE ({CLIENT_BOUND_SQL} AS client_saturated) FROM raw_windows
 QUALIFY CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END
       = max(CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END) OVER (PARTITION BY machine)
 """
@@ -97,7 +133,11 @@ SELECT
     arg_max(latency_avg_median, tps_median) AS peak_latency_ms,
     arg_max(latency_avg_min, tps_median) AS peak_latency_min_ms,
     arg_max(latency_avg_max, tps_median) AS peak_latency_max_ms,
-    arg_max(latency_p95_median, tps_median) AS peak_latency_p95_ms
+    arg_max(latency_p95_median, tps_median) AS peak_latency_p95_ms,
+    measured_below(list(clients), arg_max(clients, tps_median)) AS peak_clients_below,
+    measured_above(list(clients), arg_max(clients, tps_median)) AS peak_clients_above,
+    measured_below(list(clients_per_core), arg_max(clients_per_core, tps_median)) AS peak_per_core_below,
+    measured_above(list(clients_per_core), arg_max(clients_per_core, tps_median)) AS peak_per_core_above
 FROM point_stats
 WHERE windows_ok > 0 AND windows_client_saturated = 0
 GROUP BY machine, workload, server_cores

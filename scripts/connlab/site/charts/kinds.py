@@ -424,7 +424,11 @@ def connection_cost_dots(records: Records) -> dict:
 
 
 def budget_rows(records: Records) -> list[dict[str, object]]:
-    return [{**record, "budget_cores": f"{record['budget']:g} core(s)"} for record in records]
+    # The legend's words, its number agreeing with it (1 core, 0.5 cores).
+    return [
+        {**record, "budget_cores": f"{record['budget']:g} core{'' if record['budget'] == 1 else 's'}"}
+        for record in records
+    ]
 
 
 def throughput_by_budget(records: Records) -> dict:

@@ -45,6 +45,7 @@ from connlab.site.layout import (
     stamped_sources,
 )
 from connlab.site.publish.preloads import with_chart_preloads
+from connlab.site.repository import repository_name, repository_url
 
 CONFIG_FILE = REPO_ROOT / "mkdocs.yml"
 # Raised (sys.audit) when MkDocs builds in this interpreter: the tests' process markers see a build that
@@ -72,9 +73,19 @@ def load_site_config(
     site_url: str | None = SITE_URL,
 ) -> MkDocsConfig:
     """mkdocs.yml with this build's docs folder, MkDocs' own output folder (CONNLAB_BUILD_DIR moves both;
-    the file names the default ones, for `mkdocs serve`) and the site's address (None: the file's: none)."""
+    the file names the default ones, for `mkdocs serve`), the site's address (None: the file's: none) and
+    the source repository (connlab.site.repository; none: no link). No page links to an editor: the pages
+    are generated, so a page's source in the repository is a template, not the page."""
+    repo_url = repository_url()
+    repository = {"repo_url": repo_url, "repo_name": repository_name(repo_url)} if repo_url else {}
     return load_config(
-        str(config_file), strict=True, docs_dir=str(docs_dir), site_dir=str(staging), site_url=site_url
+        str(config_file),
+        strict=True,
+        docs_dir=str(docs_dir),
+        site_dir=str(staging),
+        site_url=site_url,
+        edit_uri="",
+        **repository,
     )
 
 

@@ -30,6 +30,13 @@ def significant(value: object, figures: int = 3) -> str:
     return f"{number_value:,.{digits}f}"
 
 
+def plural(word: str, count: object, plural_form: str | None = None) -> str:
+    """The word as its number needs it: singular for exactly one (1, 1.0), plural otherwise (0.5 cores, 2
+    machines); the plural is the word with an s unless given. `{{ "core" | plural(n) }}` in a template."""
+    one = not is_missing(count) and float(count) == 1  # type: ignore[arg-type]
+    return word if one else (plural_form or word + "s")
+
+
 def percent(value: object, digits: int = 0) -> str:
     return "–" if is_missing(value) else f"{100 * float(value):.{digits}f}%"  # type: ignore[arg-type]
 

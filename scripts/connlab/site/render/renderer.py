@@ -30,10 +30,13 @@ from connlab.contract.files import copy_if_changed, write_if_changed
 from connlab.contract.names import (
     ANSWERS_SUBDIR,
     CLAIMS_SUBDIR,
+    CLIENT_NEAR_LIMIT_SHARE,
     CLIENT_SATURATION_SHARE,
     DEFAULT_PG_MAJOR,
     LOOPBACK_HOST,
     MACHINES_JSON,
+    OTHERS_WELL_BELOW_SHARE,
+    PEAK_RESOLUTION,
     POOL_SIZES_FILE,
 )
 from connlab.contract.poolers.registry import VERSIONED
@@ -74,7 +77,7 @@ from connlab.site.layout import (
 )
 from connlab.site.render import snippets, tables, verdict_html
 from connlab.site.render.articles import load_articles
-from connlab.site.render.formats import is_missing, number, percent, plain_text, significant
+from connlab.site.render.formats import is_missing, number, percent, plain_text, plural, significant
 from connlab.site.render.fragments import FragmentConverter, markdown_extensions
 from connlab.site.render.machine_pages import (
     ACROSS_MACHINE_CLAIM_KEYS,
@@ -85,6 +88,7 @@ from connlab.site.render.machine_pages import (
 )
 from connlab.site.render.verdicts import VerdictTable, article_columns, build_table, with_machines
 from connlab.site.render.views import ARTICLE_VIEW, MACHINE_VIEW, FactsIndex
+from connlab.site.repository import repository_url
 
 
 def pick(records: list[dict], **where: object) -> dict:
@@ -178,7 +182,9 @@ class PageRenderer:
             # the articles took a second of every render.
             bytecode_cache=jinja2.FileSystemBytecodeCache(str(_folder(JINJA_CACHE_DIR))),
         )
-        self.env.filters.update(number=number, significant=significant, percent=percent, text=plain_text)
+        self.env.filters.update(
+            number=number, significant=significant, percent=percent, text=plain_text, plural=plural
+        )
         self.claims_dir = data_dir / CLAIMS_SUBDIR
         self.env.globals.update(compare=compare, claim_tally=self.claim_tally)
         self.env.globals.update(
@@ -205,8 +211,16 @@ class PageRenderer:
             # What the harness's code says, for pages that describe it (Methodology, Contributing).
             loopback_host=LOOPBACK_HOST,
             client_saturation_share=CLIENT_SATURATION_SHARE,
+            # The busiest-process rule (connlab.data.views.CLIENT_BOUND_SQL), for the pages that state it.
+            client_near_limit_share=CLIENT_NEAR_LIMIT_SHARE,
+            others_well_below_share=OTHERS_WELL_BELOW_SHARE,
+            # How close a peak's measured neighbours must be for a claim about the peak to be judged.
+            peak_resolution=PEAK_RESOLUTION,
             pooler_series_step_s=POOLER_SERIES_STEP_S,
             default_pg_major=DEFAULT_PG_MAJOR,
+            # The source repository (a build setting or the clone's origin; None: no link), for the pages
+            # that tell a reader to clone it.
+            repo_url=repository_url(),
         )
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
         # The articles' scripts by key, each a fenced block (write_code_blocks writes them highlighted).

@@ -113,6 +113,9 @@ def names(group: Mapping[str, object], urls: Mapping[str, str]) -> str:
     return f"{listed} and {more} more" if more else listed
 
 
+# The heading of the column with the source article's own figure.
+SOURCE_HEAD = "the source article's figure"
+
 LEGEND = (
     '<div class="verdict-legend">\n<p><strong>How to read the verdicts.</strong> Each claim is checked on '
     "every machine from the medians of its passes and the range the passes allow: {holds} when the value "
@@ -123,10 +126,11 @@ LEGEND = (
     "on the medians, the passes' range in brackets; “at least” or “at most” marks a bound, where pgbench "
     "saturated its core and only what the bound decides is judged; “one reading” marks a verdict that "
     "rests on a single reading; each cell gives the days its experiments were measured. A quick profile's "
-    "verdicts are a first look (<em>indicative</em>, marked in the column's heading). “The seed” is the "
-    "figure the seed article printed, which sets the threshold where the claim is the seed's statement; a "
-    "“project's reading” is a test of our own, kept apart from the seed's statement, and a “seed's "
-    "expectation” is what the seed expected without testing it.</p>\n"
+    "verdicts are a first look (<em>indicative</em>, marked in the column's heading). “The source "
+    "article's figure” is the figure the source article printed, which sets the threshold where the claim "
+    "is the source article's statement; a “project's reading” is a test of our own, kept apart from the "
+    "source article's statement, and an “expectation” is what the source article expected without testing "
+    "it.</p>\n"
     "</div>\n"
 ).format(
     holds=mark("holds"),
@@ -151,7 +155,7 @@ def _seed_cell(claim: Mapping[str, object], seed_value: object) -> str:
     """The seed's own figure (its published set's value: shown, never judged), the threshold, and what the
     seed said."""
     shown = "" if is_missing(seed_value) else f"<strong>{significant(seed_value, 2)}</strong><br>"
-    own = " (the seed's figure)" if claim.get("reading") == "seed" else ""
+    own = " (the source article's figure)" if claim.get("reading") == "seed" else ""
     return f"{shown}<small>threshold {text(claim['threshold'])}{own}; {text(claim['seed'])}</small>"
 
 
@@ -217,7 +221,7 @@ def machine_verdicts(table: VerdictTable) -> str:
             [_claim_cell(claim), _seed_cell(claim, seed_value)]
             + [cell(c, column.indicative) for c, column in zip(row["cells"], table.columns, strict=True)]
         )
-    return _block(_table(["claim", "the seed's figure", *heads], rows)) + _others(table) + "\n"
+    return _block(_table(["claim", SOURCE_HEAD, *heads], rows)) + _others(table) + "\n"
 
 
 def _article_heading(column: Mapping[str, object], urls: Mapping[str, str]) -> str:
@@ -261,7 +265,7 @@ def article_verdicts(
             else [_summary_cell(row, urls)]
         )
         rows.append([_claim_cell(claim), _seed_cell(claim, row.get("seed_value")), *measured])
-    result = _block(_table(["claim", "the seed's figure", *heads], rows))
+    result = _block(_table(["claim", SOURCE_HEAD, *heads], rows))
     coverage = answers.get("coverage") or {}
     absent = coverage.get("did_not_run_named") or {}  # type: ignore[attr-defined]
     if absent.get("count"):
@@ -275,7 +279,8 @@ def across_verdicts(claims: list[Mapping[str, object]]) -> str:
     rows = [
         [
             text(c["claim"])
-            + f"<br><small>{text(c['value_label'])}, {text(c['threshold'])}. Seed: {text(c['seed'])}</small>",
+            + f"<br><small>{text(c['value_label'])}, {text(c['threshold'])}. "
+            + f"The source article: {text(c['seed'])}</small>",
             text((c["across"] or {}).get("note") or "–"),  # type: ignore[union-attr]
             cell(c["across"]),  # type: ignore[arg-type]
         ]
