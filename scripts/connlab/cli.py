@@ -429,18 +429,24 @@ def estimate(
     profile: Annotated[str, typer.Option(help="quick or full")] = "quick",
     cores: Annotated[int | None, typer.Option(help="a machine of this many cores; default this one")] = None,
 ) -> None:
-    """How long run-all takes, from the experiments' specs: each experiment's windows and minutes."""
+    """How long run-all takes, from the experiments' specs: each experiment's windows and minutes, with the
+    most windows its refinement may add (points where the answer is)."""
     import os
 
     from connlab.contract.estimate import plan_estimate_s, plans_for, run_estimate
 
     cores = cores or len(os.sched_getaffinity(0))
     for plan in plans_for(profile, cores):
-        print(f"{plan.experiment:24} {len(plan.windows()):5} windows {plan_estimate_s(plan) / 60:7.1f} min")
+        refining = f" + {plan.refinement_windows()} refining" if plan.refinement_windows() else ""
+        print(
+            f"{plan.experiment:24} {len(plan.windows()):5} windows{refining} "
+            f"{plan_estimate_s(plan) / 60:7.1f} min"
+        )
     total = run_estimate(profile, cores)
+    refining = f" + {total.refinement_windows} refining at most" if total.refinement_windows else ""
     print(
-        f"{'all':24} {total.windows:5} windows {total.seconds / 60:7.1f} min (about {total.hours} h), "
-        f"{profile} profile on {cores} cores"
+        f"{'all':24} {total.windows:5} windows{refining} {total.seconds / 60:7.1f} min "
+        f"(about {total.hours} h), {profile} profile on {cores} cores"
     )
 
 

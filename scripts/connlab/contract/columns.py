@@ -21,6 +21,9 @@ MAX_PLAUSIBLE_MS = 600_000
 MAX_WINDOWS = 100_000
 MAX_PASSES = 100
 UPPER_BOUNDS = {"pass_no": MAX_PASSES, "window_no": MAX_WINDOWS}
+# Why a window beyond the grid was measured (column added_for, connlab.lab.refine).
+ADDED_FOR_PEAK = "peak"
+ADDED_FOR_SPREAD = "spread"
 
 
 def any_text_is_valid(column: Column) -> bool:
@@ -45,6 +48,17 @@ OWN_COLUMNS: tuple[Column, ...] = (
     Column("window_no", "INTEGER", "position of the window in the run's plan, from 1"),
     Column("pass_no", "INTEGER", "pass number, from 1"),
     Column("pass_order", "VARCHAR", "asc or desc"),
+    # Points measured after the grid where the answer is (connlab.lab.refine): each says why it was added.
+    Column(
+        "added_for",
+        "VARCHAR",
+        "empty for a grid point; peak: a client count added between a curve's peak and its neighbours; "
+        "spread: a pass added where the point's passes disagreed",
+        pattern=rf"^(?:{ADDED_FOR_PEAK}|{ADDED_FOR_SPREAD})$",
+        pattern_hint=f"{ADDED_FOR_PEAK} or {ADDED_FOR_SPREAD}",
+        required=False,
+        added_later=True,
+    ),
     Column("workload", "VARCHAR", "workload id from the experiment"),
     Column("clients", "INTEGER", "pgbench -c", minimum=0),
     Column("jobs", "INTEGER", "pgbench -j", minimum=0),

@@ -32,8 +32,9 @@ class RunEstimate:
     profile: str
     machine_cores: int
     experiments: int
-    windows: int
-    seconds: float
+    windows: int  # the grids' windows
+    seconds: float  # the grids' and the refinement's, at most
+    refinement_windows: int = 0  # the most windows refinement adds (connlab.lab.refine)
 
     @property
     def minutes(self) -> int:
@@ -53,11 +54,15 @@ def plans_for(profile: str, machine_cores: int, names: list[str] | None = None) 
 
 
 def plan_estimate_s(plan: Plan) -> float:
-    """One experiment from its set-up to its last window."""
-    return setup_estimate_s(plan) + len(plan.windows()) * window_estimate_s(plan)
+    """One experiment from its set-up to its last window, with as many refinement windows as its budget
+    allows (connlab.lab.refine: a run measures at most that many, often fewer)."""
+    windows = len(plan.windows()) + plan.refinement_windows()
+    return setup_estimate_s(plan) + windows * window_estimate_s(plan)
 
 
 def run_estimate(profile: str, machine_cores: int, names: list[str] | None = None) -> RunEstimate:
     plans = plans_for(profile, machine_cores, names)
     windows = sum(len(plan.windows()) for plan in plans)
-    return RunEstimate(profile, machine_cores, len(plans), windows, sum(map(plan_estimate_s, plans)))
+    refining = sum(plan.refinement_windows() for plan in plans)
+    seconds = sum(map(plan_estimate_s, plans))
+    return RunEstimate(profile, machine_cores, len(plans), windows, seconds, refining)

@@ -17,6 +17,7 @@ from connlab.contract.probes import PROBES
 from connlab.contract.spec_parts import (
     DatabaseSpec,
     PoolerSpec,
+    Refine,
     Role,
     ServerSpec,
     Strict,
@@ -39,6 +40,9 @@ class Profile(Strict):
     calibration_s: int = Field(default=10, ge=1)
     # Only these workloads (ids): a quick look at the points an article's claims read, not every one.
     workloads: list[str] | None = None
+    # Extra points and passes after the grid (connlab.lab.refine); None: the grid only. Set per profile, so
+    # that the spec's hash, and with it the resuming of runs written before, is unchanged.
+    refine: Refine | None = None
 
     _clients = field_validator("clients")(check_client_entries)
 
@@ -176,11 +180,34 @@ class Plan:
         return windows
 
     @property
+    def refine(self) -> Refine | None:
+        return self.profile.refine
+
+    def curve_workloads(self) -> list[Workload]:
+        """The workloads measured at every client count of the grid: each one's points on a server budget
+        form a curve that refinement may add to (a workload at a few fixed counts is not a curve)."""
+        return [workload for workload in self.spec.workloads if workload.clients is None]
+
+    def refinement_windows_per_curve(self) -> int:
+        """The most windows refinement adds to one curve: the profile's budget share of its grid windows."""
+        if self.refine is None:
+            return 0
+        return math.floor(self.refine.budget_share * self.profile.passes * len(self.client_counts))
+
+    def refinement_windows(self) -> int:
+        """The most windows refinement adds to the run: what `connlab estimate` counts beside the grid."""
+        curves = len(self.curve_workloads()) * len(self.budgets)
+        return curves * self.refinement_windows_per_curve()
+
+    @property
     def spec_hash(self) -> str:
         """Identifies what is measured; a resumed run must have the same one."""
         spec = self.spec.model_dump(mode="json")
         if spec.get("pooler_start") == "per-run":
             del spec["pooler_start"]  # the default: specs written before it existed keep their hash
+        for profile in spec["profiles"].values():
+            if profile.get("refine") is None:
+                profile.pop("refine", None)  # likewise a profile without refinement
         payload = {
             "spec": spec,
             "profile": self.profile_name,

@@ -143,6 +143,24 @@ class PoolerSpec(Strict):
         return self.name or self.kind
 
 
+class Refine(Strict):
+    """Points where the answer is, measured after a profile's grid (connlab.lab.refine): client counts
+    between a curve's peak and its measured neighbours, and more passes where a point's passes disagree.
+    Each curve (a workload on one server budget) gets at most `budget_share` of its grid's windows more,
+    so the profile's estimated time grows by at most that share."""
+
+    # Bisect (on a log scale) between the peak's measured neighbours until they are within a factor of 2.
+    peak: bool = True
+    # A point whose passes spread more than this share of their median tps (max - min over median) gets
+    # up to `max_extra_passes` more passes; None: no extra passes.
+    spread: float | None = Field(default=None, ge=0)
+    max_extra_passes: int = Field(default=2, ge=0, le=2)
+    # Client counts added per curve for its peak, at most; None: as many as the budget allows.
+    max_extra_points: int | None = Field(default=None, ge=0)
+    # The extra windows per curve, at most, as a share of that curve's grid windows.
+    budget_share: float = Field(gt=0, le=1)
+
+
 def check_client_entries(entries: list[int | str] | None) -> list[int | str] | None:
     for entry in entries or []:
         if isinstance(entry, str) and not (entry.endswith("x") and _is_number(entry[:-1])):

@@ -33,10 +33,16 @@ COLUMNS = {column.name: column for column in WINDOW_COLUMNS}
 # Read back from a file whose lines all have a shape: what each line names, and where its window stands.
 NAMED_COLUMNS = ("run_id", "machine", "experiment")
 PLACE_COLUMNS = ("pass_no", "workload", "clients", "server_cpu_budget")
+# Why a window beyond the grid was measured: a pass added for spread is beyond the profile's passes.
+ADDED_FOR_COLUMN = "added_for"
 # Every column read back from a line: those above, the cells the cross-field rules read, and the measured
 # figures a pasted pass repeats (connlab.data.pasted_passes).
 CAPTURED_COLUMNS = (
-    frozenset(NAMED_COLUMNS) | frozenset(PLACE_COLUMNS) | COLUMNS_READ | frozenset(MEASURED_COLUMNS)
+    frozenset(NAMED_COLUMNS)
+    | frozenset(PLACE_COLUMNS)
+    | COLUMNS_READ
+    | frozenset(MEASURED_COLUMNS)
+    | {ADDED_FOR_COLUMN}
 )
 # Column names are identifiers: a header of anything else (quotes, a byte-order mark, a CR) is left to the
 # other checks, which read it as the CSV module does.

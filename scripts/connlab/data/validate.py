@@ -23,6 +23,7 @@ import yaml
 from pydantic import ValidationError
 
 from connlab.contract.columns import (
+    ADDED_FOR_SPREAD,
     MAX_PLAUSIBLE_MS,
     NOT_RUN_COLUMNS,
     PUBLISHED_COLUMNS,
@@ -374,7 +375,8 @@ def _clean_file_problems(path: Path, text: str, machine_id: str | None) -> list[
         for later, earlier in pasted_passes.same_throughput(places, cells[at["tps"]])
     ):
         return None
-    return _places_problems(path, machine_id, named, places)
+    added_for = cells[at["added_for"]] if "added_for" in at else [""] * len(body)
+    return _places_problems(path, machine_id, named, places, added_for)
 
 
 def _shaped_file_problems(path: Path, text: str, machine_id: str | None) -> list[str] | None:
@@ -397,11 +399,16 @@ def _shaped_file_problems(path: Path, text: str, machine_id: str | None) -> list
         for later, earlier in pasted_passes.same_throughput(windows.places, rates)
     ):
         return None
-    return _places_problems(path, machine_id, windows.named, windows.places)
+    added_for = [row.get("added_for", "") for row in rows]
+    return _places_problems(path, machine_id, windows.named, windows.places, added_for)
 
 
 def _places_problems(
-    path: Path, machine_id: str | None, named: dict[str, set[str]], places: list[tuple[str, ...]]
+    path: Path,
+    machine_id: str | None,
+    named: dict[str, set[str]],
+    places: list[tuple[str, ...]],
+    added_for: Sequence[str],
 ) -> list[str] | None:
     """The problems of a file whose every cell is valid, from the run, experiment and machine its rows name
     and each window's place (row_shapes.PLACE_COLUMNS): the passes it lacks. None where a row names another
@@ -415,8 +422,9 @@ def _places_problems(
     if len(set(places)) != len(places):
         return None
     passes: dict[tuple[str, str, str], set[int]] = defaultdict(set)
-    for pass_no, workload, clients, budget in places:
-        passes[(workload, clients, budget)].add(int(pass_no))
+    for (pass_no, workload, clients, budget), why in zip(places, added_for, strict=True):
+        if why != ADDED_FOR_SPREAD:
+            passes[(workload, clients, budget)].add(int(pass_no))
     return list(_incomplete_passes(path, passes))
 
 
@@ -447,7 +455,9 @@ def _window_problems(path: Path, text: str, machine_id: str | None) -> Iterator[
             repeated = f"pass {key[0]}, {_shown(key[1])} at {key[2]} clients on {key[3]} cores"
             yield f"{path}:{line_no}: (row): {repeated} repeats line {seen[key]}"
         seen[key] = line_no
-        passes[point].add(int(values["pass_no"]))
+        # A pass added where the point's passes disagreed (connlab.lab.refine) is beyond the profile's.
+        if values.get("added_for") != ADDED_FOR_SPREAD:
+            passes[point].add(int(values["pass_no"]))
         valid_rows.append((line_no, values))
     yield from _pasted_passes(path, valid_rows)
     yield from _incomplete_passes(path, passes)

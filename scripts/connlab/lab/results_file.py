@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -78,11 +78,20 @@ class ResultsFile:
         }
 
 
-def find_resumable(folder: Path, profile: str, spec_hash: str, planned: int) -> ResultsFile | None:
-    """The newest run of this profile and spec that has fewer rows than planned."""
+def find_resumable(
+    folder: Path,
+    profile: str,
+    spec_hash: str,
+    planned: int,
+    unfinished: Callable[[ResultsFile], bool] | None = None,
+) -> ResultsFile | None:
+    """The newest run of this profile and spec that has fewer rows than planned, or that `unfinished` says
+    has more to measure beyond them (refinement's points, decided from the rows: connlab.lab.refine)."""
     for path in sorted(folder.glob(f"{profile}-*.csv"), reverse=True):
         results = ResultsFile(path)
-        if results.rows and results.rows[0].get("spec_hash") == spec_hash and len(results.rows) < planned:
+        if not results.rows or results.rows[0].get("spec_hash") != spec_hash:
+            continue
+        if len(results.rows) < planned or (unfinished is not None and unfinished(results)):
             return results
     return None
 

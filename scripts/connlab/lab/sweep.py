@@ -1,15 +1,17 @@
 """The sweep: run an experiment's windows in pass order on a throwaway cluster, one CSV row per window.
 
 A rerun of the same experiment and profile resumes an interrupted run: windows already in the CSV are
-skipped. Ctrl-C or SIGTERM at any moment stops pgbench and the server, and writes no partial row. Windows
-whose pooler cannot run on this machine are left out and named at the end (see connlab.lab.bench); the
-rerun after installing it measures them.
+skipped. After the grid, a profile with `refine` measures points where the answer is (connlab.lab.refine),
+decided from the rows written, so a resumed run measures the ones still missing. Ctrl-C or SIGTERM at any
+moment stops pgbench and the server, and writes no partial row. Windows whose pooler cannot run on this
+machine are left out and named at the end (see connlab.lab.bench); the rerun after installing it measures
+them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import psycopg
@@ -18,6 +20,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -32,8 +35,9 @@ from connlab.lab import machine
 from connlab.lab.bench import Bench, calibrate, open_bench, pgbench_deadline_s
 from connlab.lab.calibration import Calibration, refuse_another_calibration
 from connlab.lab.overall import Overall, setup_estimate_s, window_estimate_s
+from connlab.lab.refine import Extra, Refinement, next_points, refinement_done, refinement_of, window_of
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
-from connlab.lab.versions import BenchOpener, open_benches
+from connlab.lab.versions import Benches, BenchOpener, open_benches
 from connlab.lab.window import measure_window, unsupported_row
 from connlab.paths import LAB_DIR, experiment_results_dir
 
@@ -96,11 +100,23 @@ def restarts_poolers(plan: Plan, running_pass: int | None, window: Window) -> bo
 
 
 def pending_windows(plan: Plan, machine_id: str) -> int:
-    """How many windows a run of the plan would measure now (all of them, unless a run can resume)."""
+    """How many windows a run of the plan would measure now (all of them, unless a run can resume), its
+    refinement counted at the most its budget allows."""
     windows = plan.windows()
     folder = experiment_results_dir(machine_id, plan.experiment)
-    results = find_resumable(folder, plan.profile_name, plan.spec_hash, len(windows))
-    return len(windows) - (len(results.done_keys()) if results else 0)
+    refinement = refinement_of(plan)
+    results = find_resumable(folder, plan.profile_name, plan.spec_hash, len(windows), _unfinished(refinement))
+    if results is None:
+        return len(windows) + plan.refinement_windows()
+    done = results.done_keys()
+    added = sum(1 for row in results.rows if row.get("added_for"))
+    grid_left = sum(1 for window in windows if window.key not in done)
+    return grid_left + max(0, plan.refinement_windows() - added)
+
+
+def _unfinished(refinement: Refinement | None) -> Callable[[ResultsFile], bool]:
+    """Whether a results file still has refinement to measure (connlab.lab.results_file.find_resumable)."""
+    return lambda results: not refinement_done(results.rows, refinement)
 
 
 def run_provenance(facts: dict[str, object], calibration: Calibration | None) -> dict[str, object]:
@@ -112,6 +128,83 @@ def run_provenance(facts: dict[str, object], calibration: Calibration | None) ->
         "run_calibration_tps": calibration.tps if calibration else None,
         "run_calibration_spread_tps": calibration.spread if calibration else None,
     }
+
+
+class _Sweep:
+    """The measuring of one window after another into the results file, with the progress bar and the log
+    line: the grid's windows and refinement's alike."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        machine_id: str,
+        results: ResultsFile,
+        benches: Benches,
+        provenance: dict[str, object],
+        console: Console,
+        overall: Overall | None,
+        planned: int,
+    ) -> None:
+        self.plan, self.machine_id, self.results, self.benches = plan, machine_id, results, benches
+        self.provenance, self.console, self.overall, self.planned = provenance, console, overall, planned
+        self.running_pass: int | None = None  # the pass the poolers were started for: None, by the bench
+
+    def measure_extra(self, progress: Progress, task: TaskID, all_task: TaskID | None, extra: Extra) -> None:
+        """A window refinement asked for, numbered after the plan's and the extras already written."""
+        added = sum(1 for row in self.results.rows if row.get("added_for"))
+        if extra.key in self.results.done_keys():
+            raise LabError(f"refinement asked again for a window already measured: {extra}")
+        window = window_of(self.plan, extra)
+        description = f"{self.plan.experiment} {extra.workload} {extra.describe()}"
+        number = self.planned + added + 1
+        self.measure(progress, task, all_task, number, window, description, extra)
+
+    def measure(
+        self,
+        progress: Progress,
+        task: TaskID,
+        all_task: TaskID | None,
+        number: int,
+        window: Window,
+        description: str,
+        extra: Extra | None = None,
+    ) -> None:
+        plan, overall = self.plan, self.overall
+        progress.update(task, description=description)
+        bench = self.benches.activate(window.workload.postgres)
+        if restarts_poolers(plan, self.running_pass, window):
+            bench.restart_poolers()
+        self.running_pass = window.pass_no
+        reason = bench.unsupported.get(window.workload.target)
+        if reason is not None:
+            row = unsupported_row(bench, plan, window, number, reason)
+        else:
+            row = _measure_or_stop(bench, plan, window, number, len(self.results.rows))
+        added_for = extra.added_for if extra else None
+        identity = {"run_id": self.results.run_id, "machine": self.machine_id}
+        self.results.append({**identity, **row, "added_for": added_for, **self.provenance})
+        if not row["ok"]:
+            progress.console.print(
+                f"  window {number}: {row['workload']} c={row['clients']} failed: {row['error']}"
+            )
+        progress.advance(task)
+        if overall and all_task is not None:
+            overall.advance(window_estimate_s(plan))
+            progress.update(all_task, description=overall.line())
+        if not self.console.is_terminal:
+            # A log file gets no live bar; one line per window keeps the ETA visible there.
+            left = progress.tasks[0].remaining or 0
+            remaining = progress.tasks[0].time_remaining
+            if remaining is None:
+                # Until the pace is known (a run of a few long windows), what the spec says.
+                remaining = left * window_estimate_s(plan)
+            across = f" ({overall.line()})" if overall else ""
+            place = f"{number}/{self.planned}" if extra is None else f"{number}/{self.planned} + refining"
+            why = f" ({extra.describe()})" if extra else ""
+            self.console.print(
+                f"[{place}] {window_line(window, row, remaining)}{why}{across}",
+                highlight=False,
+            )
 
 
 def run_sweep(
@@ -144,7 +237,10 @@ def run_sweep(
     machine.refuse_another_machines_folder(machine_id)
     folder = experiment_results_dir(machine_id, plan.experiment)
     windows = plan.windows()
-    results = find_resumable(folder, plan.profile_name, plan.spec_hash, len(windows))
+    refinement = refinement_of(plan, only_workloads)
+    results = find_resumable(
+        folder, plan.profile_name, plan.spec_hash, len(windows), _unfinished(refinement_of(plan))
+    )
     if results is None:
         results = ResultsFile(new_run_path(folder, plan.profile_name))
     else:
@@ -185,47 +281,31 @@ def run_sweep(
         todo = [(n, w) for n, w in todo if w.workload.target not in bench.unavailable]
         if overall:
             overall.advance(setup_estimate_s(plan) + len(left_out) * window_estimate_s(plan))
-        running_pass: int | None = None  # the pass the poolers were started for: None, by the bench
+        unavailable = set(bench.unavailable)
+        sweep = _Sweep(plan, machine_id, results, benches, provenance, console, overall, len(windows))
         with _progress(console) as progress:
-            task = progress.add_task(f"{plan.experiment} ({plan.profile_name})", total=len(todo))
+            added = sum(1 for row in results.rows if row.get("added_for"))
+            refining = max(0, plan.refinement_windows() - added) if refinement else 0
+            task = progress.add_task(f"{plan.experiment} ({plan.profile_name})", total=len(todo) + refining)
             all_task = progress.add_task(overall.line(), total=None) if overall else None
             for number, window in todo:
                 raise_if_interrupted()  # a signal whose KeyboardInterrupt was dropped stops the sweep here
-                progress.update(
-                    task,
-                    description=f"{plan.experiment} pass {window.pass_no} "
-                    f"{window.workload.id} c={window.clients}",
+                description = (
+                    f"{plan.experiment} pass {window.pass_no} {window.workload.id} c={window.clients}"
                 )
-                bench = benches.activate(window.workload.postgres)
-                if restarts_poolers(plan, running_pass, window):
-                    bench.restart_poolers()
-                running_pass = window.pass_no
-                reason = bench.unsupported.get(window.workload.target)
-                if reason is not None:
-                    row = unsupported_row(bench, plan, window, number, reason)
-                else:
-                    row = _measure_or_stop(bench, plan, window, number, len(results.rows))
-                results.append({"run_id": results.run_id, "machine": machine_id, **row, **provenance})
-                if not row["ok"]:
-                    progress.console.print(
-                        f"  window {number}: {row['workload']} c={row['clients']} failed: {row['error']}"
-                    )
-                progress.advance(task)
-                if overall and all_task is not None:
-                    overall.advance(window_estimate_s(plan))
-                    progress.update(all_task, description=overall.line())
-                if not console.is_terminal:
-                    # A log file gets no live bar; one line per window keeps the ETA visible there.
-                    left = progress.tasks[0].remaining or 0
-                    remaining = progress.tasks[0].time_remaining
-                    if remaining is None:
-                        # Until the pace is known (a run of a few long windows), what the spec says.
-                        remaining = left * window_estimate_s(plan)
-                    across = f" ({overall.line()})" if overall else ""
-                    console.print(
-                        f"[{number}/{len(windows)}] {window_line(window, row, remaining)}{across}",
-                        highlight=False,
-                    )
+                sweep.measure(progress, task, all_task, number, window, description)
+            while refinement is not None:
+                extras = [e for e in next_points(results.rows, refinement) if e.workload not in unavailable]
+                if not extras:
+                    break
+                for extra in extras:
+                    raise_if_interrupted()
+                    sweep.measure_extra(progress, task, all_task, extra)
+            # The budget is a bound: what refinement did not need is not left on the bar, nor in the ETA.
+            unused = progress.tasks[0].remaining or 0
+            progress.update(task, total=progress.tasks[0].completed)
+            if overall:
+                overall.advance(unused * window_estimate_s(plan))
     if left_out:
         # Two instances of one missing kind (a pooler with and without a setting) say it once.
         reasons = list(dict.fromkeys(bench.unavailable.values()))
