@@ -101,7 +101,8 @@ def test_short_answer_states_a_headline_that_pgbench_only_bounded_with_the_bound
         None,
     )
     (bullet,) = short_answer("pgbouncer-trade", {bounded["id"]: bounded})
-    assert bullet["spread"] is None and bullet["bounded"] == [{"machine": "a", "reason": reason}]
+    assert bullet["spread"] is None
+    assert bullet["bounded"] == [{"machine": "a", "reason": reason, "indicative": False}]
     # Without a bound the claim is still left out.
     unbounded = {**bounded, "bounded": []}
     assert short_answer("pgbouncer-trade", {bounded["id"]: unbounded}) == []

@@ -330,7 +330,7 @@ def test_each_pooler_counts_only_its_own_server_backends(connlab_env: dict[str, 
 def test_a_feature_the_pooler_version_lacks_is_a_row_that_says_so(connlab_env: dict[str, str]) -> None:
     """PgBouncer before 1.21 cannot track prepared statements in transaction mode: the instance asked for
     it runs no window, and each of its rows says "not supported by this version" with the version."""
-    from connlab.lab.poolers.features import PREPARED_IN_TRANSACTION_MODE, SUPPORTED, pgbouncer_support
+    from connlab.contract.poolers.features import PREPARED_IN_TRANSACTION_MODE, SUPPORTED, pgbouncer_support
     from connlab.poolers.pgbouncer.adapter import PgBouncer
 
     version = PgBouncer.version()

@@ -30,12 +30,12 @@ import pytest
 import yaml
 
 from connlab.contract.names import SERVER_USER
+from connlab.contract.poolers import features
 from connlab.interrupts import kill_group
 from connlab.lab import cluster as cluster_module
 from connlab.lab.cluster import Cluster
 from connlab.lab.host import find_program, free_port
 from connlab.lab.pgbench import PgbenchReport, parse_report
-from connlab.lab.poolers import features
 from connlab.lab.poolers.base import PoolerSetup, PoolerUser
 from connlab.paths import DEBIAN_JEMALLOC, REPO_ROOT
 from connlab.poolers.pgcat import adapter as pgcat_adapter

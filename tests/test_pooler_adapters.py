@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from connlab.contract.poolers import features
 from connlab.errors import LabError
-from connlab.lab.poolers import features
 from connlab.lab.poolers.base import PoolerProcess, PoolerSetup, PoolerUnavailable, PoolerUser
 from connlab.poolers.odyssey.adapter import Odyssey
 from connlab.poolers.pgcat.adapter import PgCat

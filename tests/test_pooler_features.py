@@ -1,4 +1,4 @@
-"""Version parsing and the feature-support rules (connlab.lab.poolers.features)."""
+"""Version parsing and the feature-support rules (connlab.contract.poolers.features)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from connlab.lab.poolers import features
+from connlab.contract.poolers import features
 
 BANNERS = [
     ("PgBouncer 1.18.0\nlibevent 2.1.12-stable\ntls: OpenSSL 3.0.19 27 Jan 2026", (1, 18, 0)),

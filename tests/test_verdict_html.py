@@ -223,7 +223,8 @@ def test_an_article_table_has_a_column_per_machine_up_to_five() -> None:
     )
     (row,) = table["rows"]
     assert row[0].startswith("PgBouncer falls with churn. Seed's expectation, untested by the seed")
-    assert row[6] == "✗ does not hold 4.0 measured 2026-12-01"
+    # A cell without a flag of its own takes its column's: a quick profile, indicative.
+    assert row[6] == "✗ does not hold indicative 4.0 measured 2026-12-01"
     assert "verdict--indicative" in page and '<a href="../../machines/m0/">m0</a>' in page
     assert "Without a column: idle-box, which ran none of this article's experiments." in page
 

@@ -15,6 +15,12 @@ once). The others confirm it or, where they differ by more than REFUTE_FACTOR, t
 Writes build/data/answers/<slug>.json (and `pool-sizes.json`); the renderer hands them to the templates.
 Relies on the facts files (connlab.contract.facts_files), the claims files (connlab.data.claims) and the
 Machines page's facts (its `columns` and `measured`).
+
+Quick runs indicate, full runs decide: a verdict the claims marked `indicative` (connlab.data.claims.
+is_indicative: it reads quick- or tiny-profile windows) is shown and listed apart, never counted in a
+headline's figure, its verdict counts or the findings' headings. A median across machines never mixes
+profiles: it is the full-profile machines' median, or, where no machine ran the claim's experiments in the
+full profile, the indicative machines' median, flagged `indicative` so the page says so in words.
 """
 
 from __future__ import annotations
@@ -105,18 +111,41 @@ def named(machines: list[str]) -> dict:
     }
 
 
+def verdict_groups(cells: list[dict]) -> dict[str, dict]:
+    """The cells' machines per verdict, in VERDICT_ORDER, each named up to NAMED_UP_TO."""
+    grouped: dict[str, list[str]] = {}
+    for c in cells:
+        grouped.setdefault(c["verdict"], []).append(c["machine"])
+    return {verdict: named(grouped[verdict]) for verdict in VERDICT_ORDER if verdict in grouped}
+
+
+def profile_words(cells: list[dict]) -> str | None:
+    """'quick', or 'tiny and quick': the profiles the indicative cells' windows ran in."""
+    found = sorted(
+        {str((c.get("conditions") or {}).get("profile") or "quick") for c in cells},
+        key=lambda p: PROFILE_ORDER.get(p, -1),
+    )
+    return " and ".join(found) if found else None
+
+
 def claim_row(claim: dict, measured: list[str], source: str | None) -> dict:
     """One claim across the measured machines: each one's cell, the median and range of their values, the
-    machines per verdict, and the seed's own figure (its published set's value, shown, never judged)."""
+    machines per verdict, and the seed's own figure (its published set's value, shown, never judged). The
+    figure and the verdict counts are the deciding (full-profile) machines'; the indicative ones are grouped
+    apart (indicative_verdicts). Where no machine decides, the figure is the indicative machines' median
+    and the row says so (indicative: true)."""
     by_machine = {v["machine"]: v for v in claim.get("verdicts", [])}
     # A machine's verdict is its cell as the claims file holds it (it names its machine), not a copy: a
     # hundred claims over a thousand machines were a hundred thousand copies on every build.
     cells = [by_machine.get(m) or {"machine": m, "verdict": "not measured", "value": None} for m in measured]
-    valued = [c for c in cells if c["verdict"] in MEASURED and c.get("value") is not None]
-    grouped: dict[str, list[str]] = {}
-    for c in cells:
-        grouped.setdefault(c["verdict"], []).append(c["machine"])
-    verdicts = {verdict: named(grouped[verdict]) for verdict in VERDICT_ORDER if verdict in grouped}
+    deciding = [c for c in cells if not c.get("indicative")]
+    indicative = [c for c in cells if c.get("indicative")]
+    decided = [c for c in deciding if c["verdict"] in MEASURED and c.get("value") is not None]
+    indicated = [c for c in indicative if c["verdict"] in MEASURED and c.get("value") is not None]
+    # One median never mixes profiles: the full-profile machines', else the indicative ones', said so.
+    valued = decided or indicated
+    verdicts = verdict_groups(deciding)
+    indicative_verdicts = verdict_groups(indicative)
     seed = by_machine.get(source) if source else None
     return {
         "id": claim["id"],
@@ -131,11 +160,17 @@ def claim_row(claim: dict, measured: list[str], source: str | None) -> dict:
         "machines": named([c["machine"] for c in valued]),
         # Where pgbench's saturated core left only a bound: what it decides, in the verdict's own words.
         "bounded": [
-            {"machine": c["machine"], "reason": c["reason"]}
+            {"machine": c["machine"], "reason": c["reason"], "indicative": bool(c.get("indicative"))}
             for c in cells
             if c["verdict"] == "cannot be evaluated" and c.get("bound") and c.get("reason")
         ][:NAMED_UP_TO],
         "verdicts": verdicts,
+        # The quick- or tiny-profile machines' verdicts: shown apart, never counted with the deciding ones.
+        "indicative_verdicts": indicative_verdicts,
+        "indicative_count": len(indicative),
+        "indicative_profile": profile_words(indicative),
+        # Whether the figure rests on indicative machines only (no full-profile machine has a value).
+        "indicative": bool(valued) and not decided,
         # What a table past VERDICT_COLUMNS_UP_TO machines says of the cells it no longer shows.
         "single_readings": sum(c.get("readings") == 1 for c in cells),
     }
@@ -167,13 +202,18 @@ def short_answer(slug: str, rows: dict[str, dict]) -> list[dict]:
 
 
 def findings(rows: list[dict]) -> dict[str, list[dict]]:
-    """The seed's own statements by outcome: where they did not hold on some machine (with both figures),
-    and where they held on every machine that could judge them."""
-    failed, held = [], []
+    """The seed's own statements by outcome: where they did not hold on some deciding (full-profile) machine
+    (with both figures), where they held on every deciding machine that could judge them, and those only
+    indicative machines judged (quick or tiny runs: listed apart, under no heading that decides)."""
+    failed, held, indicative = [], [], []
     for row in rows:
         if row["reading"] != "seed" or row["spread"] is None:
             continue
-        against = [c for c in row["cells"] if c["verdict"] in ("does not hold", "inconclusive")]
+        if row.get("indicative"):
+            indicative.append(row)
+            continue
+        deciding = [c for c in row["cells"] if not c.get("indicative")]
+        against = [c for c in deciding if c["verdict"] in ("does not hold", "inconclusive")]
         if any(c["verdict"] == "does not hold" for c in against):
             # Up to NAMED_UP_TO machines named, each with its figure; the rest counted, with the median and
             # range of their figures: a sentence that named every machine grew to half a megabyte of page
@@ -181,9 +221,9 @@ def findings(rows: list[dict]) -> dict[str, list[dict]]:
             failed.append(
                 {**row, "against": against[:NAMED_UP_TO], "against_more": more_cells(against[NAMED_UP_TO:])}
             )
-        elif all(c["verdict"] == "holds" for c in row["cells"] if c["verdict"] in MEASURED):
+        elif all(c["verdict"] == "holds" for c in deciding if c["verdict"] in MEASURED):
             held.append(row)
-    return {"failed": failed, "held": held}
+    return {"failed": failed, "held": held, "indicative": indicative}
 
 
 def more_cells(cells: list[dict]) -> dict | None:

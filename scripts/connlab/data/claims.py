@@ -40,6 +40,12 @@ windows on a machine and does not say whether its own points were stops the buil
 carries the dates its experiments were measured on that machine (main.measured), and what it was measured
 under (connlab.data.verdict_conditions: profile, steal, CPU pressure, versions, cores), so that a page can say
 what differs where machines' verdicts differ.
+
+Quick runs indicate, full runs decide: a verdict on a measured machine whose claim reads windows of a profile
+less thorough than full (quick or tiny: the least thorough of the claim's experiments on that machine, by
+connlab.data.verdict_conditions.PROFILE_ORDER) carries `indicative: true` (is_indicative, the one place the
+flag is computed). It is shown, marked, and never counted where the verdicts decide something: the summary
+here, the short answers' figures and verdict counts and the findings' headings (connlab.data.answers).
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ from connlab.contract.files import write_bytes_if_changed
 from connlab.contract.yaml_models import load_yaml_model
 from connlab.data.peak_bracket import OVER_PEAK_COLUMNS, PEAK_COLUMNS, DecidableBy, read_peak, unresolved
 from connlab.data.sql_text import sql_in_list
-from connlab.data.verdict_conditions import conditions, machine_facts, pooler_kinds
+from connlab.data.verdict_conditions import PROFILE_ORDER, conditions, machine_facts, pooler_kinds
 from connlab.errors import LabError
 
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
@@ -231,7 +237,20 @@ EMPTY_VERDICT = {
     "readings": None,
     "measured_on": None,
     "conditions": None,
+    "indicative": False,
 }
+
+
+# The profile whose windows decide a verdict; the less thorough ones only indicate.
+DECIDING_PROFILE = "full"
+
+
+def is_indicative(profile: object) -> bool:
+    """Whether a verdict on windows of this profile (the least thorough of the claim's experiments on the
+    machine) only indicates: a quick or tiny profile's few short windows are a first look. A profile outside
+    PROFILE_ORDER is not a run's ('published': a source's printed figures, judged as printed), and a verdict
+    without one (a claim over tables of its own) has no run to be marked by."""
+    return profile in PROFILE_ORDER and profile != DECIDING_PROFILE
 
 
 def client_words(share: float | None, cores: float | None) -> str:
@@ -323,17 +342,29 @@ def _verdict(claim: Claim, row: dict | None, where: str, gated: bool = True) -> 
     return {**base, **figures, "verdict": judge(claim.threshold, value, low, high)}
 
 
-def summarise(verdicts: list[dict], measured: list[str]) -> str:
-    """'holds on 2 of 3 machines, inconclusive on 1', over the measured machines that have the data."""
-    among = set(measured)  # a list searched once per verdict grew with the square of the machine count
-    counted = [v["verdict"] for v in verdicts if v["machine"] in among and v["verdict"] != NOT_MEASURED]
-    if not counted:
-        return "no measured machine has the data"
+def _counts(counted: list[str]) -> str:
+    """'holds on 2 of 3 machines, inconclusive on 1'."""
     counts = {verdict: counted.count(verdict) for verdict in VERDICTS if verdict in counted}
     noun = "machine" if len(counted) == 1 else "machines"
     parts = [f"{verdict} on {n}" for verdict, n in counts.items()]
     parts[0] += f" of {len(counted)} {noun}"
     return ", ".join(parts)
+
+
+def summarise(verdicts: list[dict], measured: list[str]) -> str:
+    """'holds on 2 of 3 machines, inconclusive on 1', over the measured machines that have the data and
+    decide (full-profile runs); the indicative ones (is_indicative) counted apart after them."""
+    among = set(measured)  # a list searched once per verdict grew with the square of the machine count
+    judged = [v for v in verdicts if v["machine"] in among and v["verdict"] != NOT_MEASURED]
+    deciding = [v["verdict"] for v in judged if not v.get("indicative")]
+    indicative = [v["verdict"] for v in judged if v.get("indicative")]
+    if not judged:
+        return "no measured machine has the data"
+    if not deciding:
+        return f"indicative only (no full-profile run): {_counts(indicative)}"
+    if not indicative:
+        return _counts(deciding)
+    return f"{_counts(deciding)}; indicative: {_counts(indicative)}"
 
 
 def _check_across(claim: Claim, rows: list[dict], names: list[str], path: Path) -> dict:
@@ -486,6 +517,9 @@ def check_claim(
                 # Every experiment it reads ran one pass here: whatever the query says, one reading.
                 if verdict["conditions"]["passes"] == 1 and verdict["readings"] is None:
                     verdict["readings"] = 1
+                # A source's printed figure is judged as printed; a measured machine's verdict is only as
+                # firm as the least thorough profile of the windows it reads.
+                verdict["indicative"] = machine in among and is_indicative(verdict["conditions"]["profile"])
         return {"machine": machine, **verdict}
 
     among = set(measured)

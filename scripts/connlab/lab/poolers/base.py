@@ -43,12 +43,12 @@ import psutil
 import psycopg
 
 from connlab.contract.names import BENCH_DB, SERVER_USER
+from connlab.contract.poolers.features import parse_version, version_label
 from connlab.contract.poolers.setup import PoolerSetup, PoolerUser
 from connlab.errors import LabError
 from connlab.interrupts import hold_interrupts, hold_signals
 from connlab.lab.host import as_server_user, chown_to_server_user
 from connlab.lab.pooler_memory import TreeMemory, snapshot
-from connlab.lab.poolers.features import parse_version, version_label
 from connlab.paths import staged_pooler_bin_dir
 
 __all__ = [

@@ -31,7 +31,8 @@ from collections.abc import Callable, Iterator
 from typing import ClassVar
 
 from connlab.contract.names import SERVER_USER
-from connlab.lab.poolers import admin, features
+from connlab.contract.poolers import features
+from connlab.lab.poolers import admin
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, PoolerUnavailable
 from connlab.paths import ODYSSEY_BUILT_BIN
 from connlab.poolers.odyssey import config

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 import psycopg
 
-from connlab.lab.poolers import features
+from connlab.contract.poolers import features
 from connlab.lab.poolers.admin import pool_waits
 from connlab.lab.poolers.base import FeatureUnsupported, PoolerProcess
 from connlab.poolers.pgbouncer import config

@@ -35,7 +35,7 @@ def prepared_cache_size(settings: dict[str, object]) -> int | None:
 def config_files(setup: PoolerSetup, *, knows_prepared_setting: bool = True) -> dict[str, str]:
     """knows_prepared_setting: whether the version run has max_prepared_statements (1.21+); before it the
     key is left out, as an unknown key stops PgBouncer at start, and 0 is what such a version does anyway
-    (a count above 0 is refused before the start, connlab.lab.poolers.features)."""
+    (a count above 0 is refused before the start, connlab.contract.poolers.features)."""
     root = setup.root
     server = f"host={setup.server_host} port={setup.server_port}"
     main = setup.databases[0]

@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from connlab.contract.names import SERVER_USER
+from connlab.contract.poolers import features
 from connlab.errors import LabError
-from connlab.lab.poolers import admin, features
+from connlab.lab.poolers import admin
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, logging_to
 from connlab.paths import DEBIAN_JEMALLOC, PGCAT_BUILT_BIN
 from connlab.poolers.pgcat import config

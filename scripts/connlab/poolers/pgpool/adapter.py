@@ -37,9 +37,9 @@ from typing import ClassVar
 import psutil
 import psycopg
 
+from connlab.contract.poolers import features
 from connlab.errors import LabError
 from connlab.lab.host import as_server_user, chown_to_server_user
-from connlab.lab.poolers import features
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, find_binary, logging_to
 from connlab.poolers.pgpool import config
 

@@ -25,7 +25,7 @@ from connlab.contract.client_cores import examples as client_core_examples
 from connlab.contract.columns import WINDOW_COLUMNS
 from connlab.contract.estimate import WINDOW_OVERHEAD_S, run_estimate
 from connlab.contract.experiment import make_plan
-from connlab.contract.facts_files import counts_path, machine_facts_file, machine_facts_path
+from connlab.contract.facts_files import counts_path, machine_facts_file, machine_facts_path, read_facts
 from connlab.contract.files import copy_if_changed, write_if_changed
 from connlab.contract.names import (
     ANSWERS_SUBDIR,
@@ -75,7 +75,7 @@ from connlab.site.layout import (
     picker_options,
     stamped_sources,
 )
-from connlab.site.render import snippets, tables, verdict_html
+from connlab.site.render import advice, snippets, tables, verdict_html
 from connlab.site.render.articles import load_articles
 from connlab.site.render.formats import is_missing, number, percent, plain_text, plural, significant
 from connlab.site.render.fragments import FragmentConverter, markdown_extensions
@@ -362,6 +362,8 @@ class PageRenderer:
             verdicts=self.verdict_table(slug, machine),
             # The short answer and verdict rows connlab.data.answers wrote from the same facts and claims.
             answers=self._json(self.data_dir / ANSWERS_SUBDIR / f"{slug}.json"),
+            # The article's "What to do" by server-core count (render.advice), on the article only.
+            advice=self.what_to_do(slug) if machine is None and slug in advice.ADVISED_ARTICLES else {},
             facts=self._view_facts(template_name, index, machine),
             fact_counts=index.counts(),
             view=ARTICLE_VIEW if machine is None else MACHINE_VIEW,
@@ -373,6 +375,19 @@ class PageRenderer:
             chart=self._chart_function(page, svg=machine is None),
             code=self._code_function(stamped=machine is None),
             page=page,
+        )
+
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def what_to_do(self, slug: str) -> dict:
+        """An article's "What to do", from the claims, pool sizes and facts this renderer reads."""
+        whole = slug in advice.WHOLE_FACTS
+        return advice.what_to_do(
+            slug,
+            {article: self.claims(article) for article in advice.CLAIM_ARTICLES},
+            self._json(self.data_dir / ANSWERS_SUBDIR / POOL_SIZES_FILE),
+            self.facts("machines").get("columns", []),
+            self.machines,
+            read_facts(self.facts_dir, slug) if whole else self.facts(slug),
         )
 
     def _view_facts(self, template_name: str, index: FactsIndex, machine: str | None) -> dict:

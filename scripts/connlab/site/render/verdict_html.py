@@ -74,11 +74,27 @@ def _small(parts: Iterable[str]) -> str:
     return f"<br><small>{' · '.join(kept)}</small>" if kept else ""
 
 
+# Beside a verdict on quick- or tiny-profile windows (connlab.data.claims.is_indicative): a first look.
+INDICATIVE = (
+    '<em class="verdict__indicative" title="Measured on a quick (or tiny) profile\'s windows: shown, never '
+    'counted in a short answer, a median across machines or the findings.">indicative</em>'
+)
+
+
+def is_indicative(verdict: Verdict, column: bool = False) -> bool:
+    """The verdict's own flag (the claims computed it from the profile of the windows it reads); the
+    column's, the least thorough profile of the article's experiments, only where a verdict has none."""
+    return bool(verdict["indicative"]) if "indicative" in verdict else column
+
+
 def cell(verdict: Verdict, indicative: bool = False) -> str:
-    """One machine's verdict: the badge, then the figure (a bound says so) or why there is none, then in
-    small print its note, 'one reading' where it rests on one, and the days it was measured."""
+    """One machine's verdict: the badge ('indicative' beside it where it rests on quick- or tiny-profile
+    windows), then the figure (a bound says so) or why there is none, then in small print its note, 'one
+    reading' where it rests on one, and the days it was measured. indicative: the column's flag, for a
+    verdict that carries none of its own."""
     name = str(verdict["verdict"])
-    body = mark(name, indicative)
+    flagged = name != "not measured" and is_indicative(verdict, indicative)
+    body = mark(name, flagged) + (f" {INDICATIVE}" if flagged else "")
     if name == "cannot be evaluated":
         body += f": {text(verdict.get('reason') or '')}"
     elif not is_missing(verdict.get("value")):
@@ -125,8 +141,10 @@ LEGEND = (
     "generator); {not_run} when the machine did not run the claim's experiment. The figure is the value "
     "on the medians, the passes' range in brackets; “at least” or “at most” marks a bound, where pgbench "
     "saturated its core and only what the bound decides is judged; “one reading” marks a verdict that "
-    "rests on a single reading; each cell gives the days its experiments were measured. A quick profile's "
-    "verdicts are a first look (<em>indicative</em>, marked in the column's heading). “The source "
+    "rests on a single reading; each cell gives the days its experiments were measured. Quick runs "
+    "indicate, full runs decide: a verdict marked <em>indicative</em> rests on a quick (or tiny) profile's "
+    "windows, a first look; it is shown, but never counted in a short answer's figure or verdicts, a "
+    "median across machines or the findings' headings (a column's heading names its profile). “The source "
     "article's figure” is the figure the source article printed, which sets the threshold where the claim "
     "is the source article's statement; a “project's reading” is a test of our own, kept apart from the "
     "source article's statement, and an “expectation” is what the source article expected without testing "
@@ -164,13 +182,20 @@ def _summary_cell(row: Mapping[str, object], urls: Mapping[str, str]) -> str:
     parts = []
     spread = row.get("spread")
     if isinstance(spread, Mapping):
-        parts.append(f"median {figure(spread['median'], spread['low'], spread['high'])}")
+        shown = figure(spread["median"], spread["low"], spread["high"])
+        parts.append(f"median {shown}, {INDICATIVE} only" if row.get("indicative") else f"median {shown}")
     groups = row.get("verdicts") or {}
     assert isinstance(groups, Mapping)
     for verdict in ORDER:
         if verdict in groups:
             group = groups[verdict]
             parts.append(f"{mark(verdict)} on {group['count']}: {names(group, urls)}")
+    indicative = row.get("indicative_verdicts") or {}
+    assert isinstance(indicative, Mapping)
+    for verdict in ORDER:
+        if verdict in indicative:
+            group = indicative[verdict]
+            parts.append(f"{mark(verdict, True)} {INDICATIVE} on {group['count']}: {names(group, urls)}")
     single = int(row.get("single_readings") or 0)  # type: ignore[call-overload]
     if single:
         parts.append(f"<small>{ONE_READING} on {single} machine{'' if single == 1 else 's'}</small>")

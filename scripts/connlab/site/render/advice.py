@@ -1,0 +1,424 @@
+"""Each article's "What to do": its answer for a server-core count the reader picks, from the measured data.
+
+A reader asks in their own units (a server with 8 cores, 200 Node clients), not in the machines measured.
+For each core count a reader may pick (CORE_CHOICES) the answer is either measured (machines with that many
+server cores measured it) or taken from the machines nearest in core count: a figure per server core (a pool
+size, a peak's clients) is scaled by the cores, a ratio (pooled ÷ direct, a share of the peak) is quoted as
+measured. Each answer carries its basis in one line that names its machines with their server cores, and
+says "indicative" where only quick-profile runs stand behind it.
+
+Reads what the renderer already has: the claims' per-machine values (connlab.data.claims), each machine's
+one pool size (pool-sizes.json, connlab.data.answers), the Machines page's columns (server cores, profile)
+and, for Four poolers, the article's facts whole. Writes nothing: the renderer hands the result to
+_what_to_do.md.j2. Words of the answers are the template's; every figure is computed here.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable
+
+from connlab.contract.poolers.features import (
+    PGBOUNCER_PREPARED_SINCE,
+    PREPARED_IN_TRANSACTION_MODE,
+    SUPPORTED,
+    parse_version,
+    pgbouncer_support,
+    version_label,
+)
+
+# The server-core counts a reader may pick, and the one shown first (and without JavaScript, the one whose
+# configuration is written out).
+CORE_CHOICES = (1, 2, 4, 8, 16, 32, 64)
+DEFAULT_CORES = 8
+# max_connections = the pool + PostgreSQL's superuser_reserved_connections default + a margin for the
+# sessions that are not the application's (monitoring, migrations, a psql). A stated rule, not a measurement.
+SUPERUSER_RESERVED = 3
+ADMIN_MARGIN = 10
+# PgBouncer's ceiling on client connections in the fragment: a setting, not a measurement; the page says to
+# raise it to the most connections the application's instances open together.
+MAX_CLIENT_CONN = 1000
+# PgBouncer's prepared-statement cache in the fragment, where the version has the setting.
+PREPARED_CACHE = 200
+# Machines named in a basis line; past this many, the count stands for the rest.
+NAMED_UP_TO = 4
+
+# The claims each article's answer reads, by the role they play: (the article whose claims file holds it, its
+# id in connlab.data.claims).
+TOO_MANY = {
+    "peak": ("too-many-connections", "peak-four-per-core"),
+    "share": ("too-many-connections", "gentle-decline-furthest"),
+    "latency": ("too-many-connections", "latency-tenfold-furthest"),
+}
+TRADE = {
+    "per_request": ("pgbouncer-trade", "churn-pooler-faster"),
+    "steady": ("too-many-connections", "pooler-slows-held-connections"),
+    "crowd": ("pgbouncer-trade", "direct-beats-pooled-at-200"),
+    "crowd_per_core": ("pgbouncer-trade", "crowd-pooled-read-write"),
+}
+# The articles whose claims the answers read, for the renderer to hand over.
+CLAIM_ARTICLES = ("too-many-connections", "pgbouncer-trade")
+# The articles that open with "What to do"; Four poolers reads its facts whole (every machine's rows).
+ADVISED_ARTICLES = ("too-many-connections", "pool-sizing", "pgbouncer-trade", "four-poolers")
+WHOLE_FACTS = ("four-poolers",)
+PREPARED_SINCE = ".".join(str(part) for part in PGBOUNCER_PREPARED_SINCE)
+MEASURED_VERDICTS = ("holds", "does not hold", "inconclusive", "cannot be evaluated")
+
+
+def machine_heads(columns: list[dict]) -> dict[str, dict]:
+    """Each measured machine's server cores and whether its runs are quick-profile only (the Machines facts'
+    columns)."""
+    return {
+        str(c["machine"]): {"server_cores": float(c["server_cores"]), "indicative": bool(c.get("indicative"))}
+        for c in columns
+        if c.get("server_cores")
+    }
+
+
+def cores_label(cores: float) -> str:
+    """'1 server core', '8 server cores', '0.5 server cores'."""
+    shown = f"{cores:g}"
+    return f"{shown} server core" if cores == 1 else f"{shown} server cores"
+
+
+def machine_label(machine: str, cores: float) -> str:
+    return f"{machine}, {cores_label(cores)}"
+
+
+def readings(claim: dict | None, heads: dict[str, dict]) -> list[dict]:
+    """A claim's measured machines' values with their server cores (published sets are the source's, never
+    the reader's basis)."""
+    found = []
+    for cell in (claim or {}).get("verdicts", []):
+        machine = str(cell["machine"])
+        if machine not in heads or cell.get("value") is None or cell.get("verdict") not in MEASURED_VERDICTS:
+            continue
+        found.append(
+            {
+                "machine": machine,
+                "value": float(cell["value"]),
+                "low": cell.get("low"),
+                "high": cell.get("high"),
+                "versions": ((cell.get("conditions") or {}).get("poolers") or {}),
+                **heads[machine],
+            }
+        )
+    return found
+
+
+def nearest_cores(measured: Iterable[float], cores: int) -> float:
+    """The measured core count nearest the reader's, by ratio (8 is as far from 4 as 16); a tie goes to the
+    larger, which is nearer a production server."""
+    return min(set(measured), key=lambda k: (abs(math.log(k / cores)), -k))
+
+
+def basis(found: list[dict], cores: int, scaled: bool) -> dict | None:
+    """The machines that answer for `cores` server cores: those with that many, else those at the nearest
+    measured core count. scaled: the figure is per server core and is multiplied by the reader's cores."""
+    if not found:
+        return None
+    at = [r for r in found if r["server_cores"] == cores]
+    kind = "measured"
+    if not at:
+        near = nearest_cores((r["server_cores"] for r in found), cores)
+        at = [r for r in found if r["server_cores"] == near]
+        kind = "scaled" if scaled else "nearest"
+    at = sorted(at, key=lambda r: r["machine"])
+    indicative = all(r["indicative"] for r in at)
+    names = "; ".join(machine_label(r["machine"], r["server_cores"]) for r in at[:NAMED_UP_TO])
+    if len(at) > NAMED_UP_TO:
+        names += f"; and {len(at) - NAMED_UP_TO} more"
+    count = f"{len(at)} machine" + ("s" if len(at) != 1 else "")
+    near = at[0]["server_cores"]
+    if kind == "measured":
+        line = f"measured on {count} with {cores_label(cores)} ({names})"
+    elif kind == "scaled":
+        line = f"scaled per core from the machines measured ({names}; {nearest_text(near)})"
+    else:
+        line = f"as measured on the machines nearest in cores ({names}; {nearest_text(near)})"
+    if indicative:
+        line += ", indicative (quick runs only)"
+    return {
+        "kind": kind,
+        "line": line,
+        "indicative": indicative,
+        "machines": [{"machine": r["machine"], "server_cores": r["server_cores"]} for r in at],
+        "value": statistics.median(r["value"] for r in at),
+        "low": min(_bound(r, "low") for r in at),
+        "high": max(_bound(r, "high") for r in at),
+        "versions": sorted({f"{p} {v}" for r in at for p, v in r["versions"].items()}),
+    }
+
+
+def nearest_text(near: float) -> str:
+    return f"the nearest measured core count is {near:g}"
+
+
+def _bound(reading: dict, side: str) -> float:
+    value = reading.get(side)
+    return float(value) if value is not None else reading["value"]
+
+
+def decision(figure: dict | None) -> str:
+    """'faster', 'slower' or 'no measurable difference': a pooled ÷ direct figure whose passes' range lies
+    wholly above or below 1."""
+    if figure is None:
+        return "not measured"
+    if figure["low"] > 1:
+        return "faster"
+    if figure["high"] < 1:
+        return "slower"
+    return "no measurable difference"
+
+
+# -- pool sizing ------------------------------------------------------------------------------------------
+def pool_per_core(pool_sizes: dict, heads: dict[str, dict]) -> list[dict]:
+    """Each measured machine's one pool size (connlab.data.answers' reconciled choice) per server core."""
+    found = []
+    for machine, lead in sorted(pool_sizes.items()):
+        if machine not in heads or not lead.get("pool_size"):
+            continue
+        cores = heads[machine]["server_cores"]
+        found.append(
+            {
+                "machine": machine,
+                "value": lead["pool_size"] / cores,
+                "low": lead.get("low", lead["pool_size"]) / cores,
+                "high": lead.get("high", lead["pool_size"]) / cores,
+                "versions": {},
+                "pool_size": lead["pool_size"],
+                **heads[machine],
+            }
+        )
+    return found
+
+
+def pgbouncer_versions(machines: list[dict]) -> list[str]:
+    """The PgBouncer versions the measured machines ran, newest first (machine.yaml's pgbouncer_version)."""
+    found = {
+        version_label(parsed)
+        for m in machines
+        if not m.get("published") and (parsed := parse_version(str(m.get("pgbouncer_version") or "")))
+    }
+    return sorted(found, key=lambda v: parse_version(v) or (0, 0, 0), reverse=True)
+
+
+def configuration(pool: int, versions: list[str]) -> dict:
+    """The settings that follow from a pool size: pgbouncer.ini, max_connections, application pools."""
+    newest = versions[0] if versions else None
+    prepared = newest is not None and pgbouncer_support(PREPARED_IN_TRANSACTION_MODE, newest) == SUPPORTED
+    ini = [
+        "[pgbouncer]",
+        "pool_mode = transaction",
+        f"default_pool_size = {pool}",
+        f"max_client_conn = {MAX_CLIENT_CONN}",
+    ]
+    if prepared:
+        ini.append(f"max_prepared_statements = {PREPARED_CACHE}")
+    return {
+        "pool": pool,
+        "max_connections": pool + SUPERUSER_RESERVED + ADMIN_MARGIN,
+        "pgbouncer_ini": "\n".join(ini),
+        "pgbouncer_version": newest,
+        "prepared_setting": prepared,
+        "prepared_since": PREPARED_SINCE,
+        "node": f"new Pool({{ max: {pool} }})",
+        "hikari": f"maximumPoolSize={pool}",
+        "sqlalchemy": f"create_engine(url, pool_size={pool}, max_overflow=0)",
+    }
+
+
+def pool_sizing(pool_sizes: dict, heads: dict[str, dict], machines: list[dict]) -> list[dict]:
+    found = pool_per_core(pool_sizes, heads)
+    versions = pgbouncer_versions(machines)
+    rows = []
+    for cores in CORE_CHOICES:
+        base = basis(found, cores, scaled=True)
+        if base is None:
+            continue
+        pool = max(1, round(base["value"] * cores))
+        rows.append(
+            {"cores": cores, "per_core": base["value"], "basis": base, **configuration(pool, versions)}
+        )
+    return rows
+
+
+# -- too many connections ---------------------------------------------------------------------------------
+def furthest_per_core(normalised: list[dict], workload: str = "mixed") -> dict[str, float]:
+    """Each machine's furthest point measured, in clients per server core (the curve the far-side claims
+    read)."""
+    far: dict[str, float] = {}
+    for row in normalised:
+        if row.get("workload") == workload and not row.get("published") and row.get("clients_per_core"):
+            machine = str(row["machine"])
+            far[machine] = max(far.get(machine, 0.0), float(row["clients_per_core"]))
+    return far
+
+
+def too_many_connections(
+    claims: dict[tuple[str, str], dict], heads: dict[str, dict], facts: dict
+) -> list[dict]:
+    peak = readings(claims.get(TOO_MANY["peak"]), heads)
+    share = readings(claims.get(TOO_MANY["share"]), heads)
+    latency = readings(claims.get(TOO_MANY["latency"]), heads)
+    far = furthest_per_core(facts.get("normalised", []))
+    far_found = [
+        {**r, "value": far[r["machine"]], "low": None, "high": None} for r in share if r["machine"] in far
+    ]
+    rows = []
+    for cores in CORE_CHOICES:
+        base = basis(peak, cores, scaled=True)
+        if base is None:
+            continue
+        share_base, latency_base = basis(share, cores, False), basis(latency, cores, False)
+        far_base = basis(far_found, cores, scaled=True)
+        rows.append(
+            {
+                "cores": cores,
+                "per_core": base["value"],
+                "peak_clients": max(1, round(base["value"] * cores)),
+                "basis": base,
+                "share": share_base,
+                "latency": latency_base,
+                "far_per_core": far_base["value"] if far_base else None,
+                "far_clients": round(far_base["value"] * cores) if far_base else None,
+                "share_label": (claims.get(TOO_MANY["share"]) or {}).get("value_label"),
+                "latency_label": (claims.get(TOO_MANY["latency"]) or {}).get("value_label"),
+            }
+        )
+    return rows
+
+
+# -- PgBouncer's trade ------------------------------------------------------------------------------------
+def pgbouncer_trade(
+    claims: dict[tuple[str, str], dict], pool_rows: list[dict], heads: dict[str, dict]
+) -> list[dict]:
+    """How the application connects decides: a new connection per request, a few steady clients, a crowd.
+    Each figure is pooled ÷ direct as measured (not scaled); the pool comes from Pool sizing's rows."""
+    pools = {row["cores"]: row for row in pool_rows}
+    found = {role: readings(claims.get(claim_id), heads) for role, claim_id in TRADE.items()}
+    rows = []
+    for cores in CORE_CHOICES:
+        figures = {}
+        for role, claim_id in TRADE.items():
+            base = basis(found[role], cores, scaled=False)
+            if base is not None:
+                label = (claims.get(claim_id) or {}).get("value_label")
+                figures[role] = {**base, "label": label, "decision": decision(base)}
+        if not figures and cores not in pools:
+            continue
+        rows.append({"cores": cores, "figures": figures, "pool": pools.get(cores)})
+    return rows
+
+
+# -- four poolers -----------------------------------------------------------------------------------------
+def four_poolers(facts: dict, heads: dict[str, dict]) -> dict:
+    """A recommendation per constraint, each with the version measured and the machines with their cores."""
+    versions = {
+        (str(r["machine"]), str(r["pooler"])): str(r["version"])
+        for r in facts.get("poolers", [])
+        if r.get("available") and str(r["machine"]) in heads
+    }
+
+    def who(machine: str, pooler: str) -> dict:
+        return {
+            "pooler": pooler,
+            "version": versions.get((machine, pooler.removesuffix("-prepared")), "version not recorded"),
+            "machine": machine_label(machine, heads[machine]["server_cores"]),
+            "indicative": heads[machine]["indicative"],
+        }
+
+    measured = [r for r in facts.get("memory_at_start", []) if str(r["machine"]) in heads]
+    at_start = sorted(
+        (
+            {**who(str(r["machine"]), str(r["pooler"])), "mib": r["rss_mib"], "processes": r["processes"]}
+            for r in measured
+        ),
+        key=lambda r: r["mib"],
+    )
+    loaded: dict[tuple[str, str], float] = {}
+    for r in facts.get("memory", []):
+        if str(r["machine"]) in heads and r.get("rss_mib_median") is not None:
+            key = (str(r["machine"]), str(r["pooler"]))
+            loaded[key] = max(loaded.get(key, 0.0), float(r["rss_mib_median"]))
+    under_load = sorted(({**who(m, p), "mib": mib} for (m, p), mib in loaded.items()), key=lambda r: r["mib"])
+    prepared = [
+        {
+            **who(str(r["machine"]), str(r["pooler"])),
+            "windows": r["windows"],
+            "windows_ok": r["windows_ok"],
+            "outcome": r["outcome"],
+            "errors": r.get("errors"),
+        }
+        for r in facts.get("prepared", [])
+        if r.get("protocol") == "prepared" and str(r["machine"]) in heads
+    ]
+    throughput = _best_by_clients(facts.get("throughput", []), heads, who)
+    churn = _best_by_clients(facts.get("churn", []), heads, who, field="target")
+    return {
+        "memory_at_start": at_start,
+        "memory_under_load": under_load,
+        "prepared": prepared,
+        "prepared_ok": [r for r in prepared if r["windows_ok"] == r["windows"] and r["windows"]],
+        "prepared_since": PREPARED_SINCE,
+        # Whether a PgBouncer version that has transaction-mode prepared statements ran here at all.
+        "prepared_versions_support": any(
+            pgbouncer_support(PREPARED_IN_TRANSACTION_MODE, r["version"]) == SUPPORTED
+            for r in prepared
+            if r["pooler"].startswith("pgbouncer")
+        ),
+        "throughput": throughput,
+        "churn": churn,
+    }
+
+
+def _best_by_clients(
+    rows: list[dict], heads: dict[str, dict], who: Callable[[str, str], dict], field: str = "pooler"
+) -> list[dict]:
+    """At each machine's client counts, the poolers ranked by median throughput (those that finished)."""
+    grouped: dict[tuple[str, int], list[dict]] = {}
+    for r in rows:
+        if str(r["machine"]) in heads and r.get("tps_median") is not None:
+            grouped.setdefault((str(r["machine"]), int(r["clients"])), []).append(r)
+    ranked = []
+    for (machine, clients), found in sorted(grouped.items()):
+        order = sorted(found, key=lambda r: -float(r["tps_median"]))
+        ranked.append(
+            {
+                "clients": clients,
+                "ranking": [{**who(machine, str(r[field])), "tps": r["tps_median"]} for r in order],
+            }
+        )
+    return ranked
+
+
+# -- the page ---------------------------------------------------------------------------------------------
+def what_to_do(
+    slug: str,
+    claims: dict[str, list[dict]],
+    pool_sizes: dict,
+    columns: list[dict],
+    machines: list[dict],
+    facts: dict,
+) -> dict:
+    """An article's "What to do": rows by server-core count (CORE_CHOICES) for the articles that scale by
+    cores, a recommendation by constraint for Four poolers. claims: the claims of CLAIM_ARTICLES, by article;
+    facts: the article's facts (whole for WHOLE_FACTS)."""
+    heads = machine_heads(columns)
+    by_id = {(article, str(c["id"])): c for article, found in claims.items() for c in found}
+    advice: dict = {"slug": slug, "choices": list(CORE_CHOICES), "default_cores": DEFAULT_CORES, "rows": []}
+    advice["rule"] = {
+        "superuser_reserved": SUPERUSER_RESERVED,
+        "margin": ADMIN_MARGIN,
+        "max_client_conn": MAX_CLIENT_CONN,
+    }
+    if slug == "pool-sizing":
+        advice["rows"] = pool_sizing(pool_sizes, heads, machines)
+    elif slug == "too-many-connections":
+        advice["rows"] = too_many_connections(by_id, heads, facts)
+    elif slug == "pgbouncer-trade":
+        advice["rows"] = pgbouncer_trade(by_id, pool_sizing(pool_sizes, heads, machines), heads)
+    elif slug == "four-poolers":
+        advice["poolers"] = four_poolers(facts, heads)
+    return advice
