@@ -27,6 +27,7 @@ from connlab.contract.estimate import WINDOW_OVERHEAD_S, run_estimate
 from connlab.contract.experiment import make_plan
 from connlab.contract.facts_files import counts_path, machine_facts_file, machine_facts_path, read_facts
 from connlab.contract.files import copy_if_changed, write_if_changed
+from connlab.contract.machine_schema import NOT_AVAILABLE
 from connlab.contract.names import (
     ANSWERS_SUBDIR,
     CLAIMS_SUBDIR,
@@ -203,6 +204,8 @@ class PageRenderer:
             # The poolers that record a version, by kind: the Machines page's columns (their labels, their
             # machine.yaml fields), from the pooler registry.
             versioned_poolers=VERSIONED,
+            # What machine.yaml says of a pooler the machine lacks, shortened in the versions table.
+            not_available=NOT_AVAILABLE,
             # pgbench's cores per point on machines of a few sizes (the methodology page's table).
             client_core_examples=client_core_examples(),
             # How long a run takes, from the specs (the Contributing page).
