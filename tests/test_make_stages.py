@@ -19,7 +19,9 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SKIP_SETUP = ["-o", ".venv/.installed", "-o", "node_modules/.installed"]
 # The tree's own results/ and build/: the tests' folders (conftest) would move both elsewhere.
-TREE_ENV = {k: v for k, v in os.environ.items() if k not in ("CONNLAB_RESULTS_DIR", "CONNLAB_BUILD_DIR")}
+# The settings `make test` exports to the suite are the outer tree's; each test's make reads its own.
+OUTER_SETTINGS = ("CONNLAB_RESULTS_DIR", "CONNLAB_BUILD_DIR", "CONNLAB_SITE_URL", "CONNLAB_REPO_URL")
+TREE_ENV = {k: v for k, v in os.environ.items() if k not in OUTER_SETTINGS}
 STAND_IN = """#!/bin/bash
 echo "$*" >> calls.log
 mkdir -p build/data build/docs build/site

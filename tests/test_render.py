@@ -463,8 +463,10 @@ def test_the_machines_page_lists_measured_and_published(with_published: Path, tm
     measured_software = rows["| alpha\\-box"][-1]
     (published, published_software) = rows["| published\\-too\\-many\\-connections"]
     assert published[1] == "Apple M3"
-    profile = rows["| machine"][-1].index("profile")  # after a column per pooler of the registry
-    assert measured_software[profile] == "full" and published_software[profile] == "published"
+    header = [cell.strip(" |") for cell in rows["| machine"][-1]]
+    profile = header.index("profile, date")  # after a column per pooler of the registry
+    assert measured_software[profile].startswith("full, ")
+    assert published_software[profile].strip(" |") == "published"
     pooler_headers = rows["| machine"][-1][2 : profile - 1]
     assert pooler_headers == [config.label for config in VERSIONED.values()]
     assert "PgBouncer" in pooler_headers and "PgPool-II" in pooler_headers
