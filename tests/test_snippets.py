@@ -24,6 +24,9 @@ CLIENT_COUNTS = [1, 2]
 # A shortened window lasts at least a second per this many of its clients (they connect in that time), and
 # at least CROWD_S seconds from CROWD clients (PgPool-II's children each make a SCRAM login of their own).
 CROWD, CROWD_S = 50, 5
+# Every shortened window lasts at least this long: a window of the tiny profile's one second, on a busy
+# 2-core machine, can close before two clients have logged in through a pooler.
+MIN_WINDOW_S = 3
 BLOCK_TIMEOUT_S = 300
 # A crowd's logins (a SCRAM exchange and a backend's fork each) at this many a second on a busy 2-core
 # machine: a window shorter than its clients' connecting finishes nothing.
@@ -207,13 +210,15 @@ def shortened(script: str, experiment: str) -> tuple[str, list[list[int]]]:
 
     # Each window as long as its loop's crowd needs: hundreds of SCRAM handshakes through one pooler
     # process take seconds, and a window shorter than its clients' connecting measures nothing.
-    lines, windows, window_s = [], 0, duration
+    lines, windows, window_s = [], 0, max(duration, MIN_WINDOW_S)
     for line in script.splitlines():
         loop = LOOP.match(line)
         if loop:
             line = fewer(loop)
             crowd = max(loops[-1])
-            window_s = max(duration, crowd // CLIENTS_PER_WINDOW_SECOND, CROWD_S if crowd >= CROWD else 0)
+            window_s = max(
+                duration, MIN_WINDOW_S, crowd // CLIENTS_PER_WINDOW_SECOND, CROWD_S if crowd >= CROWD else 0
+            )
         line, found = re.subn(r" -T [0-9]+ ", f" -T {window_s} ", line)
         windows += found
         # A probe that reads halfway through the window waits half of the shortened one.
