@@ -5,7 +5,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 # No built-in implicit rules: make would search them for every results file it checks (thousands with many
-# machines), which took 2 s of a build with nothing to do.
+# machines), most of a build with nothing to do (docs/PERFORMANCE.md).
 MAKEFLAGS += --no-builtin-rules
 .SUFFIXES:
 
@@ -57,9 +57,9 @@ SETTING_USED    = $(BUILD)/.setting-$(1)
 
 # Touched when anything under results/ is newer than the aggregation's stamp: a file written, edited in place,
 # added or renamed in (which changes its folder's time too), or removed (its folder's time). find stops at the
-# first one. With every results file a prerequisite, make checked them one by one: 0.8 s of adding a machine
-# to a thousand, and 0.45 s of a build with nothing to do. A recipe, not a $(shell) when make starts, so that
-# `make run site` sees what the run wrote.
+# first one. With every results file a prerequisite, make checked them one by one, a cost that grew with the
+# machines (docs/PERFORMANCE.md). A recipe, not a $(shell) when make starts, so that `make run site` sees
+# what the run wrote.
 RESULTS_CHANGED := $(BUILD)/.results-changed
 EXPERIMENT_SRC := $(shell find experiments -type f 2>/dev/null)
 SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
@@ -167,7 +167,7 @@ estimate: $(VENV_STAMP)
 # When make will run a later stage too (it is among the goals), a due stage leaves its work to that stage's
 # recipe and removes its own stamp, so that the later stage is due as well; the last due stage runs every
 # stage whose stamp is missing, in one connlab process (`connlab build`): one interpreter and one set of
-# imports, where a process per stage cost half a second of adding a machine to a thousand. A build that
+# imports, where a process per stage paid for its own start (docs/PERFORMANCE.md). A build that
 # fails or is interrupted leaves those stamps missing, and the next make runs the stages again.
 AFTER_DATA_GOALS := articles site serve $(DOCS_STAMP) $(SITE_STAMP)
 AFTER_DOCS_GOALS := site serve $(SITE_STAMP)
@@ -183,10 +183,10 @@ validate: $(VENV_STAMP)
 ## aggregate: DuckDB aggregates of results/ into build/data
 aggregate: $(DATA_STAMP)
 
-# The walk is the kernel's work, a stat of every file: some 50,000 at a thousand machines, 0.4-0.5 s of a
-# build with nothing to do, and twice that where the kernel had dropped its cache of them. So results/ itself
-# (a folder added, removed or moved in) is checked alone, and its folders in shares of RESULTS_SHARE, one
-# share per core at a time, each stopping at its first newer file (0.29 s instead of 0.48 s at a thousand).
+# The walk is the kernel's work, a stat of every file: some 50,000 at a thousand machines, most of a build
+# with nothing to do, and more where the kernel had dropped its cache of them. So results/ itself (a folder
+# added, removed or moved in) is checked alone, and its folders in shares of RESULTS_SHARE, one share per
+# core at a time, each stopping at its first newer file (docs/PERFORMANCE.md has both walks' times).
 RESULTS_SHARE := 128
 $(RESULTS_CHANGED): FORCE
 	@mkdir -p $(@D); if [ ! -e $(DATA_STAMP) ] || [ -n "$$( { find $(RESULTS) -maxdepth 0 -newer $(DATA_STAMP) -print; \
@@ -244,16 +244,18 @@ PYTEST_WORKERS ?= $(shell n=$$(( 2 * $$(nproc) )); echo $$(( n < 8 ? n : 8 )))
 ## check: lint and the quick tests that start no process (no PostgreSQL, pooler, browser or MkDocs): between edits
 check: $(VENV_STAMP)
 	$(BIN)/ruff check scripts tests
+	$(BIN)/ruff format --check scripts tests
 	$(BIN)/pytest -q -n $(CHECK_WORKERS) -m "$(UNIT_TESTS)"
 
-# The site the browser tests read, built from the pinned results before the tests start. Built while
-# nothing else runs it takes seconds; built by the first test that asked (tests/conftest.py's built_site,
-# for a pytest run without make), it took minutes with every worker waiting for it.
+# The site the browser tests read, built from the pinned results before the tests start, while nothing else
+# runs; built by the first test that asked (tests/conftest.py's built_site, for a pytest run without make),
+# every other worker waited for it.
 TEST_SITE_BUILD := $(abspath $(BUILD)/test/site)
 
 ## test: every test (unit, end-to-end on throwaway clusters, browser), the 15 slowest named at the end
 test: setup
 	$(BIN)/ruff check scripts tests
+	$(BIN)/ruff format --check scripts tests
 	$(MAKE) --no-print-directory site CONNLAB_RESULTS_DIR=$(CURDIR)/tests/fixtures/results \
 		CONNLAB_BUILD_DIR=$(TEST_SITE_BUILD)
 	CONNLAB_SITE_DIR=$(TEST_SITE_BUILD)/site $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup --durations=15
@@ -267,10 +269,10 @@ stage-code:
 	@echo "data $(DATA_CODE)"
 	@echo "site $(SITE_CODE)"
 
-## lint: ruff over the Python code
+## lint: ruff over the Python code: its checks and its formatting (make check and make test run both)
 lint: $(VENV_STAMP)
 	$(BIN)/ruff check scripts tests
-	$(BIN)/ruff format --check scripts tests || true
+	$(BIN)/ruff format --check scripts tests
 
 ## clean: remove build/ (never touches results/)
 clean:

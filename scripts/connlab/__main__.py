@@ -1,9 +1,9 @@
 """The `connlab` command (the console script) and `python -m connlab`.
 
 SIGINT and SIGTERM are blocked from the first line until connlab.cli.main has its handlers in place: a
-Ctrl-C during the imports (a second on a loaded machine) then waits for them and ends as any other, with
-one line and status 130, instead of a traceback and death by the signal. Nothing is started meanwhile, so
-no child inherits the blocked signals.
+Ctrl-C during the imports (long enough to hit on a loaded machine) then waits for them and ends as any
+other, with one line and status 130, instead of a traceback and death by the signal. Nothing is started
+meanwhile, so no child inherits the blocked signals.
 """
 
 import signal

@@ -280,8 +280,8 @@ def _timed(what: str, started: float) -> str:
 
 
 def _aggregate(validate: bool, later: Callable[[Callable[[], None]], object] | None = None) -> None:
-    """later: what runs the aggregation's last task (it writes the experiments' CSV files and closes the
-    database); aggregate_all runs it at once where None."""
+    """later: what runs the aggregation's last task (closing the database, into which DuckDB writes its log);
+    aggregate_all runs it at once where None."""
     from connlab.data.aggregate import aggregate_all
 
     started = time.perf_counter()
@@ -352,9 +352,9 @@ def build(
     unknown = sorted(set(stages) - set(SITE_STAGES))
     if unknown:
         raise LabError(f"no stage named {', '.join(unknown)}: the stages are {', '.join(SITE_STAGES)}")
-    # The aggregation's last task, the experiments' CSV files and closing the database (DuckDB writes its
-    # log into the file), runs on a thread of its own while the later stages run, which read none of it:
-    # about a second after adding a machine to a thousand, mostly inside DuckDB, without Python's lock.
+    # The aggregation's last task, closing the database (DuckDB writes its log into the file), runs on a
+    # thread of its own while the later stages run, which read none of it: the work is DuckDB's, done
+    # without Python's lock (docs/PERFORMANCE.md has what it costs).
     closing: list[Future[None]] = []
     with ThreadPoolExecutor(1) as closer:
         if "aggregate" in stages:
@@ -371,9 +371,9 @@ def build(
 
 def exit_without_teardown() -> NoReturn:
     """End a build that has written and closed everything, without tearing the interpreter down: Python's
-    exit walks every object still tracked once more (the build's parsed rows, verdicts and pages: a third of
-    a second after adding a machine to a thousand) only for the process to free them all as it ends. The
-    streams are flushed first; every pool and thread of the build has been stopped and joined."""
+    exit walks every object still tracked once more (the build's parsed rows, verdicts and pages, which grow
+    with the machines) only for the process to free them all as it ends. The streams are flushed first;
+    every pool and thread of the build has been stopped and joined."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
@@ -484,8 +484,8 @@ def experiments() -> None:
 
 # Collections of the youngest generation this many allocations apart, instead of 700 (Python's default). A
 # build makes millions of small objects that live until it ends (rows, records, parsed JSON and YAML, the
-# pages' text) and holds few cycles; at the default each one is walked again and again by the collector,
-# about a third of a second of the four seconds that adding a machine to a thousand takes.
+# pages' text) and holds few cycles; at the default each one is walked again and again by the collector, a
+# share of every build that grows with the machines (docs/PERFORMANCE.md).
 GC_YOUNG_THRESHOLD = 100_000
 
 

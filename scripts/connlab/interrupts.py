@@ -74,8 +74,8 @@ def install_interrupt_handlers() -> None:
 def exit_command(status: int | str | None) -> NoReturn:
     """End the command with `status`, or 130 if a signal came at any point: what a Ctrl-C or SIGTERM
     exits with, wherever it landed. From here on both signals are ignored: Python's exit puts back the
-    default action of every signal it handled, so a signal during the exit (tearing the modules down takes
-    a tenth of a second) would end the process by the signal instead."""
+    default action of every signal it handled, so a signal during the exit (while the modules are torn down)
+    would end the process by the signal instead."""
     for signum in INTERRUPT_SIGNALS:
         while True:
             try:

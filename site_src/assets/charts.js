@@ -36,19 +36,19 @@
   var SPEC = "script.connlab-chart__spec";
   var ALT = ".connlab-chart__alt";
   var BROWSER_ONLY = "connlab-chart--browser-only";
-  // The downloads of a chart whose spec and rows are held by the page only (chart_html.py: a machine's
+  // The downloads of a chart whose spec and rows are held by the page only (charts/html.py: a machine's
   // page), and the line that holds them, hidden until this file can make them.
   var OFFERED = "a[data-offer]";
   var DOWNLOADS_LINE = ".connlab-chart__downloads";
   // The dataset a templated spec names its rows by (spec_template.py), and its compiled Vega's data.
   var ROWS_DATASET = SHARED.rows_dataset;
-  // A figure's compiled Vega: the set (its assets' name) and the kind in it (chart_html.py), and the folder of
-  // the set's assets beside this file, one per variant (pages.py: COMPILED_CHARTS_SUBDIR; compiled_charts.py:
+  // A figure's compiled Vega: the set (its assets' name) and the kind in it (charts/html.py), and the folder of
+  // the set's assets beside this file, one per variant (layout.py: COMPILED_CHARTS_SUBDIR; charts/compiled.py:
   // Variant.name).
   var COMPILED_SET = SHARED.compiled_set_attribute;
   var COMPILED_KIND = SHARED.compiled_kind_attribute;
   var COMPILED_FOLDER = "vega/";
-  // The script of a compiled set's expressions' functions, beside its Vega (compiled_expressions.py:
+  // The script of a compiled set's expressions' functions, beside its Vega (charts/expressions.py:
   // expressions_asset_name); it files them under the set's name here.
   var EXPRESSIONS_SCRIPT = SHARED.expressions_suffix;
   var EXPRESSIONS_GLOBAL = SHARED.expressions_global;
@@ -112,7 +112,7 @@
     return width > 0 && width < NARROW_WIDTH ? "narrow" : "wide";
   }
 
-  // Settings for every chart, whatever its spec says. compiled_charts.py (Variant.config) compiles the
+  // Settings for every chart, whatever its spec says. charts/compiled.py (Variant.config) compiles the
   // templated kinds' charts with the same: change both.
   function chartConfig(layout) {
     var config = {
@@ -137,7 +137,7 @@
   // A chart with no SVG drawn at build time (a machine's page) offers the view's own SVG and PNG export.
   var EXPORT_ONLY = { export: true, source: false, compiled: false, editor: false };
 
-  // compiled: the spec is Vega compiled with the theme and config already (compiled_charts.py), which
+  // compiled: the spec is Vega compiled with the theme and config already (charts/compiled.py), which
   // vega-embed must not apply again, and whose hover it must leave off, as it does for a Vega-Lite spec.
   function embedOptions(scheme, layout, exportable, compiled) {
     var dark = scheme === "slate";
@@ -160,7 +160,7 @@
   // Single views and layers follow the width of the article column; compound specs
   // (concat, facet, repeat) keep their own sizing because "container" does not apply.
   // With fixedWidth (a number), the plot keeps that width whatever the column's.
-  // compiled_charts.py (Variant.sized) sizes the compiled charts the same way: change both.
+  // charts/compiled.py (Variant.sized) sizes the compiled charts the same way: change both.
   function responsive(spec, fixedWidth) {
     if (!("mark" in spec) && !("layer" in spec)) return spec;
     var copy = Object.assign({}, spec);
@@ -190,7 +190,7 @@
     return figure.hasAttribute(COMPILED_SET) && figure.hasAttribute(COMPILED_KIND);
   }
 
-  // The variant of the compiled set a figure is drawn with: the names compiled_charts.py gives them.
+  // The variant of the compiled set a figure is drawn with: the names charts/compiled.py gives them.
   function compiledVariant(scheme, layout, fixedWidth) {
     if (fixedWidth && fixedWidth !== MIN_PLOT_WIDTH) {
       throw new Error("no variant compiled at width " + fixedWidth);
@@ -282,7 +282,7 @@
   }
 
   // The drawing is an image to assistive technology, named by the caption and described by the alt
-  // text (chart_html.py writes both, with ids); Vega's own per-mark labels would read out every tick.
+  // text (charts/html.py writes both, with ids); Vega's own per-mark labels would read out every tick.
   function label(figure, view) {
     var svg = view.querySelector("svg");
     var caption = figure.querySelector("figcaption");
@@ -557,7 +557,7 @@
   }
 
   // A machine's page writes no file beside its charts (a thousand machines' would be a third of the
-  // site): the links chart_html.py leaves hidden download the rows and the spec the page already holds.
+  // site): the links charts/html.py leaves hidden download the rows and the spec the page already holds.
   function offerDownloads(figure) {
     var links = figure.querySelectorAll(OFFERED);
     var script = figure.querySelector(SPEC);

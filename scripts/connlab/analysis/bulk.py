@@ -1,7 +1,7 @@
 """Python rows into a DuckDB table in one scan.
 
 DuckDB's executemany runs one statement per row, and an INSERT with a parameter per value is parsed and bound
-value by value: at a thousand machines either cost seconds. A column of NumPy objects per table column is
+value by value: at a thousand machines either is slow. A column of NumPy objects per table column is
 scanned by DuckDB in one pass and cast to the table's types as it is inserted.
 """
 

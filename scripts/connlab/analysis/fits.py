@@ -185,7 +185,7 @@ def _table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bo
 
 
 # Each measured machine's key of what its rows in main.usl_fits were fitted from (fit_all's machine_keys):
-# a thousand machines' windows read into Python, and their curves hashed, on every build cost half a second.
+# otherwise every machine's windows would be read into Python, and their curves hashed, on every build.
 FIT_KEYS_TABLE = "main.fit_keys"
 # Where an older build kept each machine's fitted rows as JSON beside its key; main.usl_fits keeps them now.
 OLD_FIT_ROWS_TABLE = "main.fit_rows"

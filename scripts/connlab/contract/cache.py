@@ -31,8 +31,9 @@ def canonical_json(value: object) -> str:
 
 def canonical_bytes(value: object) -> bytes:
     """canonical_json's promise (one form per value, whatever the order its dicts were built in) from orjson,
-    several times faster on a thousand machines' verdicts: for keys and files that only this form is
-    compared with, not for the text canonical_json makes (floats and spacing are written differently)."""
+    which is faster than the json module on large values (a thousand machines' verdicts): for keys and files
+    that only this form is compared with, not for the text canonical_json makes (floats and spacing are
+    written differently)."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
 
 
@@ -60,7 +61,7 @@ def read_json(path: Path) -> object | None:
 
 # JSON files this process wrote, by path, each with its value and the file's status once written. `connlab
 # build` runs the stages in one process, and render read back the claims aggregation had just written (33 MB
-# at a thousand machines, a fifth of a second to parse): while the file is as it was written, its value is
+# at a thousand machines, parsed again for nothing): while the file is as it was written, its value is
 # handed on. Whoever reads a value treats it as read-only, as it would one parsed from the file.
 _written: dict[Path, tuple[tuple[int, int], object]] = {}
 _written_lock = threading.Lock()

@@ -45,8 +45,8 @@ def machine_facts_path(facts_dir: Path, slug: str, machine: str) -> Path:
 
 
 def machine_facts_file(facts_dir: Path | str, slug: str, machine: str) -> str:
-    """machine_facts_path as text, for the loops over every machine (a Path each cost a tenth of a second
-    of a render at a thousand machines)."""
+    """machine_facts_path as text, for the loops over every machine (a Path object per machine is a cost that
+    grows with the machines)."""
     return os.path.join(facts_dir, slug, f"{machine}.json")
 
 

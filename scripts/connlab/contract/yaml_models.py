@@ -92,7 +92,8 @@ def format_validation_error(
     return [f"{path}:{line}: {field}: {'; or '.join(texts)}" for (line, field), texts in problems.items()]
 
 
-# libyaml where PyYAML was built with it: ten times faster, and every spec and machine file is read per build.
+# libyaml where PyYAML was built with it: much faster than pure Python, and every spec and machine file is
+# read per build.
 FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 

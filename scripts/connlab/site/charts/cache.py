@@ -67,7 +67,7 @@ def build_spec(job: tuple[str, Records]) -> dict:
 def kind_template(kind: str) -> dict:
     """The kind's template: its spec drawn from no rows (its one empty dataset is where a chart's rows go), or
     the one its FILLED_FROM_TEMPLATE entry makes. Kept in the cache under the chart code's digest: a render
-    that finds every template there never imports Altair, a third of a second of each render."""
+    that finds every template there never imports Altair (connlab.site.charts.lazy says why)."""
     path = CACHE_DIR / TEMPLATES_SUBDIR / f"{digest(_code_digest(), kind)}.json"
     kept = read_kept_json(path)
     if isinstance(kept, dict):
@@ -177,6 +177,6 @@ WARM_UP_SPEC = '{"data": {"values": [{"x": 1}]}, "mark": "point", "encoding": {"
 
 
 def warm_svg_renderer() -> None:
-    """Start vl-convert in this process: its first drawing costs half a second (its JavaScript engine
-    starting) and holds Python's lock, where each one after costs milliseconds."""
+    """Start vl-convert in this process: its first drawing is slow (its JavaScript engine starting) and holds
+    Python's lock, where each one after is quick."""
     render_svg(WARM_UP_SPEC)

@@ -3,8 +3,8 @@
 // Vega turns every expression of a spec (signal updates, filters, formulas, mark encodings) into a JavaScript
 // function: with `new Function`, which a Content-Security-Policy without 'unsafe-eval' forbids, or, as the site
 // asks it to (charts.js: `ast: true`), into a walk of the parsed expression for every datum, which made the
-// drawing of a machine's page's charts a fifth slower. Here each compiled chart is parsed by the same vega as
-// the browser's, and every expression of the parsed dataflow is given to Vega's own code generator
+// drawing of a machine's page's charts slower (docs/PERFORMANCE.md). Here each compiled chart is parsed by the
+// same vega as the browser's, and every expression of the parsed dataflow is given to Vega's own code generator
 // (vega-runtime) as the browser's Vega would give it: as an operator's update, a parameter, an event filter or
 // target, an update's handler, or a mark's encoding; a group's subflow (its marks, which Vega parses only
 // once the group is drawn) likewise. The functions' source is written as a script the page loads from the

@@ -1,5 +1,5 @@
-"""A module imported when first used: Altair takes a third of a second to import, and a render whose chart
-specs all come from templates kept in the cache (connlab.site.charts.cache) never runs it."""
+"""A module imported when first used: Altair is slow to import, and a render whose chart specs all come
+from templates kept in the cache (connlab.site.charts.cache) never runs it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The peak's client count against the server's cores, every machine and CPU budget on one chart.
 
-Kept apart from charts.py (one chart, one purpose); it follows the same conventions: container width, no
+Kept apart from kinds.py (one chart, one purpose); it follows the same conventions: container width, no
 colours for text or background (charts.js themes them), log scales where values span orders of magnitude.
 """
 

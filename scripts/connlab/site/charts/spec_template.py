@@ -1,5 +1,5 @@
-"""A chart's spec built once per kind, and each chart's rows (and params) put into it: Altair takes tens of
-milliseconds a chart, and a thousand machines' pages hold thousands of charts.
+"""A chart's spec built once per kind, and each chart's rows (and params) put into it: Altair is slow to build
+a chart, and a thousand machines' pages hold thousands of charts.
 
 A template is a spec whose layers that draw the chart's rows hold no rows (`{"values": []}`); with_rows()
 points them at one named dataset holding the rows, so a layered chart also carries its rows once.

@@ -1,6 +1,6 @@
 """The Universal Scalability Law simulator: λ, σ and κ on sliders over one machine's measured throughput.
 
-Kept apart from charts.py (one chart, one purpose) with the same conventions: container width, no colours
+Kept apart from kinds.py (one chart, one purpose) with the same conventions: container width, no colours
 for text or background (charts.js themes them).
 """
 

@@ -2,16 +2,16 @@
 
 charts.js runs at the end of the body, after Material's own script, and only then starts the requests for
 Vega, vega-embed, the compiled set's expressions and the compiled charts (its loadEarly): on a machine's
-page, most of a second after the page arrived, and they were still arriving and compiling when the page
-was ready to draw. Named in the page's head as preloads, the same requests leave as soon as the browser
+page, long after the page arrived, and they were still arriving and compiling when the page was ready to
+draw. Named in the page's head as preloads, the same requests leave as soon as the browser
 reads the head, and the scripts are compiled while the page starts. Which compiled variant a page needs
 depends on the palette the reader chose and the window's width, known only in the browser: a small script
 at the end of the head asks for the variant charts.js will ask for first (compiledVariant, layoutFor).
 Every request is the one charts.js makes, so the browser uses each preloaded response and warns of none
-unused (tests/test_site_browser.py). On a machine's page, in alternating loads, the charts were drawn
-about a tenth sooner (measured with scripts/bench/many_machines.py when this was written).
+unused (tests/test_site_browser.py). On a machine's page the charts are drawn sooner (docs/PERFORMANCE.md).
 
-MkDocs calls `with_chart_preloads` on every page it writes (publish.py).
+It runs on every page MkDocs writes (hooks.py, on_post_page) and on every machine page stamped into the shell
+(build.py).
 """
 
 from __future__ import annotations

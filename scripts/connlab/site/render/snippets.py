@@ -63,7 +63,7 @@ _ENV = jinja2.Environment(
 
 def _templates() -> jinja2.Environment:
     """The scripts' templates, compiled once and kept between builds as the pages' are (compiling them
-    again took a tenth of a second of every build)."""
+    again would be paid by every build)."""
     if _ENV.bytecode_cache is None:
         JINJA_CACHE_DIR.mkdir(parents=True, exist_ok=True)
         _ENV.bytecode_cache = jinja2.FileSystemBytecodeCache(str(JINJA_CACHE_DIR))

@@ -5,7 +5,7 @@ div.md-typeset__table` once its script runs, at the end of the page's start: eve
 the page and put back, after the browser has laid out the page once. A wrapper out of view is not laid out
 or styled (connlab.css: content-visibility), but one just made is until the browser has laid out the page
 again, and Material restyles the whole page half a dozen times before that: on a machine's page, two thousand
-table elements were restyled each time, a fifth of the time the page took to start. Written here, the
+table elements were restyled each time, a good part of the page's start. Written here, the
 wrappers are in the page from its first layout, out of view ones skip from then on, and nothing is moved.
 
 The table gets the class TABLE_CLASS, so that Material's script leaves it alone (it wraps only tables
@@ -22,8 +22,8 @@ from markdown import Extension, Markdown
 from markdown.postprocessors import Postprocessor
 
 TABLE_CLASS = "connlab-table"
-# A table tag with no class attribute, as Python-Markdown (and connlab.site.fast_tables) writes it: `<table>`,
-# or with other attributes.
+# A table tag with no class attribute, as Python-Markdown (and render/tables.py and render/verdict_html.py)
+# write it: `<table>`, or with other attributes.
 _CLASSLESS_TABLE = re.compile(r"<table(?![^>]*\bclass=)(\s[^>]*)?>")
 _TABLE_END = "</table>"
 WRAPPER_START = '<div class="md-typeset__scrollwrap"><div class="md-typeset__table">'
@@ -61,7 +61,7 @@ class WrappedTablesPostprocessor(Postprocessor):
 
 class WrappedTablesExtension(Extension):
     def extendMarkdown(self, md: Markdown) -> None:
-        # After raw HTML is put back (priority 30): fast_tables keeps its tables aside as raw HTML.
+        # After raw HTML is put back (priority 30): the tables the render writes as HTML are raw HTML to it.
         md.postprocessors.register(WrappedTablesPostprocessor(md), "connlab_wrapped_tables", 25)
 
 
