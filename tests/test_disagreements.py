@@ -66,6 +66,40 @@ def test_only_what_differs_is_named_with_each_verdicts_conditions() -> None:
     assert "server cores" in found["alike"] and "profile" not in found["alike"]
 
 
+def test_how_the_rows_were_run_comes_from_the_rows_and_is_named_where_it_differs() -> None:
+    """Passes, window lengths, the grid, pools and CPU accounting as main.measured read them from the rows:
+    the rows' count of passes wins over the profile's (refinement adds passes), and the lists are the union
+    over the claim's experiments."""
+    runs = [
+        {"experiment": "pooler-churn", "profile": "full", "passes": 2, "window_lengths_s": [10],
+         "client_grid": [1, 4, 32], "pool_sizes": [2], "cpu_methods": ["cgroup-v1"]},
+        {"experiment": "idle-memory", "profile": "full", "passes": 5, "window_lengths_s": [3, 10],
+         "client_grid": [4, 400], "pool_sizes": [], "cpu_methods": ["cgroup-v1"]},
+    ]  # fmt: skip
+    found = conditions(runs, None, [])
+    assert found["passes"] == 2
+    assert found["window_lengths_s"] == [3, 10]
+    assert found["client_grid"] == [1, 4, 32, 400]
+    assert found["pool_sizes"] == [2]
+    assert found["cpu_methods"] == ["cgroup-v1"]
+    differing = disagreement(
+        row(
+            cell("coarse", "holds", client_grid=[1, 4, 32, 400], passes=2, window_lengths_s=[3]),
+            cell("fine", "does not hold", client_grid=[1, 2, 4, 8, 16], passes=3, window_lengths_s=[3],
+                 pool_sizes=[4], cpu_methods=["taskset"]),
+        )
+    )  # fmt: skip
+    assert differing is not None
+    assert differing["differs"] == ["passes", "client grid", "pool sizes", "CPU accounting"]
+    assert differing["groups"][0]["traits"] == [
+        "2 passes", "clients 1, 4, 32, 400", "no pool", "CPU accounting unknown"
+    ]  # fmt: skip
+    assert differing["groups"][1]["traits"] == [
+        "3 passes", "clients 1, 2, 4, 8, 16", "pool of 4", "CPU budgets by taskset"
+    ]  # fmt: skip
+    assert "window lengths" in differing["alike"]
+
+
 def test_client_saturation_versions_and_cores_are_named_where_they_differ() -> None:
     found = disagreement(
         row(
@@ -154,6 +188,10 @@ def test_conditions_take_the_least_thorough_profile_and_the_most_steal_of_the_cl
         "server_cores": 1.0,
         "poolers": {"pgbouncer": "1.18.0"},
         "passes": None,  # the runs name no experiment whose profile says
+        "window_lengths_s": [],
+        "client_grid": [],
+        "pool_sizes": [],
+        "cpu_methods": [],
     }
     # Without runs' cores and profile, the machine's.
     assert conditions([], facts, [])["server_cores"] == 2.0
@@ -210,6 +248,10 @@ def test_each_verdict_carries_the_conditions_of_its_claims_experiments(tmp_path:
         "server_cores": 1.0,
         "poolers": {"pgbouncer": "1.18.0"},
         "passes": load_experiment("pooler-churn").profiles["full"].passes,
+        "window_lengths_s": [],
+        "client_grid": [],
+        "pool_sizes": [],
+        "cpu_methods": [],
     }
     assert calm["readings"] is None
     assert stolen["conditions"]["steal_pct_max"] == 18.0
@@ -218,4 +260,4 @@ def test_each_verdict_carries_the_conditions_of_its_claims_experiments(tmp_path:
     assert stolen["conditions"]["passes"] == 1 and stolen["readings"] == 1
     found = disagreement({"id": "c", "claim": "The claim.", "cells": result["verdicts"]})
     assert found is not None
-    assert found["differs"] == ["profile", "steal", "PostgreSQL version", "pooler versions"]
+    assert found["differs"] == ["profile", "steal", "PostgreSQL version", "pooler versions", "passes"]

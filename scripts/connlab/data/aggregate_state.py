@@ -72,8 +72,8 @@ def record_state(
     con: duckdb.DuckDBPyConnection, experiment: str, state: dict[str, str], previous: dict[str, str]
 ) -> None:
     """Record the experiment's new state once its tables and files are written, over the one read at the start
-    (previous): only the entries that differ are written, and the basis always. Writing a thousand machines'
-    entries for every experiment cost most of a second when one machine was added."""
+    (previous): only the entries that differ are written, and the basis always, so that adding one machine
+    writes one machine's entries, not every machine's for every experiment."""
     differ = {machine: key for machine, key in state.items() if machine == "" or previous.get(machine) != key}
     replaced = sorted(differ.keys() | (previous.keys() - state.keys()))
     con.execute(

@@ -75,7 +75,7 @@ def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 # Experiments brought up to date at once. Each one's SQL reads its own schema and the main tables only
-# (ARCHITECTURE.md, "An experiment"; tests/test_aggregate_incremental.py checks the SQL), so their order does
+# (CONTRIBUTING.md, "An experiment"; tests/test_aggregate_incremental.py checks the SQL), so their order does
 # not matter; a statement runs inside DuckDB without Python's lock, and an added machine's twenty updates are
 # mostly such statements, each too small to keep DuckDB's own threads busy.
 EXPERIMENT_WORKERS = max(1, min(4, os.cpu_count() or 1))
@@ -93,7 +93,7 @@ def bring_up_to_date(
     for experiment, state in states.items():
         if state != previous.get(experiment, {}):
             forget_state(con, experiment)
-    # Every experiment's tables listed in one query: DuckDB's catalog functions cost 15-35 ms a query in a
+    # Every experiment's tables listed in one query: each query of DuckDB's catalog functions is slow in a
     # database of twenty experiments, and each update asked twice.
     tables = catalog(con, *(experiment.replace("-", "_") for experiment in states))
     with CursorPool(con, EXPERIMENT_WORKERS) as pool:

@@ -411,6 +411,12 @@ class Runs(BaseModel):
     server_cores: float | None = None
     steal_pct_max: float | None = None
     cpu_pressure_pct_max: float | None = None
+    # How the windows were run, as the rows say (connlab.data.verdict_conditions).
+    passes: int | None = None
+    window_lengths_s: list[int] = []
+    client_grid: list[int] = []
+    pool_sizes: list[int] = []
+    cpu_methods: list[str] = []
 
 
 def measured_runs(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Runs]:
@@ -431,6 +437,11 @@ def measured_runs(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Runs]
             server_cores=row.get("server_cores"),
             steal_pct_max=row.get("steal_pct_max"),
             cpu_pressure_pct_max=row.get("cpu_pressure_pct_max"),
+            passes=row.get("passes"),
+            window_lengths_s=row.get("window_lengths_s") or [],
+            client_grid=row.get("client_grid") or [],
+            pool_sizes=row.get("pool_sizes") or [],
+            cpu_methods=row.get("cpu_methods") or [],
         )
         for row in rows
     }
@@ -573,8 +584,8 @@ def evaluate_claims(
 
 
 class JudgedClaims(NamedTuple):
-    """A claims file as written, and what it holds: the answers read it next in the same process, where
-    parsing a thousand machines' verdicts again cost a third of a second of adding one machine."""
+    """A claims file as written, and what it holds: the answers read it next in the same process, which
+    need not parse every machine's verdicts again."""
 
     path: Path
     payload: dict
@@ -591,7 +602,7 @@ def judge_claims(
 ) -> JudgedClaims:
     """evaluate_claims, returning what it wrote with the file's path. read: what every article's claims read
     of the database alike (measured_runs, machine_facts), where the caller judging several has read it once
-    (at a thousand machines, a tenth of a second each time)."""
+    (a read that grows with the machines)."""
     claims = load_yaml_model(path, ClaimsFile)
     measured = measured if measured is not None else machines
     target = out_dir / path.name.replace(".claims.yaml", ".json")
@@ -605,7 +616,7 @@ def judge_claims(
     ]
     out_dir.mkdir(parents=True, exist_ok=True)
     payload = {"source": claims.source, "claims": results, "experiments": experiments_read(claims)}
-    # orjson: json's encoder took a quarter of a second over a thousand machines' verdicts.
+    # orjson: json's encoder is slow over a thousand machines' verdicts.
     write_bytes_if_changed(target, canonical_bytes(payload))
     remember_written(target, payload)
     return JudgedClaims(target, payload)

@@ -6,8 +6,9 @@ load at the claim's points (client_saturated, client_cpu). For a claim judged di
 machines (holds, does not hold, inconclusive), the machines are grouped by verdict and each group is described
 by the conditions that are not the same on every machine: the profile, the most steal and CPU pressure the
 host took in the claim's experiments, whether pgbench saturated its cores at the claim's points, the
-PostgreSQL and pooler versions, the server cores. Where none differs, the sentence says so: the passes' own
-spread is then what sets the verdicts apart. Every figure comes from the verdicts; the partial
+PostgreSQL and pooler versions, the server cores, and how the windows were run as their rows say: passes,
+window lengths, the client grid, pool sizes and CPU accounting. Where none differs, the sentence says so:
+the passes' own spread is then what sets the verdicts apart. Every figure comes from the verdicts; the partial
 _disagreements.md.j2 only joins the words written here.
 """
 
@@ -111,6 +112,36 @@ def _pressure(cell: Cell) -> float | None:
     return _number(_conditions(cell).get("cpu_pressure_pct_max"))
 
 
+def _listed(key: str, describe: Callable[[list[int] | list[str]], str]) -> Callable[[Cell], str | None]:
+    """A condition that is a list (the client grid, window lengths...), in words; None where unrecorded."""
+
+    def read(cell: Cell) -> str | None:
+        values = _conditions(cell).get(key)
+        return describe(values) if isinstance(values, list) and values else None
+
+    return read
+
+
+def _joined_numbers(values: list[int] | list[str]) -> str:
+    return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+
+
+_windows = _listed("window_lengths_s", lambda v: f"{_joined_numbers(v)}-s windows")
+_grid = _listed("client_grid", lambda v: f"clients {_joined_numbers(v)}")
+_pools = _listed("pool_sizes", lambda v: f"pool{'s' if len(v) != 1 else ''} of {_joined_numbers(v)}")
+_cpu = _listed("cpu_methods", lambda v: f"CPU budgets by {' and '.join(map(str, v))}")
+
+
+def _pass_count(cell: Cell) -> str | None:
+    number = _number(_conditions(cell).get("passes"))
+    return None if number is None else f"{number:g} pass{'' if number == 1 else 'es'}"
+
+
+def _recorded(read: Callable[[Cell], str | None], name: str, unknown: str | None = None) -> Trait:
+    """A condition read from the rows: it differs where two machines recorded it differently."""
+    return (name, _differs_text(read), _texts(read, unknown or f"{name} unknown"))
+
+
 TRAITS: list[Trait] = [
     (
         "profile",
@@ -139,6 +170,11 @@ TRAITS: list[Trait] = [
         _differs_text(lambda c: _cores(_conditions(c).get("server_cores"))),
         _texts(lambda c: _cores(_conditions(c).get("server_cores")), "server cores unknown"),
     ),
+    _recorded(_pass_count, "passes"),
+    _recorded(_windows, "window lengths"),
+    _recorded(_grid, "client grid"),
+    _recorded(_pools, "pool sizes", "no pool"),
+    _recorded(_cpu, "CPU accounting"),
 ]
 
 

@@ -47,8 +47,8 @@ def register_raw_windows(
         return
     # Files with one header are joined into one file and read with their columns given, so DuckDB opens few
     # files and sniffs none: opening and sniffing each small file cost more than reading its rows, and grew
-    # with every machine. Each file is read once, for its header and its rows (a second opening for the
-    # header alone was a second of a cold build at a thousand machines).
+    # with every machine. Each file is read once, for its header and its rows (not opened a second time for
+    # the header alone).
     by_header: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     for path in files:
         header_line, _, rows = path.read_text(encoding="utf-8").partition("\n")
@@ -125,8 +125,8 @@ def _compute(
     run_sql_file(con, EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME)
     con.execute(MEASURED_WINDOWS_TABLE)
     # The windows themselves are read after the experiment's SQL only by the USL fits; kept in the database
-    # they were nearly all of a thousand machines' file, written at the next checkpoint (about 4 s of a cold
-    # aggregation here for the raw rows alone). The views over them go with them.
+    # they were nearly all of a thousand machines' file, written at the next checkpoint for nothing. The
+    # views over them go with them.
     con.execute("DROP VIEW point_stats; DROP VIEW peak_stats; DROP TABLE raw_windows")
     if load_experiment(experiment).fit is None:
         con.execute("DROP TABLE windows")
@@ -135,19 +135,33 @@ def _compute(
 
 MEASURED_WINDOWS_TABLE = f"""
 CREATE TABLE {MEASURED_WINDOWS} AS
+WITH point_passes AS (
+    -- The fewest passes any point got (refinement adds passes to some): what a verdict rests on at least.
+    SELECT machine, min(passes) AS passes FROM (
+        SELECT machine, count(DISTINCT pass_no) AS passes FROM windows
+        GROUP BY machine, workload, target, clients, server_cpu_budget, postgres_version, pooler_version
+    ) GROUP BY machine
+)
 SELECT machine, any_value(profile) AS profile, count(*) AS windows, max(server_cpu_budget) AS server_cores,
        min(started_at) AS first_window, max(started_at) AS last_window,
        count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
        -- What the host took from the windows: where machines' verdicts differ, the page names it.
-       max(steal_pct) AS steal_pct_max, max(cpu_pressure_pct) AS cpu_pressure_pct_max
-FROM windows GROUP BY machine
+       max(steal_pct) AS steal_pct_max, max(cpu_pressure_pct) AS cpu_pressure_pct_max,
+       -- How the windows were run, as the rows say: where machines' verdicts differ, the page names
+       -- whichever of these differ (connlab.data.disagreements).
+       any_value(point_passes.passes) AS passes,
+       list_sort(list_distinct(list(duration_s))) AS window_lengths_s,
+       list_sort(list_distinct(list(clients))) AS client_grid,
+       list_sort(list_distinct(list(pool_size))) AS pool_sizes,
+       list_sort(list_distinct(list(cpu_budget_method))) AS cpu_methods
+FROM windows JOIN point_passes USING (machine) GROUP BY machine
 """
 
 
 def catalog(con: duckdb.DuckDBPyConnection, *schemas: str) -> dict[str, dict[str, bool]]:
     """Each schema's tables (inputs included), each with whether it has a machine column: one query of
-    DuckDB's own catalog functions, where each query of information_schema cost 5-20 ms in a database of
-    twenty experiments, four times per experiment updated."""
+    DuckDB's own catalog functions, where querying information_schema was slow in a database of twenty
+    experiments, and asked four times per experiment updated."""
     found: dict[str, dict[str, bool]] = {schema: {} for schema in schemas}
     for schema, table, has_machine in con.execute(
         "SELECT t.schema_name, t.table_name, bool_or(c.column_name = 'machine') FROM duckdb_tables() t "
@@ -197,7 +211,7 @@ def update_machines(
     the schema's tables as they are, each with whether it has a machine column.
 
     Every table an experiment's SQL makes holds rows of one machine each, computed from that machine's
-    windows and the main tables (machines, published figures); ARCHITECTURE.md's "An experiment" says so, and
+    windows and the main tables (machines, published figures); CONTRIBUTING.md's "An experiment" says so, and
     tests/test_aggregate_incremental.py checks it for every experiment. A table without a machine column
     cannot be updated per machine: False, and the caller computes the experiment whole. The changed
     machines' rows stay in the schema `changed_schema(experiment)` for the export to read; the caller drops

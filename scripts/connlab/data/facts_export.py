@@ -60,7 +60,7 @@ def _machine_json_rows(
     """(machine, row as JSON) for each row of a query that names machines, in the query's order; with kept,
     only the rows of those machines and of none. The machines are written into the query as literals, so that
     DuckDB filters the tables as it reads them: an anti-join against the machines left out tested every row
-    of a thousand machines, and took twice as long as this over every article's facts."""
+    of a thousand machines, and took longer than this over every article's facts."""
     select = f"SELECT machine::VARCHAR, to_json(facts_row) FROM ({sql}) AS facts_row"
     if kept is not None:
         select += f" WHERE machine IS NULL OR machine::VARCHAR IN {sql_in_list(kept)}"

@@ -147,7 +147,8 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
     an experiment, and what a claim's verdict is checked against (connlab.data.claims)."""
     selects = [
         f"SELECT machine, {sql_string(name)} AS experiment, profile, windows, server_cores, first_window, "
-        f"last_window, windows_client_saturated, steal_pct_max, cpu_pressure_pct_max "
+        f"last_window, windows_client_saturated, steal_pct_max, cpu_pressure_pct_max, passes, "
+        f"window_lengths_s, client_grid, pool_sizes, cpu_methods "
         f"FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
         for name in experiment_names()
         if (EXPERIMENTS_DIR / name / AGGREGATE_SQL_NAME).exists()
@@ -159,7 +160,10 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
             "SELECT NULL::VARCHAR AS machine, NULL::VARCHAR AS experiment, NULL::VARCHAR AS profile, "
             "0 AS windows, NULL::DOUBLE AS server_cores, NULL::VARCHAR AS first_window, "
             "NULL::VARCHAR AS last_window, 0 AS windows_client_saturated, NULL::DOUBLE AS steal_pct_max, "
-            "NULL::DOUBLE AS cpu_pressure_pct_max WHERE false"
+            "NULL::DOUBLE AS cpu_pressure_pct_max, NULL::BIGINT AS passes, "
+            "NULL::INTEGER[] AS window_lengths_s, NULL::INTEGER[] AS client_grid, "
+            "NULL::INTEGER[] AS pool_sizes, NULL::VARCHAR[] AS cpu_methods "
+            "WHERE false"
         )
     )
     con.execute(f"CREATE OR REPLACE TABLE main.measured AS {union}")
@@ -175,7 +179,7 @@ def register_pooler_settings(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         "CREATE OR REPLACE TABLE main.pooler_settings (experiment VARCHAR, pool_size INTEGER, pooler VARCHAR)"
     )
-    # In one insert: a statement per pooler committed each on its own, a sixth of a second of every build.
+    # In one insert: a statement per pooler is a commit each, paid on every build.
     rows = [
         (name, pooler.pool_size, pooler.instance)
         for name in experiment_names()

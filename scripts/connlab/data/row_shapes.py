@@ -1,7 +1,7 @@
 """A run file checked line by line against the two shapes a window's row takes: validation's quickest check.
 
-Beside a cold build of a thousand machines, validation spent some 20 s of CPU, most of it in Python's CSV
-reader and in the sets of every column's values (connlab.data.validate's column-wise check). A window's row
+Beside a cold build of a thousand machines, validation's CPU time went mostly to Python's CSV reader and to
+the sets of every column's values (connlab.data.validate's column-wise check). A window's row
 has one of two shapes, told apart by its ok column: a window marked ok (pgbench's figures all there, no
 failed transaction) and a failed one. Each shape is one regular expression for a line, made from the header
 and the columns' types and bounds, and narrower than the columns themselves allow: a number plain and
@@ -54,7 +54,7 @@ _QUOTED_CHAR = r"[^\"\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]"
 MAX_TEXT = 4096
 # Every repetition written here is possessive (+): none of these cells holds a comma, so each ends where its
 # characters end, at a comma or the line's end; giving characters back could never make a line match, and
-# not keeping the points to give them back at makes the check a third faster.
+# not keeping the points to give them back at makes the check faster.
 UNQUOTED_TEXT = rf"{_TEXT_CHAR}{{1,{MAX_TEXT}}}+"
 TEXT = rf'(?>{UNQUOTED_TEXT}|"(?:{_QUOTED_CHAR}|""){{1,{MAX_TEXT}}}+")'
 # Digits that keep a number in range: an integer's and a bigint's, and a double's before its point (finite

@@ -254,8 +254,8 @@ def _column_is_clean(column: Column, distinct: set[str]) -> bool:
         return True
     upper = UPPER_BOUNDS.get(column.name)
     # Plain numbers without a minus sign are at least 0, and without six digits before the point below ten
-    # minutes of milliseconds: most columns are told clean without converting their values (half the
-    # check's time on a column of measurements).
+    # minutes of milliseconds: most columns are told clean without converting their values, the costly part
+    # of the check on a column of measurements.
     bounded_below = column.minimum is None or (column.minimum == 0 and "-" not in joined)
     plausible_ms = not column.name.endswith("_ms") or LONG_NUMBER.search(joined) is None
     if upper is None and bounded_below and plausible_ms:
@@ -548,7 +548,7 @@ class FolderEntry:
 def folder_entries(folder: Path) -> list[FolderEntry]:
     """Everything under folder, not through symbolic links, in the order of sorted(folder.rglob("*")), each
     with its kind as the folder's listing gives it: one os.scandir walk, where rglob and a stat of every path
-    for its kind cost a thousand machines' validation a second and a half of system time."""
+    for its kind cost system time that grows with the machines."""
     found: list[tuple[tuple[str, ...], FolderEntry]] = []
 
     def walk(directory: str, names: tuple[str, ...]) -> None:

@@ -1,6 +1,6 @@
 """Validation beside the aggregation: `connlab aggregate --validate` checks results/ in a second process while
 this one aggregates, so a build waits for the longer of the two instead of their sum (at a thousand machines
-each takes a quarter of a minute, and the aggregation keeps only one of the two cores busy).
+the two take about as long, and the aggregation keeps only one of two cores busy).
 
 The aggregation's tables count only once validation has passed. When it finds a problem, its lines are what
 the command reports, with its exit status, whatever the aggregation made of the bad file; make then leaves

@@ -2,7 +2,7 @@
 of the validating code: a build after one machine was added validates that machine's folder alone.
 
 A folder's key is the hash of its files' contents, so an edited file or a new symbolic link is validated
-again. Reading every file to hash it grew to seconds with a thousand machines, so each folder's key is also
+again. Reading every file to hash it grows with the machines, so each folder's key is also
 kept beside the files' status (size, times, inode): a folder whose files all have the status they had is not
 read again. Editing a file moves its change time (ctime) even where its size and modification time are put
 back.
@@ -112,8 +112,8 @@ def cached_folder_problems(
     """validate_machine_folder, answered from the cache where the folder and the code are unchanged. With
     the folders about to be asked for, those missing from the cache are checked first, in worker processes
     across the cores when there are many (a cold build checks every row of every machine's files). A
-    folder whose files have a status never seen is hashed by the worker that checks it: hashing a thousand
-    folders here first left the other cores idle for seconds."""
+    folder whose files have a status never seen is hashed by the worker that checks it: hashing every folder
+    here first would leave the other cores idle meanwhile."""
     code = source_digest(*validating_inputs())
     checked: dict[Path, list[str]] = {}
     indexes = {folder: _status_index(folder, code, cache_dir) for folder in folders or []}

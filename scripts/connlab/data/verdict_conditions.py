@@ -1,5 +1,6 @@
 """What a machine's verdict on a claim was measured under: the profile, the host's steal and CPU pressure in
-the windows of the claim's experiments, the PostgreSQL and pooler versions, the server cores.
+the windows of the claim's experiments, the PostgreSQL and pooler versions, the server cores, and how the
+windows were run as their rows say (passes, window lengths, client grid, pool sizes, CPU accounting).
 
 Where machines' verdicts on one claim differ, the article says which of these differ between them
 (connlab.data.disagreements); each verdict carries them as `conditions`, computed here from main.measured
@@ -60,13 +61,19 @@ def short_version(version: object) -> str | None:
     return None if version is None else str(version).split(" ", 1)[0]
 
 
+def _union(runs: list[dict], key: str) -> list:
+    """The distinct values of a list field over the runs, sorted: e.g. every client count any of the claim's
+    experiments measured."""
+    return sorted({value for r in runs for value in r.get(key) or [] if value is not None})
+
+
 def conditions(runs: list[dict], facts: dict | None, kinds: list[str]) -> dict:
     """One machine's conditions for one claim. runs: main.measured's records of the claim's experiments on
     the machine (experiment, profile, server_cores: the server's CPU budget in them, steal_pct_max,
-    cpu_pressure_pct_max); the profile and server cores are the machine's where no run says (a claim over
-    the main tables only, the USL fits). passes: the
-    fewest passes any of those experiments ran in its profile, so a verdict on one pass says it rests on one
-    reading."""
+    cpu_pressure_pct_max, and from the rows: passes, window_lengths_s, client_grid, pool_sizes,
+    cpu_methods); the profile and server cores are the machine's where no run says (a claim over the main
+    tables only, the USL fits). passes: the fewest passes any point of those experiments got (the rows'
+    count; the profile's where a record has none), so a verdict on one pass says it rests on one reading."""
     profiles = [str(r["profile"]) for r in runs if r.get("profile")]
     steal = [float(r["steal_pct_max"]) for r in runs if r.get("steal_pct_max") is not None]
     pressure = [float(r["cpu_pressure_pct_max"]) for r in runs if r.get("cpu_pressure_pct_max") is not None]
@@ -74,8 +81,8 @@ def conditions(runs: list[dict], facts: dict | None, kinds: list[str]) -> dict:
     passes = [
         found
         for r in runs
-        if r.get("experiment")
-        and (found := profile_passes(str(r["experiment"]), r.get("profile"))) is not None
+        if (found := r.get("passes"))
+        or (r.get("experiment") and (found := profile_passes(str(r["experiment"]), r.get("profile"))))
     ]
     facts = facts or {}
     poolers = facts.get("poolers") or {}
@@ -89,4 +96,8 @@ def conditions(runs: list[dict], facts: dict | None, kinds: list[str]) -> dict:
         "server_cores": max(cores) if cores else facts.get("server_cores"),
         "poolers": {kind: poolers[kind] for kind in kinds if kind in poolers},
         "passes": min(passes) if passes else None,
+        "window_lengths_s": _union(runs, "window_lengths_s"),
+        "client_grid": _union(runs, "client_grid"),
+        "pool_sizes": _union(runs, "pool_sizes"),
+        "cpu_methods": _union(runs, "cpu_methods"),
     }
