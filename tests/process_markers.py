@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 # The audit event the site stage raises when it runs MkDocs in this interpreter (no process to see).
+from connlab.contract.poolers.registry import CONFIGS
 from connlab.site.publish.build import MKDOCS_AUDIT_EVENT as MKDOCS_EVENT
 
 PROCESS_MARKERS = ("e2e", "browser", "mkdocs", "process")
@@ -38,8 +39,8 @@ MARKER_HELP = {
     "runs it, `make check` leaves it out",
 }
 
-# Programs whose start means a server, a pooler or a load against one.
-SERVER_PROGRAMS = {"postgres", "pg_ctl", "initdb", "pgbench", "pgbouncer", "pgpool", "odyssey", "pgcat"}
+# Programs whose start means a server, a pooler (each pooler folder's declared binary) or a load against one.
+SERVER_PROGRAMS = {"postgres", "pg_ctl", "initdb", "pgbench"} | {config.binary for config in CONFIGS.values()}
 # connlab subcommands that start a throwaway cluster, and those that build the site with MkDocs.
 CONNLAB_RUNS = {"run", "run-all", "contribute"}
 CONNLAB_SITE = {"site", "build"}

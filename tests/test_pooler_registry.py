@@ -255,3 +255,22 @@ def test_a_fact_machine_yaml_could_not_hold_is_refused_in_one_line(
         sys.modules.pop("connlab.poolers.factpool.config", None)
         sys.modules.pop("connlab.poolers.factpool", None)
         shutil.rmtree(tmp_path / "factpool")
+
+
+def test_a_named_server_gets_the_poolers_whose_config_declares_it() -> None:
+    """Remote support is the pooler folder's declaration (PoolerConfig.remote), not a list in the remote
+    bench: each declaring kind gets its own adapter logging in as the URL's user, the others none."""
+    from connlab.lab.remote_bench import RemoteLogin, remote_adapter
+
+    for kind, config in CONFIGS.items():
+        adapter = remote_adapter(kind)
+        if config.remote:
+            assert (
+                adapter is not None
+                and issubclass(adapter, RemoteLogin)
+                and issubclass(adapter, POOLERS[kind])
+            )
+        else:
+            assert adapter is None, kind
+    assert {kind for kind, config in CONFIGS.items() if config.remote} >= {"pgbouncer", "pgpool", "odyssey"}
+    assert remote_adapter("no-such-pooler") is None

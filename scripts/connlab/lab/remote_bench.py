@@ -8,9 +8,9 @@ host, the server over the network, and everything the run made removed at its en
   URL's user there, and the server's own authentication (its password_encryption, recorded) is what it is.
 - CPU. No budget: the server's cores are what the user stated (`--server-cores`), pgbench and the poolers
   share this host's cores. cpu_budget_method says `remote`.
-- Poolers beside the client, as an application's side-car pooler: PgBouncer, PgPool-II and Odyssey start
-  here and log in to the named server as the URL's user. pgcat is not set up for it: its windows are left
-  out, named at the end, as for a pooler missing here.
+- Poolers beside the client, as an application's side-car pooler: those whose config declares `remote`
+  (PgBouncer, PgPool-II and Odyssey) start here and log in to the named server as the URL's user. The others
+  (pgcat) are not set up for it: their windows are left out, named at the end, as for a pooler missing here.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import psycopg
 from connlab.contract.experiment import Plan, Role, Workload
 from connlab.contract.names import BENCH_DB, SERVER_USER
 from connlab.contract.poolers.from_plan import plan_setup
+from connlab.contract.poolers.registry import CONFIGS
 from connlab.contract.poolers.setup import PoolerUser
 from connlab.contract.remote import REMOTE_CPU_METHOD, RemoteServerFacts
 from connlab.contract.tls import SSLMODE_PLAIN
@@ -38,13 +39,11 @@ from connlab.interrupts import hold_signals, run_in_group
 from connlab.lab.bench import PGBENCH_INIT_TIMEOUT_S, Bench, check_poolers
 from connlab.lab.cpu_budget import CpuPlan
 from connlab.lab.host import chown_to_server_user, find_bindir, find_program, free_port
+from connlab.lab.poolers import POOLERS
 from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
 from connlab.lab.remote_plan import not_for_a_named_server
 from connlab.lab.remote_server import RemoteServer, ServerFacts, ServerUrl, connect_problem
 from connlab.lab.run_lock import hold_measurement_lock
-from connlab.poolers.odyssey.adapter import Odyssey
-from connlab.poolers.pgbouncer.adapter import PgBouncer
-from connlab.poolers.pgpool.adapter import PgPool
 
 PASSWORD_FILE = "pgpass"
 PRIVATE_PREFIX = "connlab-remote-"
@@ -127,23 +126,13 @@ class RemoteLogin:
         return False
 
 
-class RemotePgBouncer(RemoteLogin, PgBouncer):
-    pass
-
-
-class RemotePgPool(RemoteLogin, PgPool):
-    pass
-
-
-class RemoteOdyssey(RemoteLogin, Odyssey):
-    pass
-
-
-REMOTE_POOLERS: dict[str, type[PoolerProcess]] = {
-    "pgbouncer": RemotePgBouncer,
-    "pgpool": RemotePgPool,
-    "odyssey": RemoteOdyssey,
-}
+def remote_adapter(kind: str) -> type[PoolerProcess] | None:
+    """The kind's harness adapter, logging in as the URL's user, where its config declares it can run in
+    front of a named server (PoolerConfig.remote); None where it cannot."""
+    adapter = POOLERS.get(kind)
+    if adapter is None or not CONFIGS[kind].remote:
+        return None
+    return type(f"Remote{adapter.__name__}", (RemoteLogin, adapter), {})
 
 
 @contextlib.contextmanager
@@ -248,7 +237,7 @@ def start_poolers(
         users.insert(0, PoolerUser(SERVER_USER))
         hba = [line for role in (Role(name=SERVER_USER, auth="trust"),) for line in role.hba_lines()] + hba
     for spec in plan.spec.poolers:
-        adapter_class = REMOTE_POOLERS.get(spec.kind)
+        adapter_class = remote_adapter(spec.kind)
         if adapter_class is None:
             bench.unavailable[spec.instance] = f"{spec.kind}: not set up in front of a remote server"
             continue

@@ -81,6 +81,9 @@ class PoolerConfig:
     # What else machine.yaml records of how it ran beside its version, `<kind>_<fact>` each, as its harness
     # adapter's `facts()` says (pgcat: "allocator", the malloc its process ran with); only with a version.
     facts: tuple[str, ...] = ()
+    # Whether the harness can run it in front of a named server (connlab run --server): it then logs in to
+    # that server as the URL's user (connlab.lab.remote_bench). False: its windows there are left out, said.
+    remote: bool = False
 
     @property
     def version_field(self) -> str | None:

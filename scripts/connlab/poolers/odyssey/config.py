@@ -177,4 +177,5 @@ CONFIG = PoolerConfig(
     snippet_start=snippet_start,
     pid_file=PID_FILE,
     admin_database=CONSOLE_DB,
+    remote=True,
 )

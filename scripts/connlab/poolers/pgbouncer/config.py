@@ -84,4 +84,5 @@ CONFIG = PoolerConfig(
     snippet_start=snippet_start,
     pid_file=PID_FILE,
     admin_database=ADMIN_DATABASE,
+    remote=True,
 )

@@ -134,4 +134,5 @@ CONFIG = PoolerConfig(
     # SIGTERM is PgPool-II's smart shutdown, which waits for every client; SIGINT is its fast one.
     stop_signal="INT",
     snippet_prepare=snippet_prepare,
+    remote=True,
 )
