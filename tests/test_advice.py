@@ -138,7 +138,7 @@ def test_pgbouncer_trade_decides_by_how_the_application_connects(fixture_advice:
     assert figures["crowd"]["decision"] == "faster"
     assert figures["steady"]["value"] < 1
     # Every pooler figure names the version measured.
-    assert all(f["versions"] == ["pgbouncer 1.18.0"] for f in figures.values() if f["machines"])
+    assert all(f["versions"] == ["PgBouncer 1.18.0"] for f in figures.values() if f["machines"])
     assert row["pool"]["pool"] == _row(fixture_advice["pool-sizing"], 8)["pool"]
 
 

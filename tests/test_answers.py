@@ -54,9 +54,11 @@ def test_claim_row_counts_machines_by_verdict_and_shows_the_seed_figure_unjudged
             _v("published-x", "holds", 4.0),
         ]
     )
-    row = claim_row(claim, ["a", "b", "c", "d", "e"], "published-x")
+    row = claim_row(claim, ["a", "b", "c", "d", "e"], "published-x", {"a": 1.0, "b": 8.0, "c": 2.0})
     assert row["spread"] == {"median": 4.0, "low": 2.0, "high": 8.0}
-    assert row["machines"] == {"names": ["a", "b", "c"], "more": 0, "count": 3}
+    # Each machine named with its server cores (the Machines page's), which its name hides.
+    assert row["machines"] == {"names": ["a", "b", "c"], "more": 0, "count": 3, "cores": [1.0, 8.0, 2.0]}
+    assert row["verdicts"]["does not hold"]["cores"] == [8.0]
     assert row["verdicts"]["holds"]["names"] == ["a"]
     assert row["verdicts"]["does not hold"]["names"] == ["b"]
     assert row["verdicts"]["cannot be evaluated"]["names"] == ["d"]
@@ -94,18 +96,68 @@ def test_short_answer_states_a_headline_that_pgbench_only_bounded_with_the_bound
     )
     bounded = claim_row(
         _claim(
-            [{**_v("a", "cannot be evaluated", None), "bound": "at least 3.04", "reason": reason}],
+            [
+                {
+                    **_v("a", "cannot be evaluated", None),
+                    "bound": "at least 3.04",
+                    "reason": reason,
+                    "conditions": {"poolers": {"pgbouncer": "1.18.0"}},
+                }
+            ],
             "churn-speedup-2-per-core",
         ),
         ["a", "b"],
-        None,
+        "published-x",
+        {"a": 1.0},
     )
-    (bullet,) = short_answer("pgbouncer-trade", {bounded["id"]: bounded})
+    versions = {"published-x": {"pgbouncer": "1.25.2"}}
+    (bullet,) = short_answer("pgbouncer-trade", {bounded["id"]: bounded}, versions, "published-x")
     assert bullet["spread"] is None
-    assert bullet["bounded"] == [{"machine": "a", "reason": reason, "indicative": False}]
+    assert bullet["bounded"] == [{"machine": "a", "server_cores": 1.0, "reason": reason, "indicative": False}]
+    # The bound is a PgBouncer figure: it names the version it was measured with, and the seed's its own.
+    assert [v["label"] for v in bullet["versions"]] == ["PgBouncer 1.18.0"]
+    assert bullet["seed_versions"] == ["PgBouncer 1.25.2"]
     # Without a bound the claim is still left out.
     unbounded = {**bounded, "bounded": []}
     assert short_answer("pgbouncer-trade", {bounded["id"]: unbounded}) == []
+
+
+def test_a_pooler_figure_over_several_versions_gives_each_versions_own_figure() -> None:
+    """PgBouncer 1.18 on two machines, 1.25.2 on a third: the short answer says which figure is from which
+    version, each machine with its server cores; a claim about no pooler names none."""
+
+    def cell(machine: str, value: float, version: str) -> dict:
+        return {
+            **_v(machine, "holds", value),
+            "conditions": {"poolers": {"pgbouncer": version, "pgpool": "4.3.5"}},
+        }
+
+    row = claim_row(
+        _claim(
+            [cell("a", 0.0, "1.18.0"), cell("b", 0.0, "1.18.0"), cell("c", 1.0, "1.25.2")],
+            "prepared-fails-without-tracking",
+        ),
+        ["a", "b", "c"],
+        None,
+        {"a": 1.0, "b": 8.0, "c": 8.0},
+    )
+    (bullet,) = short_answer("four-poolers", {row["id"]: row}, None, None, {"a": 1.0, "b": 8.0, "c": 8.0})
+    assert [
+        (v["label"], v["machines"]["names"], v["machines"]["cores"], v["spread"]["median"])
+        for v in bullet["versions"]
+    ] == [
+        ("PgBouncer 1.18.0", ["a", "b"], [1.0, 8.0], 0.0),
+        ("PgBouncer 1.25.2", ["c"], [8.0], 1.0),
+    ]
+    # Without a version in the verdict's conditions, the machine's own (machine.yaml) stands in.
+    bare = claim_row(_claim([_v("a", "holds", 0.0)], "prepared-fails-without-tracking"), ["a"], None)
+    (bullet,) = short_answer("four-poolers", {bare["id"]: bare}, {"a": {"pgbouncer": "1.18.0"}})
+    assert [v["label"] for v in bullet["versions"]] == ["PgBouncer 1.18.0"]
+    (direct,) = short_answer(
+        "too-many-connections",
+        {"peak-four-per-core": claim_row(_claim([_v("a", "holds", 4.0)]), ["a"], None)},
+    )
+    assert direct["versions"] == [] and direct["seed_versions"] == []
 
 
 def test_findings_name_each_failed_seed_statement_with_both_figures() -> None:
@@ -189,7 +241,13 @@ def test_pool_size_falls_back_to_the_pooler_runs_and_is_none_without_data() -> N
 def test_coverage_names_poolers_measured_and_missing() -> None:
     facts = {"measured": [{"machine": "a", "experiment": "pooler-memory"}]}
     poolers = [
-        {"machine": "a", "pooler": "pgbouncer", "available": True},
+        {
+            "machine": "a",
+            "pooler": "pgbouncer",
+            "version": "1.18.0",
+            "available": True,
+            "seed_version": "1.25.2",
+        },
         {"machine": "a", "pooler": "odyssey", "available": False},
         {"machine": "b", "pooler": "pgbouncer", "available": False},
     ]
@@ -199,10 +257,19 @@ def test_coverage_names_poolers_measured_and_missing() -> None:
     many = [f"m{i:02d}" for i in range(NAMED_UP_TO + 3)]
     idle = coverage(facts, ["a", *many], ["pooler-memory"], poolers)["did_not_run_named"]
     assert idle == {"names": many[:NAMED_UP_TO], "more": 3, "count": len(many)}
-    assert found["poolers"] == [
+    assert [{k: p[k] for k in ("pooler", "available", "missing")} for p in found["poolers"]] == [
         {"pooler": "odyssey", "available": [], "missing": ["a"]},
         {"pooler": "pgbouncer", "available": ["a"], "missing": []},
     ]
+    # Which version was measured where, beside the seed's, as the page names them; machines with their cores.
+    bouncer = found["poolers"][1]
+    assert bouncer["label"] == "PgBouncer" and bouncer["seed_version"] == "PgBouncer 1.25.2"
+    assert bouncer["versions"] == [
+        {"label": "PgBouncer 1.18.0", "machines": {"names": ["a"], "more": 0, "count": 1}}
+    ]
+    with_cores = coverage(facts, ["a", "b"], ["pooler-memory"], poolers, {"a": 1.0, "b": 8.0})
+    assert with_cores["ran_named"]["cores"] == [1.0]
+    assert with_cores["poolers"][1]["versions"][0]["machines"]["cores"] == [1.0]
 
 
 # -- over the built site ---------------------------------------------------------------------------------

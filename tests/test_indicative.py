@@ -113,7 +113,9 @@ def test_the_headline_figure_and_counts_are_the_full_machines_the_quick_one_list
     assert bullet["spread"] == {"median": 0.37, "low": 0.37, "high": 0.37}
     assert bullet["machines"]["names"] == ["full"] and not bullet["indicative"]
     assert list(bullet["verdicts"]) == ["inconclusive"]
-    assert bullet["indicative_verdicts"] == {"holds": {"names": ["quick"], "more": 0, "count": 1}}
+    assert bullet["indicative_verdicts"] == {
+        "holds": {"names": ["quick"], "more": 0, "count": 1, "cores": [None]}
+    }
     assert (bullet["indicative_count"], bullet["indicative_profile"]) == (1, "quick")
 
 

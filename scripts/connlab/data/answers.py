@@ -35,7 +35,9 @@ import orjson
 from connlab.contract.cache import canonical_bytes, loads_fast, read_json, remember_written
 from connlab.contract.facts_files import facts_path
 from connlab.contract.files import write_bytes_if_changed, write_bytes_whole
+from connlab.contract.machine_schema import NOT_AVAILABLE
 from connlab.contract.names import ANSWERS_SUBDIR, MACHINES_JSON, POOL_SIZES_FILE, VERDICT_COLUMNS_UP_TO
+from connlab.contract.poolers.registry import VERSIONED, pooler_label
 from connlab.data.chart_rows import (
     LATENCY_WORKLOAD,
     connection_cost,
@@ -52,35 +54,76 @@ REFUTE_FACTOR = 2.0
 MEASURED = ("holds", "does not hold", "inconclusive")
 VERDICT_ORDER = ("holds", "does not hold", "inconclusive", "cannot be evaluated")
 
-# The claims that answer each article's title question, with the words of the question each one answers.
-# Words only: every figure comes from the claims' rows.
-HEADLINES: dict[str, list[tuple[str, str]]] = {
+# The claims that answer each article's title question, with the words of the question each one answers
+# (each with its unit and scope: per process or the whole pooler, per server core or in all) and the poolers
+# whose figure it is, whose versions the short answer names. Words only: every figure comes from the claims'
+# rows, every version from the verdicts' conditions.
+HEADLINES: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     "too-many-connections": [
-        ("peak-four-per-core", "Throughput peaks at, in clients per server core"),
-        ("gentle-decline-furthest", "Share of the peak throughput left at the furthest point measured"),
-        ("latency-tenfold-furthest", "Mean latency at the furthest point, as a multiple of the peak's"),
-        ("connect-costs-59-queries", "A transaction on a new SCRAM connection, as a multiple of a held one"),
+        ("peak-four-per-core", "Throughput peaks at, in clients per server core", ()),
+        ("gentle-decline-furthest", "Share of the peak throughput left at the furthest point measured", ()),
+        ("latency-tenfold-furthest", "Mean latency at the furthest point, as a multiple of the peak's", ()),
+        (
+            "connect-costs-59-queries",
+            "Time per transaction on a new SCRAM connection, as a multiple of on a held one",
+            (),
+        ),
     ],
     "pool-sizing": [
-        ("folk-formula-too-low", "The measured optimum, as a multiple of (cores × 2) + 1"),
-        ("usl-optimum-near-peak", "The USL's fitted optimum N*, as a multiple of the measured peak"),
-        ("usl-fits-well", "How well the USL fits the read-write curve (R²)"),
-        ("small-pool-queues", "A pool of one per core, as a share of four per core's throughput"),
+        (
+            "folk-formula-too-low",
+            "The measured optimum in clients, as a multiple of (server cores × 2) + 1",
+            (),
+        ),
+        ("usl-optimum-near-peak", "The USL's fitted optimum N*, as a multiple of the measured peak", ()),
+        ("usl-fits-well", "How well the USL fits the read-write curve (R²)", ()),
+        (
+            "small-pool-queues",
+            "Throughput through a PgBouncer pool of one per server core, as a share of four per core's",
+            ("pgbouncer",),
+        ),
     ],
     "pgbouncer-trade": [
-        ("churn-speedup-2-per-core", "PgBouncer's speed-up for a new SCRAM connection per transaction"),
-        ("read-write-collapses-at-50-per-core", "Direct read-write throughput at 50 clients per core ÷ peak"),
-        ("crowd-pooled-read-write", "Held connections through PgBouncer ÷ direct, read-write crowd"),
-        ("pooler-near-a-core", "PgBouncer's own CPU with 200 select-only clients, in cores"),
+        (
+            "churn-speedup-2-per-core",
+            "PgBouncer's speed-up for a new SCRAM connection per transaction, throughput through it ÷ direct",
+            ("pgbouncer",),
+        ),
+        (
+            "read-write-collapses-at-50-per-core",
+            "Direct read-write throughput at 50 clients per core ÷ peak",
+            (),
+        ),
+        (
+            "crowd-pooled-read-write",
+            "Throughput of held connections through PgBouncer ÷ direct, read-write crowd",
+            ("pgbouncer",),
+        ),
+        ("pooler-near-a-core", "PgBouncer's own CPU with 200 select-only clients, in cores", ("pgbouncer",)),
     ],
     "four-poolers": [
-        ("pgpool-memory-before-query", "PgPool-II's resident memory before the first query, MiB"),
+        (
+            "pgpool-memory-before-query",
+            "PgPool-II's resident memory before the first query, per process (its tree's sum ÷ its "
+            "processes), MiB",
+            ("pgpool",),
+        ),
         (
             "pgpool-faster-than-pgbouncer-at-10",
             "PgPool-II's throughput ÷ PgBouncer's, 10 select-only clients",
+            ("pgpool", "pgbouncer"),
         ),
-        ("pgbouncer-falls-with-churn", "PgBouncer's throughput as connection churn rises, higher ÷ lower"),
-        ("prepared-fails-without-tracking", "Share of -M prepared windows that finished through PgBouncer"),
+        (
+            "pgbouncer-falls-with-churn",
+            "PgBouncer's throughput as connection churn rises, higher ÷ lower",
+            ("pgbouncer",),
+        ),
+        (
+            "prepared-fails-without-tracking",
+            "Share of -M prepared windows that finished through PgBouncer in transaction mode, its default "
+            "config",
+            ("pgbouncer",),
+        ),
     ],
 }
 # The articles whose short answer ends with each machine's pool size.
@@ -102,21 +145,37 @@ def by_machine(rows: list[dict]) -> dict[object, list[dict]]:
     return grouped
 
 
-def named(machines: list[str]) -> dict:
-    """Up to NAMED_UP_TO names, and how many more."""
-    return {
+def named(machines: list[str], cores: dict[str, float | None] | None = None) -> dict:
+    """Up to NAMED_UP_TO names, and how many more; with `cores`, each named machine's server cores (the
+    server's CPU budget in its runs), in the names' order: a page names a machine with them, since its name
+    alone hides them (amd-epyc-2c-24g ran its server on 1 core)."""
+    found: dict = {
         "names": machines[:NAMED_UP_TO],
         "more": max(0, len(machines) - NAMED_UP_TO),
         "count": len(machines),
     }
+    if cores is not None:
+        found["cores"] = [cores.get(m) for m in found["names"]]
+    return found
 
 
-def verdict_groups(cells: list[dict]) -> dict[str, dict]:
-    """The cells' machines per verdict, in VERDICT_ORDER, each named up to NAMED_UP_TO."""
+def cell_cores(cells: list[dict], machine_cores: dict[str, float | None] | None) -> dict[str, float | None]:
+    """Each cell's machine's server cores: the machine's own (the Machines page's column, as the verdict
+    table heads it), else those its verdict's conditions give (the most any of the claim's experiments gave
+    the server: a core-budget run's larger budget, so second)."""
+    own = machine_cores or {}
+    return {
+        c["machine"]: own.get(c["machine"]) or (c.get("conditions") or {}).get("server_cores") for c in cells
+    }
+
+
+def verdict_groups(cells: list[dict], cores: dict[str, float | None] | None = None) -> dict[str, dict]:
+    """The cells' machines per verdict, in VERDICT_ORDER, each named up to NAMED_UP_TO (with its server cores
+    where `cores` gives them)."""
     grouped: dict[str, list[str]] = {}
     for c in cells:
         grouped.setdefault(c["verdict"], []).append(c["machine"])
-    return {verdict: named(grouped[verdict]) for verdict in VERDICT_ORDER if verdict in grouped}
+    return {verdict: named(grouped[verdict], cores) for verdict in VERDICT_ORDER if verdict in grouped}
 
 
 def profile_words(cells: list[dict]) -> str | None:
@@ -128,12 +187,15 @@ def profile_words(cells: list[dict]) -> str | None:
     return " and ".join(found) if found else None
 
 
-def claim_row(claim: dict, measured: list[str], source: str | None) -> dict:
+def claim_row(
+    claim: dict, measured: list[str], source: str | None, machine_cores: dict[str, float | None] | None = None
+) -> dict:
     """One claim across the measured machines: each one's cell, the median and range of their values, the
     machines per verdict, and the seed's own figure (its published set's value, shown, never judged). The
     figure and the verdict counts are the deciding (full-profile) machines'; the indicative ones are grouped
     apart (indicative_verdicts). Where no machine decides, the figure is the indicative machines' median
-    and the row says so (indicative: true)."""
+    and the row says so (indicative: true). Every machine named is named with its server cores (machine_cores:
+    the Machines page's; else its cell's conditions)."""
     by_machine = {v["machine"]: v for v in claim.get("verdicts", [])}
     # A machine's verdict is its cell as the claims file holds it (it names its machine), not a copy: a
     # hundred claims over a thousand machines were a hundred thousand copies on every build.
@@ -144,8 +206,9 @@ def claim_row(claim: dict, measured: list[str], source: str | None) -> dict:
     indicated = [c for c in indicative if c["verdict"] in MEASURED and c.get("value") is not None]
     # One median never mixes profiles: the full-profile machines', else the indicative ones', said so.
     valued = decided or indicated
-    verdicts = verdict_groups(deciding)
-    indicative_verdicts = verdict_groups(indicative)
+    cores = cell_cores(cells, machine_cores)
+    verdicts = verdict_groups(deciding, cores)
+    indicative_verdicts = verdict_groups(indicative, cores)
     seed = by_machine.get(source) if source else None
     return {
         "id": claim["id"],
@@ -157,10 +220,15 @@ def claim_row(claim: dict, measured: list[str], source: str | None) -> dict:
         "seed_value": seed.get("value") if seed and seed.get("verdict") in MEASURED else None,
         "cells": cells,
         "spread": spread([float(c["value"]) for c in valued]),
-        "machines": named([c["machine"] for c in valued]),
+        "machines": named([c["machine"] for c in valued], cores),
         # Where pgbench's saturated core left only a bound: what it decides, in the verdict's own words.
         "bounded": [
-            {"machine": c["machine"], "reason": c["reason"], "indicative": bool(c.get("indicative"))}
+            {
+                "machine": c["machine"],
+                "server_cores": cores.get(c["machine"]),
+                "reason": c["reason"],
+                "indicative": bool(c.get("indicative")),
+            }
             for c in cells
             if c["verdict"] == "cannot be evaluated" and c.get("bound") and c.get("reason")
         ][:NAMED_UP_TO],
@@ -188,23 +256,89 @@ def as_written(value: object, cells: bool) -> object:
     return {key: as_written(item, cells) for key, item in value.items() if key != "cells"}
 
 
-def short_answer(slug: str, rows: dict[str, dict]) -> list[dict]:
+def short_answer(
+    slug: str,
+    rows: dict[str, dict],
+    machine_versions: dict[str, dict[str, str]] | None = None,
+    source: str | None = None,
+    machine_cores: dict[str, float | None] | None = None,
+) -> list[dict]:
     """The headline claims' rows, each with the question's words, in the article's order; a claim no
     machine could answer is left out (the findings say which could not be evaluated), unless some machine
-    bounded it (pgbench saturated its core): the reader is told what the bound says."""
+    bounded it (pgbench saturated its core): the reader is told what the bound says. A pooler's figure
+    names the versions measured (`versions`, one entry per version with its machines and their own figure)
+    and the version the seed published with (`seed_versions`). machine_versions: each machine's pooler
+    versions by kind (machine.yaml's, where a verdict's conditions do not give them; the seed's set's own);
+    machine_cores: each machine's server cores, as claim_row takes them."""
+    versions_of = machine_versions or {}
     bullets = []
-    for claim_id, question in HEADLINES.get(slug, []):
+    for claim_id, question, poolers in HEADLINES.get(slug, []):
         row = rows.get(claim_id)
         if row is None or (row["spread"] is None and not row.get("bounded")):
             continue
-        bullets.append({**row, "question": question})
+        seed_poolers = versions_of.get(source or "", {})
+        bullets.append(
+            {
+                **row,
+                "question": question,
+                "poolers": list(poolers),
+                "versions": pooler_versions(row, poolers, versions_of, machine_cores),
+                "seed_versions": [
+                    pooler_label(kind, seed_poolers[kind]) for kind in poolers if kind in seed_poolers
+                ],
+            }
+        )
     return bullets
 
 
-def findings(rows: list[dict]) -> dict[str, list[dict]]:
+def pooler_versions(
+    row: dict,
+    poolers: tuple[str, ...],
+    machine_versions: dict[str, dict[str, str]] | None = None,
+    machine_cores: dict[str, float | None] | None = None,
+) -> list[dict]:
+    """The versions of `poolers` a claim's measured machines ran (their verdicts' conditions), one entry per
+    version (several poolers: per combination, "PgPool-II 4.3.5 and PgBouncer 1.18.0"), each with its
+    machines (those counted in the figure, and those that bounded it) and the median and range of their
+    figures: where machines ran different versions, each figure is told apart by the version it is from.
+    A verdict's conditions give its versions; machine_versions, where they do not. None where the claim is
+    about no pooler."""
+    if not poolers:
+        return []
+    counted = [
+        c
+        for c in row.get("cells", [])
+        if bool(c.get("indicative")) == bool(row.get("indicative"))
+        and (c["verdict"] in MEASURED or (c["verdict"] == "cannot be evaluated" and c.get("bound")))
+    ]
+    cores = cell_cores(counted, machine_cores)
+    grouped: dict[str, list[dict]] = {}
+    for c in counted:
+        measured_versions = {
+            **(machine_versions or {}).get(c["machine"], {}),
+            **((c.get("conditions") or {}).get("poolers") or {}),
+        }
+        label = " and ".join(
+            pooler_label(kind, measured_versions.get(kind) or "(version not recorded)") for kind in poolers
+        )
+        grouped.setdefault(label, []).append(c)
+    return [
+        {
+            "label": label,
+            "machines": named([c["machine"] for c in found], cores),
+            "spread": spread(
+                [float(c["value"]) for c in found if c["verdict"] in MEASURED and c.get("value") is not None]
+            ),
+        }
+        for label, found in sorted(grouped.items())
+    ]
+
+
+def findings(rows: list[dict], machine_cores: dict[str, float | None] | None = None) -> dict[str, list[dict]]:
     """The seed's own statements by outcome: where they did not hold on some deciding (full-profile) machine
-    (with both figures), where they held on every deciding machine that could judge them, and those only
-    indicative machines judged (quick or tiny runs: listed apart, under no heading that decides)."""
+    (with both figures, each machine with its server cores), where they held on every deciding machine that
+    could judge them, and those only indicative machines judged (quick or tiny runs: listed apart, under no
+    heading that decides)."""
     failed, held, indicative = [], [], []
     for row in rows:
         if row["reading"] != "seed" or row["spread"] is None:
@@ -218,8 +352,14 @@ def findings(rows: list[dict]) -> dict[str, list[dict]]:
             # Up to NAMED_UP_TO machines named, each with its figure; the rest counted, with the median and
             # range of their figures: a sentence that named every machine grew to half a megabyte of page
             # at a thousand machines.
+            # Copies of the named cells with their server cores: the cells are the claims file's own.
+            cores = cell_cores(against[:NAMED_UP_TO], machine_cores)
             failed.append(
-                {**row, "against": against[:NAMED_UP_TO], "against_more": more_cells(against[NAMED_UP_TO:])}
+                {
+                    **row,
+                    "against": [{**c, "server_cores": cores[c["machine"]]} for c in against[:NAMED_UP_TO]],
+                    "against_more": more_cells(against[NAMED_UP_TO:]),
+                }
             )
         elif all(c["verdict"] == "holds" for c in deciding if c["verdict"] in MEASURED):
             held.append(row)
@@ -296,9 +436,17 @@ def columns(machines_facts: dict, measured: list[str], experiments: list[str]) -
     return result
 
 
-def coverage(machines_facts: dict, measured: list[str], experiments: list[str], poolers: list[dict]) -> dict:
+def coverage(
+    machines_facts: dict,
+    measured: list[str],
+    experiments: list[str],
+    poolers: list[dict],
+    machine_cores: dict[str, float | None] | None = None,
+) -> dict:
     """Which measured machines ran the article's experiments and which did not, and each pooler's machines
-    where it ran and where it was not available (the four-poolers comparison says so on its first screen)."""
+    where it ran (by version: which version was measured where) and where it was not available, beside the
+    version the seed ran (the four-poolers comparison says so on its first screen). Machines are named with
+    their server cores where machine_cores gives them."""
     # Sets to look names up in: lists searched once per row grew with the square of the machine count.
     among, wanted = set(measured), set(experiments)
     ran_set = {
@@ -308,20 +456,41 @@ def coverage(machines_facts: dict, measured: list[str], experiments: list[str], 
     }
     ran = sorted(ran_set)
     by_pooler: dict[str, dict[str, list[str]]] = {}
+    versions: dict[str, dict[str, list[str]]] = {}
+    seed_versions: dict[str, str] = {}
     for row in poolers:
         if str(row["machine"]) not in ran_set:
             continue
-        entry = by_pooler.setdefault(str(row["pooler"]), {"available": [], "missing": []})
+        pooler = str(row["pooler"])
+        entry = by_pooler.setdefault(pooler, {"available": [], "missing": []})
         entry["available" if row.get("available") else "missing"].append(str(row["machine"]))
+        if row.get("available"):
+            versions.setdefault(pooler, {}).setdefault(str(row.get("version")), []).append(
+                str(row["machine"])
+            )
+        if row.get("seed_version"):
+            seed_versions[pooler] = str(row["seed_version"])
     did_not_run = [m for m in measured if m not in ran_set]
     return {
         "ran": ran,
         "did_not_run": did_not_run,
         # As a sentence names them: up to NAMED_UP_TO, and how many more (a thousand links were a sixth of
         # an article at a thousand machines).
-        "ran_named": named(ran),
-        "did_not_run_named": named(did_not_run),
-        "poolers": [{"pooler": name, **entry} for name, entry in sorted(by_pooler.items())],
+        "ran_named": named(ran, machine_cores),
+        "did_not_run_named": named(did_not_run, machine_cores),
+        "poolers": [
+            {
+                "pooler": name,
+                "label": pooler_label(name),
+                **entry,
+                "versions": [
+                    {"label": pooler_label(name, version), "machines": named(found, machine_cores)}
+                    for version, found in sorted(versions.get(name, {}).items())
+                ],
+                "seed_version": pooler_label(name, seed_versions[name]) if name in seed_versions else None,
+            }
+            for name, entry in sorted(by_pooler.items())
+        ],
     }
 
 
@@ -566,12 +735,25 @@ def write_answers(
     machines_facts = _read(facts_dir / "machines.json")
     machines_json = _read(data_dir / MACHINES_JSON) if (data_dir / MACHINES_JSON).is_file() else []
     facts = answer_facts(facts_dir, data_dir / ANSWER_INPUTS_FILE)
+    # Each machine's server cores (its server's CPU budget, the Machines page's column): a page names a
+    # machine with them.
+    machine_cores = {str(c["machine"]): c.get("server_cores") for c in machines_facts.get("columns", [])}
+    # Each machine's pooler versions as machine.yaml records them (those it ran): a published set's are the
+    # versions the seed's figures come from.
+    machine_versions = {
+        str(m["id"]): {
+            kind: str(m[f"{kind}_version"])
+            for kind in VERSIONED
+            if m.get(f"{kind}_version") and str(m[f"{kind}_version"]) != NOT_AVAILABLE
+        }
+        for m in machines_json
+    }
     # Each machine's own rows of the three facts a pool size reads, grouped once.
     peaks = by_machine(facts["too-many-connections"].get("peaks", []))
     fits = by_machine(facts["pool-sizing"].get("fits", []))
     spreads = by_machine(facts["pgbouncer-trade"].get("pool_spread", []))
     pools = [
-        found
+        {**found, "server_cores": machine_cores.get(machine)}
         for machine in measured
         if (
             found := pool_size(
@@ -591,17 +773,23 @@ def write_answers(
         per_machine = [c for c in claims.get("claims", []) if c.get("scope", "machine") == "machine"]
         experiments = claims.get("experiments", [])
         covered = coverage(
-            machines_facts, measured, experiments, facts[slug].get("poolers", []) if slug in facts else []
+            machines_facts,
+            measured,
+            experiments,
+            facts[slug].get("poolers", []) if slug in facts else [],
+            machine_cores,
         )
         # A machine that ran none of the article's experiments has no column: a line under the table names it.
         ran = covered["ran"] if experiments else measured
-        rows = [claim_row(claim, ran, source) for claim in per_machine]
+        rows = [claim_row(claim, ran, source, machine_cores) for claim in per_machine]
         by_id = {row["id"]: row for row in rows}
         cells = len(ran) <= VERDICT_COLUMNS_UP_TO
         payload = {
             "measured": ran,
-            "short_answer": as_written(short_answer(slug, by_id), cells),
-            "findings": as_written(findings(rows), cells),
+            "short_answer": as_written(
+                short_answer(slug, by_id, machine_versions, source, machine_cores), cells
+            ),
+            "findings": as_written(findings(rows, machine_cores), cells),
             "disagreements": explained(rows),
             "rows": as_written(rows, cells),
             "dates": measured_dates(machines_facts, experiments),

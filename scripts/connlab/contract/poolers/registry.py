@@ -48,3 +48,16 @@ CONFIGS: dict[str, PoolerConfig] = discover()
 # The kinds that record a version of their own: machine.yaml's `<kind>_version`, a Machines page column each
 # (and `<kind>_<fact>` for the facts they declare).
 VERSIONED: dict[str, PoolerConfig] = {kind: c for kind, c in CONFIGS.items() if c.version_field is not None}
+
+# What an instance's name adds to its kind's (an experiment's `name:` for a second setup of a kind), in words.
+INSTANCE_WORDS = {"prepared": "prepared-statement support on"}
+
+
+def pooler_label(name: str, version: str | None = None) -> str:
+    """How the pages name a pooler the rows name (a kind, or an instance named after its kind, such as
+    pgbouncer-prepared), with the version measured where one is given: "PgBouncer 1.18.0", "PgBouncer 1.18.0,
+    prepared-statement support on". A name of no kind (direct) is given as it is."""
+    kind = max((k for k in CONFIGS if name == k or name.startswith(f"{k}-")), key=len, default=None)
+    label, rest = (name, "") if kind is None else (CONFIGS[kind].label, name[len(kind) :].lstrip("-"))
+    text = f"{label} {version}" if version else label
+    return f"{text}, {INSTANCE_WORDS.get(rest, rest)}" if rest else text

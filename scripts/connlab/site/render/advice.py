@@ -27,6 +27,7 @@ from connlab.contract.poolers.features import (
     pgbouncer_support,
     version_label,
 )
+from connlab.contract.poolers.registry import pooler_label
 
 # The server-core counts a reader may pick, and the one shown first (and without JavaScript, the one whose
 # configuration is written out).
@@ -147,8 +148,21 @@ def basis(found: list[dict], cores: int, scaled: bool) -> dict | None:
         "value": statistics.median(r["value"] for r in at),
         "low": min(_bound(r, "low") for r in at),
         "high": max(_bound(r, "high") for r in at),
-        "versions": sorted({f"{p} {v}" for r in at for p, v in r["versions"].items()}),
+        "versions": versions_measured(at),
     }
+
+
+def versions_measured(at: list[dict]) -> list[str]:
+    """The pooler versions the basis machines ran, as the page names them ("PgBouncer 1.18.0"); where they
+    ran different versions, each with its machines, so that the reader knows which version a figure is
+    from."""
+    by_label: dict[str, list[str]] = {}
+    for r in at:
+        for pooler, version in sorted(r["versions"].items()):
+            by_label.setdefault(pooler_label(pooler, version), []).append(r["machine"])
+    if len(by_label) <= 1:
+        return sorted(by_label)
+    return [f"{label} on {', '.join(machines)}" for label, machines in sorted(by_label.items())]
 
 
 def nearest_text(near: float) -> str:
@@ -322,9 +336,14 @@ def four_poolers(facts: dict, heads: dict[str, dict]) -> dict:
     }
 
     def who(machine: str, pooler: str) -> dict:
+        version = versions.get((machine, pooler.removesuffix("-prepared")))
         return {
             "pooler": pooler,
-            "version": versions.get((machine, pooler.removesuffix("-prepared")), "version not recorded"),
+            "version": version or "version not recorded",
+            # As the page names it, with the version measured: "PgBouncer 1.18.0"; direct is direct.
+            "label": pooler_label(
+                pooler, version or ("(version not recorded)" if pooler != "direct" else None)
+            ),
             "machine": machine_label(machine, heads[machine]["server_cores"]),
             "indicative": heads[machine]["indicative"],
         }
