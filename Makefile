@@ -66,7 +66,8 @@ SITE_SRC       := $(shell find site_src -type f 2>/dev/null)
 # Each stage's stamp depends on exactly the code that stage imports: the command line and what every
 # stage shares (the contract: spec, columns, names; each pooler folder's declaration and pure config, not its
 # harness adapter; each probe folder's declaration and snippet, not its sampler), and the stage's own
-# package. tests/test_contract.py checks these lists against the imports.
+# package (the data stage's includes the main tables a pooler folder adds, its facts.py).
+# tests/test_contract.py checks these lists against the imports.
 POOLER_CODE    := $(wildcard scripts/connlab/poolers/*.py scripts/connlab/poolers/*/__init__.py scripts/connlab/poolers/*/config.py \
                     scripts/connlab/poolers/*/*.j2)
 PROBE_CODE     := $(wildcard scripts/connlab/probes/*.py scripts/connlab/probes/*/__init__.py scripts/connlab/probes/*/probe.py \
@@ -74,7 +75,8 @@ PROBE_CODE     := $(wildcard scripts/connlab/probes/*.py scripts/connlab/probes/
 SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py scripts/connlab/errors.py scripts/connlab/paths.py \
                     scripts/connlab/interrupts.py scripts/connlab/contract/*.py scripts/connlab/contract/*/*.py) $(POOLER_CODE) \
                   $(PROBE_CODE)
-DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py)
+DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py \
+                    scripts/connlab/poolers/*/facts.py)
 SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*/*.py scripts/connlab/site/*/*.mjs scripts/connlab/site/*/*.json)
 
 .PHONY: stage-code test-under-load help all setup system-packages postgres poolers odyssey run run-all contribute estimate validate aggregate articles site serve check test lint clean

@@ -91,8 +91,7 @@ def test_a_spec_built_in_full_is_built_once(
     tmp_path: Path, counted: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every kind the site draws has a template; a kind without one is built in full, and kept.
-    full_kind = {"peaks_in_full": chart_cache.scaling_chart.peaks_by_cores}
-    monkeypatch.setattr(chart_cache, "EXTRA_CHARTS", {**chart_cache.EXTRA_CHARTS, **full_kind})
+    monkeypatch.setitem(chart_cache.charts.KINDS, "peaks_in_full", chart_cache.scaling_chart.peaks_by_cores)
     first, _ = render_once(tmp_path, PEAKS, "peaks_in_full")
     second, _ = render_once(tmp_path, PEAKS, "peaks_in_full")
     assert counted == {"spec": 1, "templated": 0, "svg": 1}

@@ -10,11 +10,16 @@ import pytest
 import vl_convert
 
 from connlab.data.chart_rows import median_label
+from connlab.errors import LabError
+from connlab.paths import SITE_SRC_DIR
+from connlab.site.charts import kinds
 from connlab.site.charts.html import VL_VERSION, render_svg
 from connlab.site.charts.kinds import (
+    KINDS,
     LINE_AND_POINT,
     MEASURED_HERE,
     PUBLISHED_ARTICLE,
+    chart_kind,
     connection_cost_dots,
     latency_across_machines,
     metric_vs_clients,
@@ -344,3 +349,23 @@ def test_a_category_label_is_wrapped_at_its_commas_and_long_parts_after_a_dash()
     assert wrapped_label("10 clients, 6 machines' median") == "10 clients\n6 machines'\nmedian"
     # A word longer than a line stays whole (the axis' label limit ends it in an ellipsis).
     assert wrapped_label("averyveryverylongname, 2 clients") == "averyveryverylongname\n2 clients"
+
+
+def test_the_kinds_are_the_mapping_and_nothing_else_of_the_module() -> None:
+    """A page names a kind of KINDS; any other name, a helper or a constant of the module among them, is
+    refused in one line that names the kinds there are."""
+    assert chart_kind("usl_simulator") is usl_simulator
+    for name in ("no_such_chart", "metric_vs_clients", "WIDTH", "__name__"):
+        assert hasattr(kinds, name) or name == "no_such_chart"
+        with pytest.raises(LabError, match=rf"chart kind '{name}': no such kind \(.*throughput_vs_clients"):
+            chart_kind(name)
+
+
+def test_every_kind_a_page_names_or_a_template_serves_is_a_kind() -> None:
+    named = {
+        match
+        for path in SITE_SRC_DIR.rglob("*.j2")
+        for match in re.findall(r'chart\(\s*[^,]+,\s*"([a-z_]+)"', path.read_text(encoding="utf-8"))
+    }
+    assert named and named <= set(KINDS)
+    assert set(KINDS) >= kinds.TEMPLATED

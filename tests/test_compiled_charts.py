@@ -163,7 +163,7 @@ def test_the_charts_of_a_kind_name_the_shared_set(
 ) -> None:
     """Two machines' charts of a kind name the same set and kind, and so does an article's chart of that
     kind (with its SVG): one asset serves every page. A kind built in full keeps the Vega-Lite path."""
-    monkeypatch.setitem(chart_cache.EXTRA_CHARTS, "plain_points", plain_points)
+    monkeypatch.setitem(chart_cache.charts.KINDS, "plain_points", plain_points)
     lines = figures(
         tmp_path,
         [

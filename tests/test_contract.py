@@ -4,7 +4,8 @@ Stages: the harness (connlab.lab), the data (connlab.data with connlab.analysis)
 Shared by all: connlab.contract, and connlab.paths, connlab.errors and connlab.interrupts, which import
 nothing of the project. The command line (connlab.cli) imports a stage only inside the command that runs it.
 A pooler's folder (connlab.poolers.<kind>) and a probe's (connlab.probes.<name>) belong to the contract,
-except their harness part (adapter.py, sampler.py), which belongs to the harness.
+except their harness part (adapter.py, sampler.py), which belongs to the harness, and a pooler's main tables
+(facts.py), which belong to the data stage.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ STAGES = {
     "connlab.contract": (),
 }
 EXTENSIONS = ("connlab.poolers", "connlab.probes")
-HARNESS_PARTS = ("adapter", "sampler")
+# A plug-in folder's parts that belong to a stage, not to the contract.
+STAGE_PARTS = {"adapter": "connlab.lab", "sampler": "connlab.lab", "facts": "connlab.data"}
 BASICS = ("connlab", "connlab.paths", "connlab.errors", "connlab.interrupts", "connlab.cli",
           "connlab.__main__")  # fmt: skip
 
@@ -41,7 +43,7 @@ BASICS = ("connlab", "connlab.paths", "connlab.errors", "connlab.interrupts", "c
 def stage_of(module: str) -> str | None:
     """The stage a module belongs to; None for the command line and the shared basics."""
     if any(module == e or module.startswith(e + ".") for e in EXTENSIONS):
-        return "connlab.lab" if module.rpartition(".")[2] in HARNESS_PARTS else "connlab.contract"
+        return STAGE_PARTS.get(module.rpartition(".")[2], "connlab.contract")
     return next((s for s in STAGES if module == s or module.startswith(s + ".")), None)
 
 
@@ -118,6 +120,9 @@ def test_the_stage_rule_refuses_a_crossing() -> None:
     assert not may_import("connlab.contract", "connlab.lab.poolers.base")
     assert not may_import("connlab.data", "connlab.site.render.renderer")
     assert may_import("connlab.lab", "connlab.poolers.pgbouncer.adapter")
+    assert may_import("connlab.data", "connlab.poolers.odyssey.facts")
+    assert not may_import("connlab.site", "connlab.poolers.odyssey.facts")
+    assert not may_import("connlab.lab", "connlab.poolers.odyssey.facts")
     assert not may_import(None, "connlab.lab.bench")
 
 
@@ -170,6 +175,11 @@ def test_each_stamp_depends_on_exactly_the_code_its_stage_imports(stage: str, en
     }
     assert {path for path in extra if not path.startswith(stage_dirs[stage])} == set()
     assert not any("/lab/" in path or path.endswith(("/adapter.py", "/sampler.py")) for path in listed)
+    # A pooler's facts.py (its main tables) is the data stage's code, and only its.
+    pooler_facts = {
+        path for path in listed if path.startswith("scripts/connlab/poolers/") and path.endswith("/facts.py")
+    }
+    assert bool(pooler_facts) == (stage == "data")
 
 
 def test_every_pooler_and_probe_an_experiment_names_is_registered() -> None:

@@ -20,8 +20,8 @@ import yaml
 
 from conftest import PINNED_RESULTS, TESTS_DIR
 from connlab.contract.facts_files import read_facts
+from connlab.contract.poolers.features import parse_version
 from connlab.data.aggregate import aggregate_all
-from connlab.data.odyssey_config import parse_version
 from connlab.poolers.odyssey import config
 from connlab.site.render.renderer import PageRenderer
 

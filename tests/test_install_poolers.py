@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from connlab.paths import DEFAULT_BUILD_DIR, ODYSSEY_BUILT_BIN, PGCAT_BUILT_BIN, REPO_ROOT
+from connlab.paths import DEFAULT_BUILD_DIR, REPO_ROOT, built_pooler_bin
 
 pytestmark = pytest.mark.process
 
@@ -83,7 +83,7 @@ def test_a_tools_folder_is_checked_and_installed_where_the_harness_looks(scratch
     build = scratch / "build"
     result = install(build, str(tools))
     assert result.returncode == 0, result.stderr
-    installed = build / PGCAT_BUILT_BIN.relative_to(DEFAULT_BUILD_DIR)
+    installed = build / built_pooler_bin("pgcat").relative_to(DEFAULT_BUILD_DIR)
     assert installed.read_bytes() == (tools / "pgcat" / "bin" / "pgcat").read_bytes()
     assert installed.stat().st_mode & 0o777 == 0o755
     assert (installed.parent.parent / "VERSION").read_text() == "pgcat 9.9.9\n"
@@ -93,7 +93,7 @@ def test_a_tools_folder_is_checked_and_installed_where_the_harness_looks(scratch
     # Odyssey is not in this tools folder: one line; PgPool-II is not either, and Debian packages it: none.
     [odyssey] = [line for line in result.stdout.splitlines() if NOT_AVAILABLE in line]
     assert odyssey.startswith(f"odyssey: {NOT_AVAILABLE}: no odyssey/ in the tools folder {tools} "), odyssey
-    assert not (build / ODYSSEY_BUILT_BIN.relative_to(DEFAULT_BUILD_DIR)).exists()
+    assert not (build / built_pooler_bin("odyssey").relative_to(DEFAULT_BUILD_DIR)).exists()
     assert "pgpool" not in result.stdout
     assert sorted(path.name for path in build.iterdir()) == ["pgbouncer-9.8.7", "pgcat"]  # no staging left
 
@@ -105,7 +105,7 @@ def test_a_checksum_mismatch_stops_it_and_installs_nothing(scratch: Path) -> Non
     assert result.returncode == 1
     assert f"sha256 {hashlib.sha256((tools / 'pgcat/bin/pgcat').read_bytes()).hexdigest()}" in result.stderr
     assert f"but {tools}/pgcat/SHA256SUMS says {'0' * 64}" in result.stderr
-    assert not (build / PGCAT_BUILT_BIN.relative_to(DEFAULT_BUILD_DIR)).exists()
+    assert not (build / built_pooler_bin("pgcat").relative_to(DEFAULT_BUILD_DIR)).exists()
 
 
 def test_a_tools_folder_without_sums_is_refused(scratch: Path) -> None:

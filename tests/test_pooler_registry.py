@@ -25,8 +25,8 @@ from connlab.lab.poolers import POOLERS
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = REPO / "tests" / "fixtures" / "results" / "published-too-many-connections"
 
-# The whole of a pooler: its folder's three files (the package marker, the declaration with its pure
-# config, the harness's adapter).
+# The whole of a pooler: its folder's files (the package marker, the declaration with its pure config, the
+# harness's adapter, and the main tables it adds of its own, which only a pooler with such facts has).
 FAKE_FILES = {
     "fakepool/__init__.py": '"""A pooler that exists only in a test: its declaration and its adapter."""\n',
     "fakepool/config.py": """
@@ -43,6 +43,7 @@ FAKE_FILES = {
             config_files=config_files,
             snippet_start=lambda root: f'fakepool "{root}/fakepool.conf"',
             pid_file="fakepool.pid",
+            across_machine_facts=("fakepool_summary",),
         )
         """,
     "fakepool/adapter.py": """
@@ -50,10 +51,8 @@ FAKE_FILES = {
         from connlab.poolers.fakepool import config
 
         class FakePool(PoolerProcess):
-            name = "fakepool"
-            label = config.CONFIG.label
+            declaration = config.CONFIG
             env_var = "FAKEPOOL_BIN"
-            binary_name = "fakepool"
 
             def config_files(self) -> dict[str, str]:
                 return config.config_files(self.setup)
@@ -62,6 +61,15 @@ FAKE_FILES = {
                 return [binary, str(self.setup.root / "fakepool.conf")]
 
         ADAPTER = FakePool
+        """,
+    "fakepool/facts.py": """
+        import duckdb
+
+        def register_main_tables(con: duckdb.DuckDBPyConnection) -> None:
+            con.execute(
+                "CREATE OR REPLACE TABLE main.fakepool_seen AS SELECT machine, version "
+                "FROM main.pooler_versions WHERE pooler = 'fakepool'"
+            )
         """,
 }
 
@@ -77,7 +85,10 @@ folders, scratch, published = (Path(arg) for arg in sys.argv[1:4])
 if folders.name:  # an empty argument: the registry as it stands, for the comparison
     connlab.poolers.__path__.append(str(folders))
 
+import duckdb
+
 from connlab.contract.experiment import Plan, load_experiment
+from connlab.contract.facts_files import ACROSS_MACHINE_FACTS
 from connlab.contract.machine_schema import MachineFile
 from connlab.contract.poolers.registry import CONFIGS
 from connlab.data.aggregate import aggregate_all
@@ -98,8 +109,11 @@ shutil.copytree(published, results / published.name)
 machine_yaml = results / published.name / "machine.yaml"
 machine_yaml.write_text(machine_yaml.read_text() + 'fakepool_version: "9.9.9"\\n')
 answers["problems"] = validate_results(results)
+answers["across_machine_facts"] = sorted(ACROSS_MACHINE_FACTS)
 if not answers["problems"]:
-    aggregate_all(results_dir=results, out_dir=scratch / "data")
+    database = aggregate_all(results_dir=results, out_dir=scratch / "data")
+    with duckdb.connect(str(database), read_only=True) as con:
+        answers["fakepool_seen"] = con.execute("SELECT * FROM main.fakepool_seen").fetchall()
     renderer = PageRenderer(scratch / "data", scratch / "docs")
     lines = renderer.render("machines.md.j2", "machines.md", "machines").splitlines()
     answers["software_header"] = next(line for line in lines if line.startswith("| machine | PostgreSQL"))
@@ -179,6 +193,9 @@ def test_a_pooler_is_one_folder(tmp_path: Path) -> None:
     # machine.yaml's schema has its field, accepts it, and the Machines page has its column and value.
     assert "fakepool_version" in found["schema_fields"]  # type: ignore[operator]
     assert found["problems"] == []
+    # Its own main table, from its facts.py, and its own across-machine fact, from its declaration.
+    assert found["fakepool_seen"] == [["published-too-many-connections", "9.9.9"]]
+    assert "fakepool_summary" in found["across_machine_facts"]  # type: ignore[operator]
     assert "| FakePool |" in found["software_header"]  # type: ignore[operator]
     header = found["software_header"].split(" | ")  # type: ignore[union-attr]
     (row,) = found["published_rows"][-1:]  # type: ignore[index]
@@ -194,6 +211,7 @@ def test_without_its_folder_the_same_pooler_is_unknown_everywhere(tmp_path: Path
     and the same experiment is refused before it starts."""
     found = probe(tmp_path, with_fake=False)
     assert "fakepool" not in found["kinds"] and "fakepool_version" not in found["schema_fields"]  # type: ignore[operator]
+    assert "fakepool_summary" not in found["across_machine_facts"]  # type: ignore[operator]
     assert any("fakepool_version" in problem for problem in found["problems"])  # type: ignore[union-attr]
     assert "pooler kind 'fakepool' is not registered" in found["plan_refused"]  # type: ignore[operator]
 

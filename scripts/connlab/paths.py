@@ -41,13 +41,6 @@ JINJA_CACHE_DIR = CACHE_DIR / "jinja"
 # build folder (the tests use one per run) reuses one verified download instead of fetching its own.
 PG_CACHE_DIR = DEFAULT_BUILD_DIR / "postgresql"
 PG_WHEELS_DIR = PG_CACHE_DIR / "wheels"
-# The poolers Debian packages none of, installed by `make poolers` (scripts/install_poolers.sh, which names
-# the same folders): the binaries the harness uses when no other is named (ODYSSEY_BIN or PGCAT_BIN, PATH).
-# In the repository's build/ like the PostgreSQL builds, whatever CONNLAB_BUILD_DIR says.
-ODYSSEY_BUILD_DIR = DEFAULT_BUILD_DIR / "odyssey"
-ODYSSEY_BUILT_BIN = ODYSSEY_BUILD_DIR / "bin" / "odyssey"
-PGCAT_BUILD_DIR = DEFAULT_BUILD_DIR / "pgcat"
-PGCAT_BUILT_BIN = PGCAT_BUILD_DIR / "bin" / "pgcat"
 # Debian's jemalloc (libjemalloc2), preloaded into a pgcat built without it: upstream's builds link jemalloc,
 # and memory figures taken with glibc's malloc would not compare with theirs.
 DEBIAN_LIB_DIR = Path("/usr/lib") / (sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu")
@@ -83,9 +76,18 @@ def experiment_results_dir(machine_id: str, experiment: str) -> Path:
     return RESULTS_DIR / machine_id / experiment
 
 
+# The poolers Debian packages none of, installed by `make poolers` (scripts/install_poolers.sh, which names
+# the same folders) as build/<program>/bin/<program>: the binaries the harness uses when no other is named
+# (its adapter's variable, PATH). In the repository's build/ like the PostgreSQL builds, whatever
+# CONNLAB_BUILD_DIR says.
+def built_pooler_bin(program: str) -> Path:
+    """Where `make poolers` installs a pooler no Debian package has, e.g. build/pgcat/bin/pgcat."""
+    return DEFAULT_BUILD_DIR / program / "bin" / program
+
+
 # Newer builds of the poolers Debian does package (PgBouncer, PgPool-II), staged by `make poolers` beside
 # Debian's as build/<program>-<version>/bin/ (install_poolers.sh's FOLDER): an experiment's pooler entry
-# names one with `build:`, and a machine may hold several. In the repository's build/, like Odyssey's.
+# names one with `build:`, and a machine may hold several. In the repository's build/, like the ones above.
 def staged_pooler_bin_dir(program: str, version: str) -> Path:
     """Where `make poolers` stages a pooler's build, e.g. build/pgbouncer-1.25.2/bin."""
     return DEFAULT_BUILD_DIR / f"{program}-{version}" / "bin"

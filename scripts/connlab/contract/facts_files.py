@@ -18,9 +18,11 @@ import os
 from pathlib import Path
 
 from connlab.contract.cache import loads_fast
+from connlab.contract.poolers.registry import CONFIGS
 
 # Facts an article's page shows for every machine at once (one chart each): kept whole in the article's file,
-# never on a machine's page. Everything else that names a machine is that machine's detail.
+# never on a machine's page. Everything else that names a machine is that machine's detail. A pooler's own
+# such facts are its declaration's (PoolerConfig.across_machine_facts).
 ACROSS_MACHINE_FACTS = frozenset(
     {
         "normalised",
@@ -30,7 +32,7 @@ ACROSS_MACHINE_FACTS = frozenset(
         "version_spread",
         "seed_version_peaks",
         "network_summary",
-        "odyssey_summary",
+        *(name for config in CONFIGS.values() for name in config.across_machine_facts),
     }
 )
 COUNTS_SUFFIX = ".counts.json"

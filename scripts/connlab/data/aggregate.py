@@ -44,9 +44,9 @@ from connlab.data.main_tables import (
     register_machines,
     register_measured,
     register_pooler_settings,
+    register_pooler_tables,
     register_published,
 )
-from connlab.data.odyssey_config import register_odyssey_config
 from connlab.data.result_files import result_files_by_experiment
 from connlab.data.verdict_conditions import machine_facts
 from connlab.paths import (
@@ -106,7 +106,7 @@ def aggregate_all(
             con.execute(f"DROP SCHEMA IF EXISTS {gone.replace('-', '_')} CASCADE")
             forget_state(con, gone, entirely=True)
         register_machines(con, machines)
-        register_odyssey_config(con)
+        register_pooler_tables(con)
         register_published(con, results_dir)
         register_pooler_settings(con)
         files = result_files_by_experiment(results_dir)

@@ -13,6 +13,7 @@ from connlab.analysis.bulk import insert_rows
 from connlab.analysis.fits import fits_code, fitted_schemas
 from connlab.contract.cache import digest, source_digest
 from connlab.contract.names import PUBLISHED_PREFIX
+from connlab.data.main_tables import POOLER_FACTS_MODULE
 from connlab.paths import AGGREGATE_SQL_NAME, ARTICLES_SRC_DIR, EXPERIMENT_FILE_NAME, EXPERIMENTS_DIR
 
 # What each experiment's tables were computed from, kept in the database between builds: the experiment's
@@ -20,6 +21,8 @@ from connlab.paths import AGGREGATE_SQL_NAME, ARTICLES_SRC_DIR, EXPERIMENT_FILE_
 STATE_TABLE = "main.aggregate_state"
 DATA_CODE = Path(__file__).resolve().parent
 CONTRACT_CODE = DATA_CODE.parent / "contract"
+# The data stage's part of each pooler's folder: the main tables it adds (connlab.data.main_tables).
+POOLER_FACTS_CODE = DATA_CODE.parent / "poolers"
 
 
 def experiment_basis(experiment: str, common: str) -> str:
@@ -29,9 +32,10 @@ def experiment_basis(experiment: str, common: str) -> str:
 
 def common_basis(results_dir: Path) -> str:
     """What every experiment's tables depend on besides its own SQL and each machine's rows: the code of the
-    data stage and the contract, every spec (main.pooler_settings reads them all), the published figures
-    and DuckDB's version."""
-    code = sorted([*DATA_CODE.glob("*.py"), *CONTRACT_CODE.rglob("*.py")])
+    data stage (the pooler folders' facts.py included) and the contract, every spec (main.pooler_settings
+    reads them all), the published figures and DuckDB's version."""
+    pooler_facts = POOLER_FACTS_CODE.glob(f"*/{POOLER_FACTS_MODULE}.py")
+    code = sorted([*DATA_CODE.glob("*.py"), *CONTRACT_CODE.rglob("*.py"), *pooler_facts])
     specs = sorted(EXPERIMENTS_DIR.glob(f"*/{EXPERIMENT_FILE_NAME}"))
     published = sorted(path for path in results_dir.glob(f"{PUBLISHED_PREFIX}*/*") if path.is_file())
     return digest(

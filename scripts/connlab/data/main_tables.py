@@ -1,9 +1,12 @@
 """The tables every experiment's SQL may read besides its own windows, in DuckDB's main schema: the machines
-(each machine.yaml, read once and cached by file status), the pooler versions they record, the published
-figures, the experiments' pool sizes, and which experiments each machine measured."""
+(each machine.yaml, read once and cached by file status), the pooler versions they record, the tables a
+pooler's folder adds of its own, the published figures, the experiments' pool sizes, and which experiments
+each machine measured."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import ipaddress
 import json
 import math
@@ -18,11 +21,18 @@ from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.contract.machine_schema import NOT_AVAILABLE, TIME_WAIT_S, MachineFile, parse_port_range
 from connlab.contract.names import PUBLISHED_PREFIX
 from connlab.contract.poolers import CONFIGS
+from connlab.contract.poolers.registry import package_of
 from connlab.contract.yaml_models import load_contributed_yaml
 from connlab.data.experiment_tables import MEASURED_WINDOWS
 from connlab.data.result_files import is_regular_file
 from connlab.data.sql_text import sql_string
+from connlab.errors import LabError
 from connlab.paths import AGGREGATE_SQL_NAME, EXPERIMENTS_DIR, MACHINE_FILE_NAME, RESULTS_DIR
+
+# A pooler's folder may add main tables of its own (what a page or a claim quotes of that pooler alone): its
+# connlab/poolers/<kind>/facts.py, whose register_main_tables(con) the aggregation calls.
+POOLER_FACTS_MODULE = "facts"
+POOLER_FACTS_HOOK = "register_main_tables"
 
 
 def _clean(value: object) -> object:
@@ -139,6 +149,21 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
         if kind in CONFIGS and machine.get(f"{kind}_version") is not None
     ]
     insert_rows(con, "main.pooler_versions", versions)
+
+
+def register_pooler_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """The main tables each pooler's folder adds (POOLER_FACTS_MODULE), from main.machines and
+    main.pooler_versions (register_machines runs first). A folder without that file adds none; one whose file
+    lacks the hook is refused in one line."""
+    for kind in CONFIGS:
+        name = f"{package_of(kind)}.{POOLER_FACTS_MODULE}"
+        if importlib.util.find_spec(name) is None:
+            continue
+        module = importlib.import_module(name)
+        hook = getattr(module, POOLER_FACTS_HOOK, None)
+        if not callable(hook):
+            raise LabError(f"{module.__file__}: {POOLER_FACTS_HOOK}: missing, or not a function")
+        hook(con)
 
 
 def register_measured(con: duckdb.DuckDBPyConnection) -> None:

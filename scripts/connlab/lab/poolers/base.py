@@ -1,4 +1,4 @@
-"""The contract every pooler adapter keeps, so that adding a pooler is one file and one registry line.
+"""The contract every pooler adapter keeps, so that adding a pooler is adding its folder (connlab/poolers/).
 
 Inputs. An adapter is built from a `PoolerSetup` (below): where the server listens, the databases to expose,
 the pool size and mode, the users with their server-side SCRAM verifiers (and, for poolers that must log in
@@ -44,7 +44,7 @@ import psycopg
 
 from connlab.contract.names import BENCH_DB, SERVER_USER
 from connlab.contract.poolers.features import parse_version, version_label
-from connlab.contract.poolers.setup import PoolerSetup, PoolerUser
+from connlab.contract.poolers.setup import PoolerConfig, PoolerSetup, PoolerUser
 from connlab.errors import LabError
 from connlab.interrupts import hold_interrupts, hold_signals
 from connlab.lab.host import as_server_user, chown_to_server_user
@@ -101,20 +101,30 @@ def logging_to(log_path: Path, command: list[str]) -> list[str]:
 class PoolerProcess:
     """Shared start/stop/watch for poolers that run as one foreground process (which may fork).
 
-    A subclass sets `name`, `label`, `env_var`, `binary_name` and `known_paths`, implements
-    `config_files()` and `command()`, and may override `version()` (default: what `--version` prints),
-    `stop_signal`, `extra_environment()`, `reset_server_connections()`, `counters()` and `support()`.
+    A subclass sets `declaration` (its folder's CONFIG, which gives it `name`, `label` and `binary_name`),
+    `env_var` and `known_paths`, implements `config_files()` and `command()`, and may override `version()`
+    (default: what `--version` prints), `stop_signal`, `extra_environment()`, `reset_server_connections()`,
+    `counters()` and `support()`.
     """
 
+    # The pooler's declaration (connlab/poolers/<kind>/config.py's CONFIG): a class that sets it takes its
+    # name (the kind), label and binary_name (the program's file name) from it, when the class is made.
+    declaration: ClassVar[PoolerConfig]
     name: ClassVar[str]
     label: ClassVar[str]
     env_var: ClassVar[str]
-    binary_name: ClassVar[str]  # the program's file name; name is the pooler's kind
+    binary_name: ClassVar[str]
     known_paths: ClassVar[tuple[str, ...]] = ()
     log_file: ClassVar[str] = "pooler.log"
     stop_signal: ClassVar[signal.Signals] = signal.SIGINT
     # The staged build this class runs (of_build), or None for the machine's own program.
     build: ClassVar[str | None] = None
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        declaration = cls.__dict__.get("declaration")
+        if declaration is not None:
+            cls.name, cls.label, cls.binary_name = declaration.kind, declaration.label, declaration.binary
 
     def __init__(self, setup: PoolerSetup) -> None:
         self.setup = setup

@@ -34,7 +34,7 @@ from connlab.contract.names import SERVER_USER
 from connlab.contract.poolers import features
 from connlab.lab.poolers import admin
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, PoolerUnavailable
-from connlab.paths import ODYSSEY_BUILT_BIN
+from connlab.paths import built_pooler_bin
 from connlab.poolers.odyssey import config
 
 CONSOLE_DB = config.CONSOLE_DB
@@ -51,16 +51,14 @@ def parsed_version(text: str) -> config.Version:
 
 
 class Odyssey(PoolerProcess):
-    name: ClassVar[str] = "odyssey"
-    label: ClassVar[str] = config.CONFIG.label
+    declaration = config.CONFIG
     env_var: ClassVar[str] = "ODYSSEY_BIN"
     log_file: ClassVar[str] = config.LOG_FILE
-    binary_name: ClassVar[str] = "odyssey"
     # After PATH: the usual install paths, then the build `make odyssey` leaves in build/.
     known_paths: ClassVar[tuple[str, ...]] = (
-        "/usr/local/bin/odyssey",
-        "/usr/bin/odyssey",
-        str(ODYSSEY_BUILT_BIN),
+        f"/usr/local/bin/{config.CONFIG.binary}",
+        f"/usr/bin/{config.CONFIG.binary}",
+        str(built_pooler_bin(config.CONFIG.binary)),
     )
     config_name: ClassVar[str] = config.CONF
 

@@ -178,4 +178,6 @@ CONFIG = PoolerConfig(
     pid_file=PID_FILE,
     admin_database=CONSOLE_DB,
     remote=True,
+    # four-poolers' line per machine that ran Odyssey, from main.odyssey_config (facts.py).
+    across_machine_facts=("odyssey_summary",),
 )

@@ -20,11 +20,9 @@ from connlab.poolers.pgbouncer import config
 
 
 class PgBouncer(PoolerProcess):
-    name = "pgbouncer"
-    label = config.CONFIG.label
+    declaration = config.CONFIG
     env_var = "CONNLAB_PGBOUNCER"
-    binary_name = "pgbouncer"
-    known_paths = ("/usr/sbin/pgbouncer",)
+    known_paths = (f"/usr/sbin/{config.CONFIG.binary}",)
     log_file = config.LOG_FILE
 
     def config_files(self) -> dict[str, str]:

@@ -65,8 +65,7 @@ class _SecondProcess(_OneOfThePair):
 
 
 class PgBouncerPair(_OneOfThePair):
-    name = config.KIND
-    label = config.CONFIG.label
+    declaration = config.CONFIG
     log_file = config.log_name(1)
 
     def __init__(self, setup: PoolerSetup) -> None:

@@ -52,7 +52,7 @@ from connlab.contract.poolers import features
 from connlab.errors import LabError
 from connlab.lab.poolers import admin
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, logging_to
-from connlab.paths import DEBIAN_JEMALLOC, PGCAT_BUILT_BIN
+from connlab.paths import DEBIAN_JEMALLOC, built_pooler_bin
 from connlab.poolers.pgcat import config
 
 ADMIN_DB = config.ADMIN_DB
@@ -83,16 +83,14 @@ def allocator(binary: str) -> tuple[str, Path | None]:
 
 
 class PgCat(PoolerProcess):
-    name: ClassVar[str] = "pgcat"
-    label: ClassVar[str] = config.CONFIG.label
+    declaration = config.CONFIG
     env_var: ClassVar[str] = "PGCAT_BIN"
     log_file: ClassVar[str] = config.LOG_FILE
-    binary_name: ClassVar[str] = "pgcat"
     # After PATH: the usual install paths, then the one `make poolers` leaves in build/.
     known_paths: ClassVar[tuple[str, ...]] = (
-        "/usr/local/bin/pgcat",
-        "/usr/bin/pgcat",
-        str(PGCAT_BUILT_BIN),
+        f"/usr/local/bin/{config.CONFIG.binary}",
+        f"/usr/bin/{config.CONFIG.binary}",
+        str(built_pooler_bin(config.CONFIG.binary)),
     )
     config_name: ClassVar[str] = config.CONF
 

@@ -64,11 +64,9 @@ def children_counts(titles: list[str]) -> dict[str, float]:
 
 
 class PgPool(PoolerProcess):
-    name: ClassVar[str] = "pgpool"
-    label: ClassVar[str] = config.CONFIG.label
+    declaration = config.CONFIG
     env_var: ClassVar[str] = "PGPOOL_BIN"
-    binary_name: ClassVar[str] = "pgpool"
-    known_paths: ClassVar[tuple[str, ...]] = ("/usr/sbin/pgpool",)
+    known_paths: ClassVar[tuple[str, ...]] = (f"/usr/sbin/{config.CONFIG.binary}",)
 
     @classmethod
     def pg_enc(cls) -> str:

@@ -36,8 +36,6 @@ from connlab.site.charts.html import VL_VERSION, render_svg, spec_text
 from connlab.site.charts.spec_template import with_rows
 
 Records = list[dict[str, Any]]
-# Chart kinds kept in modules of their own, looked up before connlab.site.charts.kinds.
-EXTRA_CHARTS: dict[str, Callable[[Records], dict]] = {"peaks_by_cores": scaling_chart.peaks_by_cores}
 # A spec depends on these modules' code and the Altair that runs it; an SVG on vl-convert and its Vega-Lite.
 SPEC_CODE = (charts, scaling_chart, usl_chart, spec_template)
 SPECS_SUBDIR = "specs"
@@ -48,7 +46,8 @@ MIN_JOBS_FOR_WORKERS = 8
 
 
 def chart_function(kind: str) -> Callable[[Records], dict]:
-    return EXTRA_CHARTS.get(kind) or getattr(charts, kind)
+    """The function that builds the kind's spec in full (connlab.site.charts.kinds.KINDS)."""
+    return charts.chart_kind(kind)
 
 
 def build_spec(job: tuple[str, Records]) -> dict:

@@ -1,4 +1,5 @@
-"""Altair charts built from aggregated records; the renderer embeds their specs in the pages.
+"""Altair charts built from aggregated records; the renderer embeds their specs in the pages. The kinds a
+page may name are KINDS, and only those (chart_kind looks a name up there).
 
 Charts set no colours for text or background: charts.js applies the light or dark theme in the browser,
 so a chart follows the reader's palette toggle.
@@ -10,6 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from connlab.errors import LabError
 from connlab.site.charts.colours import COLOUR_FIELD, coloured, kind_in
 from connlab.site.charts.lazy import lazy_import
 from connlab.site.charts.legends import LINE_AND_POINT as LINE_AND_POINT
@@ -17,7 +19,7 @@ from connlab.site.charts.legends import line_legend
 
 # LINE_PER_MACHINE_UP_TO: the templates read it here, with the chart kinds.
 from connlab.site.charts.scaling import LINE_PER_MACHINE_UP_TO as LINE_PER_MACHINE_UP_TO
-from connlab.site.charts.scaling import peak_rows
+from connlab.site.charts.scaling import peak_rows, peaks_by_cores
 from connlab.site.charts.usl import filled_usl, usl_simulator, usl_start, usl_template
 
 if TYPE_CHECKING:
@@ -630,3 +632,35 @@ FILLED_FROM_TEMPLATE: dict[str, tuple[Callable[[], dict], Callable[[Records, dic
     "usl_simulator": (usl_template, filled_usl)
 }
 TEMPLATED = frozenset(ROWS_INTO_TEMPLATE) | frozenset(FILLED_FROM_TEMPLATE)
+
+# Every chart kind a page may name (a template's `chart(id, kind, rows, ...)`), with the function that builds
+# its spec in full from its rows. Nothing else of this module is a kind, however it is named.
+KINDS: dict[str, Callable[[Records], dict]] = {
+    "throughput_vs_clients": throughput_vs_clients,
+    "latency_vs_clients": latency_vs_clients,
+    "throughput_by_pooler": throughput_by_pooler,
+    "normalised_throughput": normalised_throughput,
+    "normalised_spread": normalised_spread,
+    "connect_cost_dots": connect_cost_dots,
+    "latency_across_machines": latency_across_machines,
+    "pooler_throughput_dots": pooler_throughput_dots,
+    "pooler_memory_dots": pooler_memory_dots,
+    "connection_cost_dots": connection_cost_dots,
+    "throughput_by_budget": throughput_by_budget,
+    "throughput_by_version": throughput_by_version,
+    "wait_event_shares": wait_event_shares,
+    "idle_memory_measures": idle_memory_measures,
+    "pooled_over_direct_by_pool": pooled_over_direct_by_pool,
+    "pooler_rss_over_time": pooler_rss_over_time,
+    "peaks_by_cores": peaks_by_cores,
+    "usl_simulator": usl_simulator,
+}
+
+
+def chart_kind(name: str) -> Callable[[Records], dict]:
+    """The function that builds the kind's spec; a name that is not a kind is refused in one line."""
+    kind = KINDS.get(name)
+    if kind is None:
+        known = ", ".join(sorted(KINDS))
+        raise LabError(f"chart kind {name!r}: no such kind (connlab.site.charts.kinds.KINDS has {known})")
+    return kind

@@ -1,14 +1,19 @@
-"""main.odyssey_config: each machine's Odyssey version with what the config writer does for it (the logging
-buffer, the prepared-statement default) and the version difference from the seed, in words."""
+"""main.odyssey_config (connlab/poolers/odyssey/facts.py): each machine's Odyssey version with what the config
+writer does for it (the logging buffer, the prepared-statement default) and the version difference from the
+seed, in words; the aggregation reaches it through the pooler registry, and the article's fact that reads it
+is kept whole as its declaration says."""
 
 from __future__ import annotations
 
 import duckdb
 import pytest
 
-from connlab.data.odyssey_config import parse_version, register_odyssey_config, versions_note
+from connlab.contract.facts_files import ACROSS_MACHINE_FACTS
+from connlab.contract.poolers.features import parse_version
+from connlab.data import main_tables
 from connlab.errors import LabError
 from connlab.poolers.odyssey import config
+from connlab.poolers.odyssey.facts import register_main_tables, versions_note
 
 
 def database(versions: dict[str, tuple[bool, str]]) -> duckdb.DuckDBPyConnection:
@@ -43,7 +48,7 @@ def test_each_version_gets_what_the_writer_does_for_it() -> None:
         "old": (False, "1.4.0"),
         "none": (False, "not available on this machine"),
     })  # fmt: skip
-    register_odyssey_config(con)
+    register_main_tables(con)
     found = rows(con)
     assert set(found) == {"published-four-poolers", "new", "old"}  # no row where Odyssey did not run
     new, old = found["new"], found["old"]
@@ -62,7 +67,7 @@ def test_a_version_the_writer_cannot_read_is_named_with_its_machine() -> None:
     con = database({"odd": (False, "built from main")})
     named = r"results/odd/machine.yaml: odyssey_version: no version in 'built from main'"
     with pytest.raises(LabError, match=named):
-        register_odyssey_config(con)
+        register_main_tables(con)
 
 
 def test_versions() -> None:
@@ -70,3 +75,18 @@ def test_versions() -> None:
     assert parse_version("1.4") == (1, 4, 0)
     assert parse_version("none") is None
     assert versions_note("1.5.1", []) == "Odyssey 1.5.1 here; the seed names no version"
+
+
+def test_the_aggregation_finds_it_through_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The data stage names no pooler: it calls each pooler folder's facts.py, where there is one."""
+    con = database({"new": (False, "1.5.1")})
+    main_tables.register_pooler_tables(con)
+    assert set(rows(con)) == {"new"}
+    monkeypatch.setattr(main_tables, "POOLER_FACTS_HOOK", "no_such_hook")
+    with pytest.raises(LabError, match=r"odyssey/facts\.py: no_such_hook: missing, or not a function"):
+        main_tables.register_pooler_tables(con)
+
+
+def test_its_summary_is_kept_whole_as_its_declaration_says() -> None:
+    assert config.CONFIG.across_machine_facts == ("odyssey_summary",)
+    assert set(config.CONFIG.across_machine_facts) <= ACROSS_MACHINE_FACTS
