@@ -215,8 +215,9 @@ def test_each_verdict_carries_the_conditions_of_its_claims_experiments(tmp_path:
         "windows_client_saturated, steal_pct_max, cpu_pressure_pct_max)"
     )
     con.execute(
-        "CREATE TABLE main.machines AS SELECT * FROM (VALUES ('calm', '15.18 (Debian)', 2.0, 'full'), "
-        "('stolen', '17.11', 2.0, 'full')) AS m(id, postgres_version, server_cores, profile)"
+        "CREATE TABLE main.machines AS SELECT * FROM (VALUES "
+        "('calm', '15.18 (Debian)', 2.0, 'full', 7000.0), ('stolen', '17.11', 2.0, 'full', NULL)) "
+        "AS m(id, postgres_version, server_cores, profile, calibration_tps)"
     )
     con.execute(
         "CREATE TABLE main.pooler_versions AS SELECT * FROM (VALUES ('calm', 'pgbouncer', '1.18.0', true), "
@@ -254,6 +255,8 @@ def test_each_verdict_carries_the_conditions_of_its_claims_experiments(tmp_path:
         "cpu_methods": [],
     }
     assert calm["readings"] is None
+    # A folder without a calibration: nothing checked its runs are one machine's, and its verdicts say so.
+    assert calm["unverified"] is False and stolen["unverified"] is True
     assert stolen["conditions"]["steal_pct_max"] == 18.0
     # pooler-churn's tiny profile runs one pass: the verdict says it rests on one reading, though the
     # query did not.

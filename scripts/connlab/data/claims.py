@@ -238,6 +238,7 @@ EMPTY_VERDICT = {
     "measured_on": None,
     "conditions": None,
     "indicative": False,
+    "unverified": False,
 }
 
 
@@ -531,6 +532,11 @@ def check_claim(
                 # A source's printed figure is judged as printed; a measured machine's verdict is only as
                 # firm as the least thorough profile of the windows it reads.
                 verdict["indicative"] = machine in among and is_indicative(verdict["conditions"]["profile"])
+                # A measured folder without a calibration: nothing showed its runs were one machine's
+                # (connlab.contract.provenance), and its verdicts say so.
+                verdict["unverified"] = (
+                    machine in among and (facts.get(machine) or {}).get("calibrated") is False
+                )
         return {"machine": machine, **verdict}
 
     among = set(measured)

@@ -19,18 +19,22 @@ PROFILE_ORDER = {"tiny": 0, "quick": 1, "full": 2}
 
 
 def machine_facts(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
-    """Each machine's PostgreSQL version, server cores, most thorough profile and measured pooler versions
-    (none where the database lacks the main tables: a claim over tables of its own)."""
+    """Each machine's PostgreSQL version, server cores, most thorough profile, measured pooler versions and
+    whether it records a calibration (none where the database lacks the main tables: a claim over tables of
+    its own)."""
     facts: dict[str, dict] = {}
     try:
-        for machine, version, cores, profile in con.execute(
-            "SELECT id, postgres_version, server_cores, profile FROM main.machines"
+        for machine, version, cores, profile, calibration in con.execute(
+            "SELECT id, postgres_version, server_cores, profile, calibration_tps FROM main.machines"
         ).fetchall():
             facts[str(machine)] = {
                 "postgres_version": version,
                 "server_cores": cores,
                 "profile": profile,
                 "poolers": {},
+                # Whether machine.yaml records a calibration: without one, nothing checked that the
+                # folder's runs came from one machine (connlab.contract.provenance).
+                "calibrated": calibration is not None,
             }
         rows = con.execute(
             "SELECT machine, pooler, version FROM main.pooler_versions WHERE available"
