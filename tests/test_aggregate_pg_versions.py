@@ -182,7 +182,10 @@ def test_the_article_and_machine_page_answer_the_three_questions(
         assert "Does the PostgreSQL version move the peak?" in page
         assert "15.18" in page and "18.1" in page
     # The article holds the table across machines; the machine's page the detail and both curves.
-    assert "| [gamma](../machines/gamma.md) | 15.18 → 18.1 | 2.0 (1.0–2.0) |" in article
+    # Its row links to the machine page's section on the versions, which has that anchor.
+    row = "| [gamma](../machines/gamma.md#too-many-connections-versions) | 15.18 → 18.1 | 2.0 (1.0–2.0) |"
+    assert row in article
+    assert 'id="too-many-connections-versions"' in machine_page
     assert "peak moved by a factor of <strong>2.0</strong>" in machine_page
     assert "tmc-gamma-versions" in machine_page and "tmc-gamma-versions" not in article
     claims = json.loads((tmp_path / "data" / "claims" / "too-many-connections.json").read_text())

@@ -144,6 +144,10 @@ def test_links_to_machine_pages_are_written_as_mkdocs_would_link_them(tmp_path: 
     assert machine_links("[x](../machines/a-box.md)", "articles/a.md", docs) == (
         '<a href="../../machines/a-box/">x</a>'
     )
+    # A link to a section of a machine's page keeps its anchor.
+    assert machine_links("[x](../machines/a-box.md#tmc-versions)", "articles/a.md", docs) == (
+        '<a href="../../machines/a-box/#tmc-versions">x</a>'
+    )
     with pytest.raises(PluginError, match="a machine without a page"):
         machine_links("[x](machines/c.md)", "index.md", docs)
 

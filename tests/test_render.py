@@ -267,8 +267,9 @@ def test_an_article_chart_keeps_its_svg_fallback(aggregated: Path, tmp_path: Pat
 
 
 def picker_machines(page: str) -> str:
-    """The picker's JSON list of machines, as picker.js reads it (it makes the select's options)."""
-    found = re.search(r'<script type="application/json" class="connlab-picker__machines">(.*?)<', page)
+    """The picker's JSON list of machines, as picker.js reads it (it makes the select's options): its nav's
+    data-machines attribute, single-quoted."""
+    found = re.search(r"<nav class=\"connlab-picker\" aria-label=\"Machines\" data-machines='([^']*)'>", page)
     assert found, "the page has no picker list"
     return found.group(1)
 
@@ -279,11 +280,13 @@ def test_the_article_keeps_the_cross_machine_view_and_points_to_each_machine(
     page = render_article(aggregated, tmp_path / "docs")
     assert "No measurements yet" not in page
     assert "tmc-normalised" in page and "tmc-peaks-by-cores" in page
-    # The machine's detail is on its own page, which the picker links to (two levels up, then down).
+    # The machine's detail is on its own page, which the picker links to (two levels up, then down, to the
+    # article's section there); the one machine with the article's data is the default.
     assert "tmc-alpha-box-tps" not in page and "**12,345 transactions per" not in page
     assert '<select id="machine-picker"' in page
-    assert {"id": "alpha-box", "url": "../../machines/alpha-box/"} in json.loads(picker_machines(page))
-    assert 'href="../../machines/alpha-box/"' in page
+    entry = {"id": "alpha-box", "url": f"../../machines/alpha-box/#{ARTICLE}", "default": True}
+    assert entry in json.loads(picker_machines(page))
+    assert f'href="../../machines/alpha-box/#{ARTICLE}"' in page
 
 
 def test_the_verdict_columns_are_on_the_machine_page(aggregated: Path, tmp_path: Path) -> None:
@@ -390,7 +393,7 @@ def test_the_machine_line_shows_the_client_hosts_tcp_settings(tmp_path: Path) ->
     base = {
         "id": "box", "cpu_model": "Test CPU", "threads": 2, "memory_gib": 8.0, "os": "Debian",
         "kernel": "6.1", "virtualised": "none", "postgres_version": "15.18", "cpu_budget_method": "cgroup-v1",
-        "profile": "quick", "description": "",
+        "profile": "quick", "description": "", "published": True,
     }  # fmt: skip
     ports = {"ip_local_port_range": "32768 60999", "tcp_tw_reuse": 2, "tcp_fin_timeout": 60}
 
@@ -403,6 +406,26 @@ def test_the_machine_line_shows_the_client_hosts_tcp_settings(tmp_path: Path) ->
     )
     older = shown(base)
     assert older.endswith("profile quick.") and "TCP" not in older
+
+
+def test_the_machine_line_says_whether_its_runs_were_checked_against_a_calibration(tmp_path: Path) -> None:
+    """A measured machine with a calibration says what its runs were held to; one without is unverified; a
+    source article's printed figures have no runs to check."""
+    template = PageRenderer(tmp_path / "data", tmp_path / "docs").env.get_template("_machine_line.md.j2")
+    base = {
+        "id": "box", "cpu_model": "Test CPU", "threads": 2, "memory_gib": 8.0, "os": "Debian",
+        "kernel": "6.1", "virtualised": "none", "postgres_version": "15.18", "cpu_budget_method": "cgroup-v1",
+        "profile": "full", "description": "", "published": False,
+    }  # fmt: skip
+
+    def shown(machine: dict[str, Any]) -> str:
+        return re.sub(r"<[^>]+>", "", rendered_text(template.render(machines=[machine], machine_id="box")))
+
+    calibrated = shown({**base, "calibration_tps": 13882.0})
+    assert "calibration 13,882 tps, which each of its quick and full runs matched" in calibrated
+    assert "unverified" not in calibrated
+    assert "unverified: no calibration recorded" in shown(base)
+    assert "unverified" not in shown({**base, "published": True})
 
 
 def test_unicode_passes_through_unchanged() -> None:

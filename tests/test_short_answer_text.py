@@ -265,12 +265,6 @@ def test_the_pool_size_check_reads_each_sentence_that_gives_one() -> None:
 
 
 @pytest.mark.mkdocs
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 53, item 5: amd-epyc-2c-24g-2's page says 'One pool size for this machine: 4' (PgBouncer's "
-    "pool-size runs) and, in PgBouncer's trade, 'Starting pool size: 8' (its read-write peak straight to the "
-    "server); the page must give one, or say which to trust",
-)
 def test_a_machine_page_gives_one_pool_size(built_site: Path) -> None:
     pages = sorted(built_site.glob("machines/*/index.html"))
     assert pages

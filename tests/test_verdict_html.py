@@ -265,6 +265,14 @@ def test_claims_across_machines_have_a_table_of_their_own() -> None:
     assert across_verdicts([CLAIM]) == ""
 
 
+def test_a_verdict_of_a_machine_without_a_calibration_says_unverified_with_a_tooltip() -> None:
+    shown = cell(verdict("holds", 2.0, unverified=True))
+    assert words(shown) == "✓ holds 2.0unverified"
+    assert 'title="This machine records no calibration' in shown
+    assert "unverified" not in cell(verdict("holds", 2.0, unverified=False))
+    assert "unverified" not in cell(verdict("holds", 2.0))
+
+
 def test_a_verdict_on_one_reading_says_so_in_its_cell_with_a_tooltip_and_past_five_machines() -> None:
     shown = cell(verdict("holds", 2.0, readings=1))
     assert words(shown) == "✓ holds 2.0one reading"

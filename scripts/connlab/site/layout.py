@@ -5,6 +5,7 @@ Shared by render/, charts/ and publish/, and importing none of them."""
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 MACHINE_PAGES_DIR = "machines"
@@ -96,10 +97,44 @@ def _directory(page: str) -> str:
     return str(path.parent if path.stem == "index" else path.with_suffix(""))
 
 
-def picker_options(page: str, machines: list[dict]) -> list[dict[str, str]]:
+def picker_options(
+    page: str,
+    machines: list[dict],
+    windows: Mapping[str, int] | None = None,
+    section: str | None = None,
+) -> list[dict[str, object]]:
     """The machine picker's entries on `page`: every measured machine, with the URL of its page (page_url's,
     from one relative path to the machines' folder: a path computed per machine cost a third of a second
-    per page at a thousand machines)."""
+    per page at a thousand machines). With an article's `windows` (each machine's measured windows of the
+    article's experiments), the machine with the most of them, ties by name, is the picker's default
+    (`"default": true`), and a machine with any leads to the article's section of its page (`section`, the
+    article's slug: machine_section_url); one without has no such section, and leads to its page's top."""
     to_folder = posixpath.relpath(MACHINE_PAGES_DIR, _directory(page))
     prefix = "" if to_folder == "." else f"{to_folder}/"
-    return [{"id": str(m["id"]), "url": f"{prefix}{m['id']}/"} for m in machines if not m.get("published")]
+    windows = windows or {}
+    options: list[dict[str, object]] = []
+    for m in machines:
+        if m.get("published"):
+            continue
+        machine = str(m["id"])
+        anchor = f"#{section}" if section and windows.get(machine) else ""
+        options.append({"id": machine, "url": f"{prefix}{machine}/{anchor}"})
+    if options and any(windows.get(str(o["id"])) for o in options):
+        best = min(options, key=lambda o: (-windows.get(str(o["id"]), 0), str(o["id"])))
+        best["default"] = True
+    return options
+
+
+def default_option(options: list[dict[str, object]]) -> dict[str, object] | None:
+    """The picker's default entry: the one marked so (picker_options), else the first."""
+    return next((o for o in options if o.get("default")), options[0] if options else None)
+
+
+# An article's verdicts on a machine's page: <article's slug><this> (the article's own section is its slug).
+CLAIMS_SECTION_SUFFIX = "-claims"
+
+
+def machine_section_url(url: str, suffix: str = CLAIMS_SECTION_SUFFIX) -> str:
+    """A picker's URL to an article's section of a machine's page, made a URL to a part of that section (its
+    verdicts); a URL to the page's top (the machine has no such section) stays as it is."""
+    return f"{url}{suffix}" if "#" in url else url

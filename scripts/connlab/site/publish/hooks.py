@@ -88,9 +88,10 @@ def on_env(env: jinja2.Environment, config: Any, files: Any) -> jinja2.Environme
     return env
 
 
-# A Markdown link to a machine page: [text](<relative path>machines/<id>.md)
+# A Markdown link to a machine page, or to a section of it: [text](<relative path>machines/<id>.md[#anchor])
 _MACHINE_LINK = re.compile(
-    r"\[(?P<text>[^\]\n]*)\]\((?P<target>(?:\.\./)*" + MACHINE_PAGES_DIR + r"/(?P<id>[^/)#\s]+)\.md)\)"
+    r"\[(?P<text>[^\]\n]*)\]\((?P<target>(?:\.\./)*" + MACHINE_PAGES_DIR + r"/(?P<id>[^/)#\s]+)\.md)"
+    r"(?P<anchor>#[^)\s]*)?\)"
 )
 
 
@@ -109,7 +110,7 @@ def machine_links(markdown: str, page: str, docs_dir: Path) -> str:
         machine = found.group("id")
         if not (stamped_sources(docs_dir) / machine_fragment(machine)).is_file():
             raise PluginError(f"{page}: a link to {found.group('target')}, a machine without a page")
-        url = page_url(page, f"{MACHINE_PAGES_DIR}/{machine}.md")
+        url = page_url(page, f"{MACHINE_PAGES_DIR}/{machine}.md") + (found.group("anchor") or "")
         return f'<a href="{url}">{found.group("text")}</a>'
 
     def raw_link(found: re.Match[str]) -> str:

@@ -7,11 +7,15 @@ placeholder here, replaced by its HTML block after the conversion (connlab.site.
 through Markdown. The prose is converted by Python-Markdown's public API with the extensions mkdocs.yml
 names, so it reads as on the pages MkDocs builds; its links to other pages (`../machines.md`) become the
 URLs MkDocs would have written, and a link to a page the site does not have fails the build, as MkDocs'
-strict build does.
+strict build does. Each article's part of the page opens with a heading of the class `connlab-from` and the
+article's slug as its id; every heading after it without an id of its own takes the slug before its own
+(`pool-sizing-littles-law`), so that an article's sections keep their anchors whichever articles come before
+them on a machine's page, and the articles' links can land on them.
 """
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from collections.abc import Callable
@@ -22,6 +26,7 @@ from xml.etree.ElementTree import Element
 import markdown
 import yaml
 from markdown.extensions import Extension
+from markdown.extensions.toc import render_inner_html, slugify, strip_tags, unique
 from markdown.treeprocessors import Treeprocessor
 
 from connlab.paths import REPO_ROOT
@@ -78,6 +83,29 @@ class PageLinks(Treeprocessor):
             link.set("href", page_url(page, resolved) + (f"#{anchor}" if anchor else ""))
 
 
+# A heading that opens an article's part of a machine's page (the article templates' machine view).
+ARTICLE_HEADING_CLASS = "connlab-from"
+_HEADING = re.compile(r"h[1-6]")
+
+
+class ArticleAnchors(Treeprocessor):
+    """Each heading after an article's opening heading (class ARTICLE_HEADING_CLASS, id the article's slug)
+    an id of the slug and its text, where it has none of its own; toc, which runs after, keeps the ids it
+    finds."""
+
+    def run(self, root: Element) -> None:
+        used = {str(el.get("id")) for el in root.iter() if el.get("id")}
+        article = None
+        for el in root.iter():
+            if not isinstance(el.tag, str) or not _HEADING.fullmatch(el.tag):
+                continue
+            if ARTICLE_HEADING_CLASS in (el.get("class") or "").split() and el.get("id"):
+                article = el.get("id")
+            elif article is not None and not el.get("id"):
+                name = html.unescape(strip_tags(render_inner_html(el, self.md)))
+                el.set("id", unique(f"{article}-{slugify(name, '-')}", used))
+
+
 class _PageLinksExtension(Extension):
     def __init__(self, page: Callable[[], str], exists: Callable[[str], bool]) -> None:
         super().__init__()
@@ -86,6 +114,8 @@ class _PageLinksExtension(Extension):
     def extendMarkdown(self, md: markdown.Markdown) -> None:
         # After the inline patterns (20) have made the links, before the prettifier (10).
         md.treeprocessors.register(PageLinks(md, self.page, self.exists), "connlab_page_links", 15)
+        # After attr_list (8) has set the articles' ids, before toc (5) gives the other headings theirs.
+        md.treeprocessors.register(ArticleAnchors(md), "connlab_article_anchors", 6)
 
 
 # A chart placeholder (connlab.site.charts.book: NUL never occurs in rendered text) on a line of its own

@@ -72,7 +72,9 @@ from connlab.site.layout import (
     SHELL_MARKDOWN,
     SHELL_PAGE,
     code_block,
+    default_option,
     machine_page,
+    machine_section_url,
     picker_options,
     stamped_sources,
 )
@@ -180,14 +182,20 @@ class PageRenderer:
             trim_blocks=True,
             lstrip_blocks=True,
             # Compiled templates kept between builds (Jinja checks each against its source): compiling
-            # the articles took a second of every render.
+            # the articles would be paid by every render.
             bytecode_cache=jinja2.FileSystemBytecodeCache(str(_folder(JINJA_CACHE_DIR))),
         )
         self.env.filters.update(
-            number=number, significant=significant, percent=percent, text=plain_text, plural=plural
+            number=number,
+            significant=significant,
+            percent=percent,
+            text=plain_text,
+            plural=plural,
+            # A picker's URL to an article's section of a machine's page -> to that section's verdicts.
+            claims_url=machine_section_url,
         )
         self.claims_dir = data_dir / CLAIMS_SUBDIR
-        self.env.globals.update(compare=compare, claim_tally=self.claim_tally)
+        self.env.globals.update(compare=compare, claim_tally=self.claim_tally, picker_default=default_option)
         self.env.globals.update(
             pick=IndexedPick(),
             select=select,
@@ -360,6 +368,11 @@ class PageRenderer:
         the machine's view of an article (its detail, for its own page); without, the view across machines."""
         template = self.env.get_template(template_name)
         index = self._facts_index(slug)
+        # The picker leads from an article to each machine's page (to the article's section there, where the
+        # machine ran any of its experiments; by default to the machine with the most of them); a machine's
+        # page shows none.
+        windows = self.article_windows(slug)
+        picker = [] if machine is not None else picker_options(page, self.machines, windows, slug)
         return template.render(
             claims=self.claims(slug),
             verdicts=self.verdict_table(slug, machine),
@@ -371,8 +384,7 @@ class PageRenderer:
             fact_counts=index.counts(),
             view=ARTICLE_VIEW if machine is None else MACHINE_VIEW,
             machine_id=machine,
-            # The picker leads from an article to each machine's page; a machine's page shows none.
-            picker=picker_options(page, self.machines) if machine is None else [],
+            picker=picker,
             machines=self.machines,
             # A machine's page draws its charts in the browser only (connlab.site.charts.book).
             chart=self._chart_function(page, svg=machine is None),
@@ -422,13 +434,12 @@ class PageRenderer:
     def machine_inputs(self, slug: str, machine: str) -> dict:
         """Everything an article's machine view shows: what its page's cache key is made of. Where the
         machine has its own facts file, its status and what it shares with every machine, not the records
-        themselves (encoding every machine's records to hash them grew to seconds with many machines, and
-        reading and hashing every machine's files took a fifth of a second at a thousand). The aggregation
+        themselves (encoding every machine's records to hash them, or reading and hashing every machine's
+        files, grew with the machines). The aggregation
         replaces a facts file only when its text changes, by renaming a new file over it, so its size,
         times and inode change with its text. Its verdict table (with_machines) is made of the machine's
         own records and verdicts and of what every machine's table shares, which is hashed once per
-        article: the key takes those, not the table (making a thousand tables to hash them cost a third
-        of a second)."""
+        article: the key takes those, not the table (never made per machine only to be hashed)."""
         status = _file_status(machine_facts_file(self.facts_dir, slug, machine))
         if status is not None:
             facts: object = {"own": status, "shared": self._shared_facts_digest(slug)}
@@ -461,14 +472,56 @@ class PageRenderer:
         experiments = self.claims_file(slug).get("experiments", [])
         return digest(canonical_json([claims, experiments, shared_verdicts(self.verdict_table(slug))]))
 
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def article_windows(self, slug: str) -> dict[str, int]:
+        """Each machine's measured windows of the article's experiments (those its claims read): how much of
+        the article's data it holds. No experiments listed (a page that is not an article): none."""
+        experiments = set(self.claims_file(slug).get("experiments", []))
+        windows: dict[str, int] = {}
+        for record in self.facts("machines").get("measured", []):
+            if record["experiment"] in experiments:
+                machine = str(record["machine"])
+                windows[machine] = windows.get(machine, 0) + int(record.get("windows") or 0)
+        return windows
+
     def render_machine_page(self, machine: str, article_slugs: list[str]) -> str:
-        """A machine's own page: its detail from every article, one after the other."""
+        """A machine's own page: what it measured first, its detail from each article it ran any of the
+        experiments of, one after the other; then one line with what it did not run (the experiments, the
+        articles that have nothing from it, the poolers not available on it)."""
         page = machine_page(machine)
-        details = [self.render_deferred(f"{slug}.md.j2", page, slug, machine) for slug in article_slugs]
+        columns_by_machine, measured_by_machine = self._machine_records()
+        ran = {str(r["experiment"]) for r in measured_by_machine.get(machine, [])}
+        details, skipped, wanted, poolers = [], [], set(), set()
+        # In the site's order of the articles (articles.yaml), whatever order they are asked in.
+        order = {article.slug: index for index, article in enumerate(self.articles)}
+        for slug in sorted(article_slugs, key=lambda slug: order.get(slug, len(order))):
+            experiments = set(self.claims_file(slug).get("experiments", []))
+            wanted |= experiments
+            facts = self._facts_index(slug)
+            for row in facts.for_machine(machine).get("poolers", []) if "poolers" in facts.facts else []:
+                if isinstance(row, dict) and row.get("machine") == machine and not row.get("available"):
+                    poolers.add(str(row["pooler"]))
+            # Skipped where the records say what the machine ran and none of it is the article's.
+            if experiments and ran and not experiments & ran:
+                skipped.append(slug)
+                continue
+            details.append(self.render_deferred(f"{slug}.md.j2", page, slug, machine))
+        missing = {
+            name.strip()
+            for column in columns_by_machine.get(machine, [])
+            for name in str(column.get("missing") or "").split(",")
+            if name.strip()
+        }
+        by_slug = {article.slug: article for article in self.articles}
         return self.env.get_template(MACHINE_PAGE_TEMPLATE).render(
             machine_id=machine,
             machines=self.machines,
             details=details,
+            not_run={
+                "experiments": sorted((missing | wanted) - ran),
+                "articles": [by_slug[slug] for slug in skipped if slug in by_slug],
+                "poolers": sorted(poolers),
+            },
             page=page,
             pool_size=self._json(self.data_dir / ANSWERS_SUBDIR / POOL_SIZES_FILE).get(machine),
         )
@@ -483,7 +536,7 @@ def copy_raw_files(leads: dict[str, dict], results_dir: Path, raw_dir: Path) -> 
     for lead in leads.values():
         machine = str(lead["machine"])
         # Names joined as text and two stats a file: a Path and four stats for each of a thousand machines'
-        # ten thousand files were a tenth of a second of every render.
+        # ten thousand files are paid by every render.
         sources, targets = os.path.join(results_dir, machine), os.path.join(raw_dir, machine)
         for relative in lead.get("raw", []):
             if _copy_if_newer(os.path.join(sources, relative), os.path.join(targets, relative)):
@@ -535,10 +588,10 @@ def _file_status(path: Path | str) -> list[int] | None:
 
 def render_site(data_dir: Path = DATA_DIR, docs_dir: Path = DOCS_DIR) -> list[Path]:
     # The few SVG fallbacks a change usually needs (an added machine changes the articles' charts across
-    # machines) are drawn by a helper process started now, so that vl-convert's start-up (half a second,
-    # holding Python's lock) happens on another core while the pages are rendered here.
+    # machines) are drawn by a helper process started now, so that vl-convert's start-up (slow, and holding
+    # Python's lock) happens on another core while the pages are rendered here.
     # Ended once the pages are written, warm or not: a render that draws nothing does not wait for it.
-    # The compiled charts' assets take two runs of node in a cold build (seconds): made on a thread while the
+    # The compiled charts' assets take two runs of node in a cold build: made on a thread while the
     # pages are rendered, node works on a core of its own and this thread only waits for it.
     with ThreadPoolExecutor(1) as compiling:
         compiled_assets = compiling.submit(write_compiled_assets, docs_dir)

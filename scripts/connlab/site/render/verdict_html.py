@@ -6,9 +6,10 @@ Markdown passes through as it is; Material's scroll wrappers are added to it lik
 
 Each verdict is a word, a mark and a colour (the classes of site_src/assets/verdicts.css), never colour
 alone; a cell gives the figure on the medians with the passes' range, a bound where pgbench saturated its
-core ("at least 3.0"), why a claim cannot be evaluated, "one reading" where that is all a verdict rests on,
-and the days its experiments were measured. Every word and figure comes from the claims' JSON
-(connlab.data.claims) and the answers' rows (connlab.data.answers).
+core ("at least 3.0"), why a claim cannot be evaluated, "unverified" where its machine records no
+calibration, "one reading" where that is all a verdict rests on, and the days its experiments were measured.
+Every word and figure comes from the claims' JSON (connlab.data.claims) and the answers' rows
+(connlab.data.answers).
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ MAX_COLUMNS = VERDICT_COLUMNS_UP_TO
 ONE_READING = (
     '<span class="verdict__one-reading" title="This verdict rests on a single reading (one pass or one '
     'window): no second reading shows how far it would move.">one reading</span>'
+)
+
+# A verdict of a folder that records no calibration (connlab.data.claims): nothing checked that its runs
+# came from one machine.
+UNVERIFIED = (
+    '<span class="verdict__unverified" title="This machine records no calibration, so nothing checked that '
+    'its runs came from one machine under one load.">unverified</span>'
 )
 
 Verdict = Mapping[str, object]
@@ -109,6 +117,7 @@ def cell(verdict: Verdict, indicative: bool = False) -> str:
     return body + _small(
         [
             text(note) if note else "",
+            UNVERIFIED if verdict.get("unverified") else "",
             ONE_READING if readings == 1 else "",
             f"measured {text(measured_on)}" if measured_on else "",
         ]
@@ -233,12 +242,32 @@ def _block(table_html: str) -> str:
     return f'\n{LEGEND}\n<div class="verdict-table">\n{table_html}</div>\n'
 
 
+# Where a machine page's table leaves out the claims whose experiments the machine did not run: the page's
+# last line names those experiments (site_src/partials/_machine_page.md.j2).
+NOT_RUN_ANCHOR = "#not-run"
+
+
+def _not_run_line(count: int, shown: int) -> str:
+    claims = "claim rests" if count == 1 else "claims rest"
+    more = "" if not shown else " more"
+    return (
+        f'\n<p class="connlab-not-run">{count}{more} of this article\'s {claims} on experiments not run here '
+        f'(<a href="{NOT_RUN_ANCHOR}">the last line</a> names them).</p>\n'
+    )
+
+
 def machine_verdicts(table: VerdictTable) -> str:
     """A machine page's verdict table: the legend, then a row per claim with the seed's figure and the
-    machine's own column (never a summary across machines: the page must not change when one is added)."""
+    machine's own column (never a summary across machines: the page must not change when one is added).
+    A claim none of whose columns ran its experiments has no row: a line under the table counts them (the
+    page's last line names the experiments); with no row left, the line alone."""
     heads = [_heading(c.machine, c.heading, {}) for c in table.columns]
     rows = []
+    not_run = 0
     for row in table.rows:
+        if row["cells"] and all(c["verdict"] == "not measured" for c in row["cells"]):
+            not_run += 1
+            continue
         claim = row["claim"]
         source = row["source_cell"]
         seed_value = source["value"] if source and source["verdict"] in ORDER[:3] else None
@@ -246,7 +275,10 @@ def machine_verdicts(table: VerdictTable) -> str:
             [_claim_cell(claim), _seed_cell(claim, seed_value)]
             + [cell(c, column.indicative) for c, column in zip(row["cells"], table.columns, strict=True)]
         )
-    return _block(_table(["claim", SOURCE_HEAD, *heads], rows)) + _others(table) + "\n"
+    if not rows:
+        return (_not_run_line(not_run, 0) if not_run else "") + _others(table) + "\n"
+    line = _not_run_line(not_run, len(rows)) if not_run else ""
+    return _block(_table(["claim", SOURCE_HEAD, *heads], rows)) + line + _others(table) + "\n"
 
 
 def _article_heading(column: Mapping[str, object], urls: Mapping[str, str]) -> str:
