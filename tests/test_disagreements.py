@@ -167,6 +167,9 @@ def test_answers_name_each_verdicts_machines_and_keep_the_order_of_claims() -> N
     assert [d["id"] for d in disagreements(rows)] == ["second"]
     (written,) = explained(rows)
     assert written["groups"][1]["machines"] == {"names": ["b"], "more": 0, "count": 1}
+    # With the machines' server cores, each name carries its own: a page names a machine with them.
+    (with_cores,) = explained(rows, {"a": 1.0, "b": 8.0})
+    assert with_cores["groups"][1]["machines"]["cores"] == [8.0]
 
 
 def test_conditions_take_the_least_thorough_profile_and_the_most_steal_of_the_claims_experiments() -> None:

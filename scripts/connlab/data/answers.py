@@ -382,11 +382,11 @@ def more_cells(cells: list[dict]) -> dict | None:
     }
 
 
-def explained(rows: list[dict]) -> list[dict]:
+def explained(rows: list[dict], machine_cores: dict[str, float | None] | None = None) -> list[dict]:
     """Where machines' verdicts on a claim differ, what differs between them (connlab.data.disagreements),
-    each verdict's machines named up to NAMED_UP_TO."""
+    each verdict's machines named up to NAMED_UP_TO, with their server cores where given."""
     return [
-        {**found, "groups": [{**g, "machines": named(g["machines"])} for g in found["groups"]]}
+        {**found, "groups": [{**g, "machines": named(g["machines"], machine_cores)} for g in found["groups"]]}
         for found in disagreements(rows)
     ]
 
@@ -790,7 +790,7 @@ def write_answers(
                 short_answer(slug, by_id, machine_versions, source, machine_cores), cells
             ),
             "findings": as_written(findings(rows, machine_cores), cells),
-            "disagreements": explained(rows),
+            "disagreements": explained(rows, machine_cores),
             "rows": as_written(rows, cells),
             "dates": measured_dates(machines_facts, experiments),
             "pool_sizes": pools if slug in POOL_SIZE_ARTICLES else [],
