@@ -14,11 +14,14 @@
 # and the first line the binary prints of its version is written to VERSION beside bin/.
 #
 # An Odyssey binary that does not run here is built from the tarball beside it instead (cmake, its recipe
-# below). The others' source builds need many more Debian packages (pgcat: some 170 crate packages and a
-# newer rustc) and stay by hand, with the recipe in the tools folder's README.md. Fetching upstream's source
-# and building a cloned tag is out of scope for now: where there is no tools folder, each missing pooler gets
-# one line saying it is not available on this machine and why, the status stays 0, and the runs measure the
-# rest.
+# below). Where there is no tools folder (or it lacks the pooler), the pooler's upstream repository is cloned
+# at the tag scripts/pooler_upstreams.tsv pins, the clone's commit is checked against the pin, and it is
+# built with the recipe its tools README gives (Odyssey: cmake; PgBouncer: autogen, configure, make
+# pgbouncer; PgPool-II: autoreconf, configure, make). pgcat's build needs the tools folder's kit (Debian's
+# crates, three patches, the lock file), so a clone alone is not built. Offline, or where a build's Debian
+# packages are missing, each pooler gets one line saying it is not available on this machine and why, the
+# status stays 0, and the runs measure the rest (Debian's PgBouncer and PgPool-II stay the harness's).
+# POOLER_UPSTREAMS names another pin file (the tests' local repositories).
 #
 # Usage: install_poolers.sh BUILD_ROOT TOOLS [POOLER...]         every pooler (or those named) from TOOLS
 #        install_poolers.sh BUILD_ROOT TOOLS odyssey --binary FILE   that built binary, checked against a
@@ -136,24 +139,93 @@ build_odyssey() {
   install -s -m 755 "$work/build/sources/odyssey" "$stage/bin/odyssey"
 }
 
-# upstream_reason: why no upstream source is fetched here, found once for every missing pooler. Where the
-# upstream repositories' host answers, the reason is that fetching is not done yet (see the header).
-upstream_reason=""
-upstream_reason() {
-  if [ -z "$upstream_reason" ]; then
-    if timeout 5 bash -c 'exec 3<>/dev/tcp/github.com/443' 2>/dev/null; then
-      upstream_reason="fetching its source is not part of make poolers yet (scripts/install_poolers.sh)"
-    else
-      upstream_reason="no network to fetch its source"
-    fi
-  fi
-  echo "$upstream_reason"
+# The pins: pooler -> "repository tag commit" (POOLER_UPSTREAMS, else the repository's file).
+upstreams="${POOLER_UPSTREAMS:-$(dirname "$0")/pooler_upstreams.tsv}"
+pin_of() {
+  [ -f "$upstreams" ] && awk -F'\t' -v p="$1" '$1 == p { print $2, $3, $4 }' "$upstreams"
+  return 0
 }
 
-# not_available POOLER REASON: its one line, for a pooler Debian packages none of (Debian's is there for the
-# others, and stays the harness's).
+# build_blocker POOLER: why this machine cannot build the pooler from a clone (nothing where it can): a
+# missing tool of its recipe, or pgcat's kit.
+build_blocker() {
+  local tools tool
+  case "$1" in
+    odyssey) tools="cmake make cc" ;;
+    pgbouncer) tools="autoconf automake libtool make cc pkg-config" ;;
+    pgpool) tools="autoconf automake libtool make cc bison flex pg_config" ;;
+    *) echo "its build needs the tools folder's kit (Debian's crates, patches, lock file)"; return 0 ;;
+  esac
+  for tool in $tools; do
+    command -v "$tool" >/dev/null || { echo "$tool is missing to build it (its tools README lists the packages)"; return 0; }
+  done
+}
+
+# build_from_clone POOLER SRC STAGE_DIR: the recipe of the pooler's tools README, in the clone, into
+# STAGE_DIR/bin; prints why not and returns 1 where a step fails (its log under BUILD_ROOT).
+build_from_clone() {
+  local pooler="$1" src="$2" stage="$3" log="$root/.upstream-$1.log"
+  mkdir -p "$stage/bin"
+  case "$pooler" in
+    odyssey)
+      ( cmake -S "$src" -B "$src/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_DISABLE_FIND_PACKAGE_PAM=ON \
+          -DCMAKE_DISABLE_FIND_PACKAGE_LDAP=ON -DSYSTEMD_LIBRARY=SYSTEMD_LIBRARY-NOTFOUND \
+        && make -C "$src/build" -j"$(nproc)" odyssey ) >"$log" 2>&1 \
+        && install -s -m 755 "$src/build/sources/odyssey" "$stage/bin/odyssey" ;;
+    pgbouncer)
+      ( cd "$src" && ./autogen.sh && ./configure --with-openssl --without-cares --without-pam --without-ldap \
+          --without-systemd && make -j"$(nproc)" pgbouncer ) >"$log" 2>&1 \
+        && install -s -m 755 "$src/pgbouncer" "$stage/bin/pgbouncer" ;;
+    pgpool)
+      ( cd "$src" && autoreconf -fi && ./configure --with-openssl --disable-rpath LDFLAGS=-Wl,--as-needed \
+          && make -j"$(nproc)" ) >"$log" 2>&1 \
+        && install -s -m 755 "$src/src/pgpool" "$stage/bin/pgpool" \
+        && install -s -m 755 "$src/src/tools/pgenc/pg_enc" "$stage/bin/pg_enc" ;;
+  esac || { echo "its build failed (log: $log)"; return 1; }
+}
+
+# from_upstream POOLER STAGE_DIR WHY: the pinned tag cloned, checked and built, or one line saying why not
+# (WHY: why the tools folder did not have it). A clone whose commit is not the pin's stops the script.
+from_upstream() {
+  local pooler="$1" stage="$2" why="$3" pin repository tag commit src found reason
+  pin="$(pin_of "$pooler")"
+  if [ -z "$pin" ]; then
+    not_available "$pooler" "$why and no upstream pin for it in $upstreams"
+    return 0
+  fi
+  read -r repository tag commit <<<"$pin"
+  reason="$(build_blocker "$pooler")"
+  if [ -n "$reason" ]; then
+    not_available "$pooler" "$why, and from $repository $reason"
+    return 0
+  fi
+  if ! command -v git >/dev/null || ! timeout 15 git ls-remote --exit-code "$repository" "refs/tags/$tag" \
+      >/dev/null 2>&1; then
+    not_available "$pooler" "$why and no network to fetch $tag from $repository"
+    return 0
+  fi
+  src="$stage/src"
+  echo "$pooler: cloning $repository at $tag"
+  git -c advice.detachedHead=false clone --quiet --depth 1 --branch "$tag" "$repository" "$src" \
+    || fail "$pooler: cloning $tag from $repository failed"
+  found="$(git -C "$src" rev-parse 'HEAD^{commit}')"
+  [ "$found" = "$commit" ] \
+    || fail "$pooler: $tag of $repository is commit $found, but the pin says $commit ($upstreams): not built"
+  if ! reason="$(build_from_clone "$pooler" "$src" "$stage")"; then
+    not_available "$pooler" "$why; $tag of $repository cloned, but $reason"
+    return 0
+  fi
+  finish "$pooler" "$stage"
+}
+
+# not_available POOLER REASON: its one line. For a pooler Debian packages none of, it is not available on
+# this machine; for the others Debian's stays the harness's, and the line says the newer build is not staged.
 not_available() {
-  [[ " ${NEEDED[*]} " == *" $1 "* ]] && echo "$1: not available on this machine: $2"
+  if [[ " ${NEEDED[*]} " == *" $1 "* ]]; then
+    echo "$1: not available on this machine: $2"
+  else
+    echo "$1: no newer build staged (Debian's stays the harness's): $2"
+  fi
   return 0
 }
 
@@ -180,11 +252,11 @@ install_one() {
   fi
   dir="$tools/$pooler"
   if [ -z "$tools" ] || [ ! -d "$tools" ]; then
-    not_available "$pooler" "no tools folder (POOLER_TOOLS) and $(upstream_reason)"
+    from_upstream "$pooler" "$stage" "no tools folder (POOLER_TOOLS)"
     return 0
   fi
   if [ ! -d "$dir" ]; then
-    not_available "$pooler" "no $pooler/ in the tools folder $tools and $(upstream_reason)"
+    from_upstream "$pooler" "$stage" "no $pooler/ in the tools folder $tools"
     return 0
   fi
   for binary in ${BINARIES[$pooler]}; do

@@ -20,8 +20,11 @@ from connlab.paths import DEFAULT_BUILD_DIR, REPO_ROOT, built_pooler_bin
 pytestmark = pytest.mark.process
 
 SCRIPT = REPO_ROOT / "scripts" / "install_poolers.sh"
-MISSING = ("odyssey", "pgcat")  # no Debian package: one line each where none is installed
+MISSING = ("odyssey", "pgcat")  # no Debian package: not available where none is installed
+ALL = ("odyssey", "pgcat", "pgbouncer", "pgpool")  # the script's order
 NOT_AVAILABLE = "not available on this machine"
+STAYS_DEBIANS = "no newer build staged (Debian's stays the harness's)"
+PINS = REPO_ROOT / "scripts" / "pooler_upstreams.tsv"
 
 
 @pytest.fixture
@@ -54,28 +57,75 @@ def tools_folder(root: Path, binaries: dict[str, str], sums: dict[str, str] | No
 
 
 def install(build: Path, tools: str) -> subprocess.CompletedProcess[str]:
-    """Every pooler the tools folder has (naming one would read as starting it: tests/process_markers.py)."""
+    """Every pooler the tools folder has (naming one would read as starting it: tests/process_markers.py),
+    with no upstream pins: a pooler the folder lacks is never cloned from the network."""
     return subprocess.run(
         ["bash", str(SCRIPT), str(build), tools],
         capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "POOLER_UPSTREAMS": str(build.parent / "no-pins.tsv")},
     )  # fmt: skip
 
 
 @pytest.mark.parametrize("tools", ["", "nonexistent"])
-def test_without_a_tools_folder_each_missing_pooler_is_one_line_and_the_run_goes_on(
+def test_without_a_tools_folder_each_pooler_is_one_line_and_the_run_goes_on(
     scratch: Path, tools: str
 ) -> None:
+    """Offline (the pins name repositories that do not exist here), each pooler is one line: those Debian
+    packages none of are not available, the others keep Debian's build."""
+    pins = scratch / "pins.tsv"
+    pins.write_text("".join(f"{p}\t{scratch / 'nowhere' / p}\tv1\t{'0' * 40}\n" for p in ALL))
     result = subprocess.run(
         ["make", "-s", "--no-print-directory", "poolers", f"POOLER_TOOLS={tools and scratch / tools}",
          f"POOLERS_DIR={scratch / 'build'}"],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False,
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "POOLER_UPSTREAMS": str(pins)},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == len(MISSING), result.stdout
-    for pooler, line in zip(MISSING, lines, strict=True):
-        assert line.startswith(f"{pooler}: {NOT_AVAILABLE}: no tools folder (POOLER_TOOLS) and "), line
+    assert len(lines) == len(ALL), result.stdout
+    for pooler, line in zip(ALL, lines, strict=True):
+        said = NOT_AVAILABLE if pooler in MISSING else STAYS_DEBIANS
+        assert line.startswith(f"{pooler}: {said}: no tools folder (POOLER_TOOLS)"), line
     assert not [path for path in (scratch / "build").rglob("*") if path.is_file()]
+
+
+def test_the_repositorys_pins_name_each_pooler_with_a_full_commit() -> None:
+    pins = [line.split("\t") for line in PINS.read_text().splitlines() if line and not line.startswith("#")]
+    assert sorted(pin[0] for pin in pins) == sorted(ALL)
+    for pooler, repository, tag, commit in pins:
+        assert repository.startswith("https://") and tag, pooler
+        assert len(commit) == 40 and int(commit, 16) >= 0, pooler
+
+
+def test_a_clone_whose_commit_is_not_the_pins_is_refused(scratch: Path) -> None:
+    """A tag that moved upstream: the clone's commit differs from the pin, and nothing is built or staged."""
+    upstream = scratch / "odyssey.git"
+    work = scratch / "work"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q", str(work)], check=True)
+    (work / "README").write_text("not odyssey\n")
+    subprocess.run([*git, "-C", str(work), "add", "README"], check=True)
+    subprocess.run([*git, "-C", str(work), "commit", "-q", "-m", "one"], check=True)
+    subprocess.run([*git, "-C", str(work), "tag", "1.5.1"], check=True)
+    subprocess.run([*git, "clone", "-q", "--bare", str(work), str(upstream)], check=True)
+    moved = subprocess.run(
+        ["git", "-C", str(work), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    pins = scratch / "pins.tsv"
+    pins.write_text(f"odyssey\tfile://{upstream}\t1.5.1\t{'a' * 40}\n")
+    result = subprocess.run(
+        ["bash", str(SCRIPT), str(scratch / "build"), ""],  # odyssey first; naming it reads as starting it
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "POOLER_UPSTREAMS": str(pins)},
+    )  # fmt: skip
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is missing: the script stops before cloning")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.strip() == (
+        f"make poolers: odyssey: 1.5.1 of file://{upstream} is commit {moved}, but the pin says {'a' * 40} "
+        f"({pins}): not built"
+    )
+    assert not (scratch / "build" / "odyssey").exists()
 
 
 def test_a_tools_folder_is_checked_and_installed_where_the_harness_looks(scratch: Path) -> None:
@@ -90,11 +140,12 @@ def test_a_tools_folder_is_checked_and_installed_where_the_harness_looks(scratch
     # A newer PgBouncer is staged under its version, beside (not instead of) the one the harness runs.
     assert (build / "pgbouncer-9.8.7" / "VERSION").read_text() == "PgBouncer 9.8.7\n"
     assert os.access(build / "pgbouncer-9.8.7" / "bin" / "pgbouncer", os.X_OK)
-    # Odyssey is not in this tools folder: one line; PgPool-II is not either, and Debian packages it: none.
+    # Odyssey is not in this tools folder: one line; nor is PgPool-II, and Debian's stays the harness's.
     [odyssey] = [line for line in result.stdout.splitlines() if NOT_AVAILABLE in line]
     assert odyssey.startswith(f"odyssey: {NOT_AVAILABLE}: no odyssey/ in the tools folder {tools} "), odyssey
     assert not (build / built_pooler_bin("odyssey").relative_to(DEFAULT_BUILD_DIR)).exists()
-    assert "pgpool" not in result.stdout
+    [pgpool] = [line for line in result.stdout.splitlines() if line.startswith("pgpool:")]
+    assert pgpool.startswith(f"pgpool: {STAYS_DEBIANS}: no pgpool/ in the tools folder {tools}"), pgpool
     assert sorted(path.name for path in build.iterdir()) == ["pgbouncer-9.8.7", "pgcat"]  # no staging left
 
 
