@@ -11,14 +11,20 @@ from pathlib import Path
 import pytest
 
 from connlab.contract.facts_files import read_facts
-from connlab.contract.names import ANSWERS_SUBDIR, CLAIMS_SUBDIR, MACHINES_JSON, POOL_SIZES_FILE
+from connlab.contract.names import ANSWERS_SUBDIR, CLAIMS_SUBDIR, POOL_SIZES_FILE
+from connlab.poolers.pgbouncer.config import PREPARED_CACHE_SIZE
 from connlab.site.render.advice import (
+    ADMIN_MARGIN,
     ADVISED_ARTICLES,
     CLAIM_ARTICLES,
     CORE_CHOICES,
+    POOLER_FACTS,
+    SUPERUSER_RESERVED,
     WHOLE_FACTS,
     basis,
+    configuration,
     nearest_cores,
+    pgbouncer_crowd,
     what_to_do,
 )
 
@@ -69,14 +75,14 @@ def fixture_advice(built_site: Path) -> dict[str, dict]:
     }
     pool_sizes = json.loads((data / ANSWERS_SUBDIR / POOL_SIZES_FILE).read_text())
     columns = json.loads((data / "facts" / "machines.json").read_text())["columns"]
-    machines = json.loads((data / MACHINES_JSON).read_text())
+    pooler_facts = read_facts(data / "facts", POOLER_FACTS)
     found = {}
     for slug in ADVISED_ARTICLES:
         facts_file = data / "facts" / f"{slug}.json"
         facts = (
             read_facts(data / "facts", slug) if slug in WHOLE_FACTS else json.loads(facts_file.read_text())
         )
-        found[slug] = what_to_do(slug, claims, pool_sizes, columns, machines, facts)
+        found[slug] = what_to_do(slug, claims, pool_sizes, columns, pooler_facts, facts)
     return found
 
 
@@ -106,6 +112,119 @@ def test_pool_sizing_on_eight_cores_differs_from_one_and_names_its_machines_with
     # PgBouncer 1.18, the version measured, has no max_prepared_statements: the fragment leaves it out.
     assert eight["pgbouncer_version"] == "1.18.0" and not eight["prepared_setting"]
     assert "max_prepared_statements" not in eight["pgbouncer_ini"]
+
+
+def _ini(fragment: str) -> dict[str, str]:
+    """pgbouncer.ini's settings as key -> value (its section header and comments left out)."""
+    pairs = (line.split(" = ", 1) for line in fragment.splitlines() if " = " in line)
+    return {key: value for key, value in pairs}
+
+
+def _configurations(advice: dict) -> list[dict]:
+    """An article's configuration per core count: the row itself (Pool sizing) or its pool (the others)."""
+    return [row if "pgbouncer_ini" in row else row["pool"] for row in advice["rows"] if row.get("pool")]
+
+
+@pytest.mark.parametrize("slug", ["pool-sizing", "too-many-connections", "pgbouncer-trade"])
+def test_each_core_counts_configuration_carries_pool_sizings_pool_in_every_setting(
+    fixture_advice: dict[str, dict], slug: str
+) -> None:
+    pools = {row["cores"]: row["pool"] for row in fixture_advice["pool-sizing"]["rows"]}
+    found = _configurations(fixture_advice[slug])
+    assert [c["cores"] for c in found] == list(CORE_CHOICES)
+    for config in found:
+        pool = pools[config["cores"]]
+        assert config["pool"] == pool
+        ini = _ini(config["pgbouncer_ini"])
+        assert ini["pool_mode"] == "transaction"
+        assert ini["default_pool_size"] == str(pool)
+        assert config["max_connections"] == pool + SUPERUSER_RESERVED + ADMIN_MARGIN
+        # The three clients carry the same N, the pool.
+        clients = [config["node"], config["hikari"], config["sqlalchemy"]]
+        assert [re.findall(r"\d+", line)[0] for line in clients] == [str(pool)] * 3, clients
+        assert clients[0] == f"new Pool({{ max: {pool} }})"
+        assert clients[1] == f"maximumPoolSize={pool}"
+        assert f"pool_size={pool}, max_overflow=0" in clients[2]
+        # max_client_conn is the largest crowd PgBouncer served, every window finished: 500 clients through
+        # PgBouncer 1.18.0 on the 1-core machine's pooler-memory run. That version has no
+        # max_prepared_statements, so the fragment leaves the key out.
+        assert ini["max_client_conn"] == "500" == str(config["max_client_conn"])
+        assert config["crowd"]["machine"] == "amd-epyc-2c-24g-2, 1 server core"
+        assert config["pgbouncer_version"] == "1.18.0" and not config["prepared_setting"]
+        assert "max_prepared_statements" not in ini
+
+
+def _crowd_facts(*rows: dict, recorded: str = "1.18.0") -> dict:
+    return {
+        "poolers": [{"machine": "m", "pooler": "pgbouncer", "version": recorded, "available": True}],
+        "memory": [{"machine": "m", "windows": 3, **row} for row in rows],
+    }
+
+
+HEADS = {"m": {"server_cores": 2.0, "indicative": False}}
+
+
+def test_the_crowd_is_the_most_clients_pgbouncer_served_in_every_window() -> None:
+    facts = _crowd_facts(
+        {"pooler": "pgbouncer", "clients": 100, "windows_ok": 3, "clients_served_min": 100},
+        # A window that failed, or a client left unserved, is no crowd served.
+        {"pooler": "pgbouncer", "clients": 900, "windows_ok": 2, "clients_served_min": 900},
+        {"pooler": "pgbouncer", "clients": 800, "windows_ok": 3, "clients_served_min": 799},
+        {"pooler": "pgpool", "clients": 700, "windows_ok": 3, "clients_served_min": 700},
+        {"pooler": "pgbouncer", "clients": 300, "windows_ok": 3},
+    )
+    crowd = pgbouncer_crowd(facts, HEADS)
+    assert crowd is not None
+    assert (crowd["clients"], crowd["version"], crowd["machine"]) == (300, "1.18.0", "m, 2 server cores")
+    # A machine the Machines page does not list (a published set) is never the basis.
+    assert pgbouncer_crowd(facts, {}) is None
+    # The row's own version stands before the machine's; on a tie in clients, the newest version.
+    both = _crowd_facts(
+        {"pooler": "pgbouncer", "clients": 300, "windows_ok": 3},
+        {"pooler": "pgbouncer", "clients": 300, "windows_ok": 3, "pooler_version": "1.25.2"},
+    )
+    assert pgbouncer_crowd(both, HEADS)["version"] == "1.25.2"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("version", "has_key"), [("1.18.0", False), ("1.20.1", False), ("1.21.0", True), ("1.25.2", True)]
+)
+def test_max_prepared_statements_is_written_only_where_the_version_measured_has_it(
+    version: str, has_key: bool
+) -> None:
+    crowd = {"clients": 300, "version": version, "machine": "m, 2 server cores", "indicative": False}
+    config = configuration(12, crowd)
+    ini = _ini(config["pgbouncer_ini"])
+    assert config["prepared_setting"] is has_key
+    assert ("max_prepared_statements" in ini) is has_key
+    if has_key:
+        assert ini["max_prepared_statements"] == str(PREPARED_CACHE_SIZE)
+    assert ini["default_pool_size"] == "12" and ini["max_client_conn"] == "300"
+    # Without a crowd measured through PgBouncer, neither figure is written.
+    bare = _ini(configuration(12, None)["pgbouncer_ini"])
+    assert "max_client_conn" not in bare and "max_prepared_statements" not in bare
+
+
+def test_the_rendered_fragment_follows_the_advice_for_each_core_count(
+    built_site: Path, fixture_advice: dict[str, dict]
+) -> None:
+    """The article's Markdown: one configuration per core count, only the default one shown without
+    JavaScript, each with the advice's pool and the max_prepared_statements note in place of the key."""
+    markdown = (built_site.parent / "docs" / "articles" / "pool-sizing.md").read_text()
+    blocks = re.findall(
+        r'<div class="connlab-advice__config" data-cores="(\d+)"( hidden)?>(.*?)</div>', markdown, re.S
+    )
+    assert [int(cores) for cores, _, _ in blocks] == list(CORE_CHOICES)
+    assert [cores for cores, hidden, _ in blocks if not hidden] == ["8"]
+    pools = {str(row["cores"]): str(row["pool"]) for row in fixture_advice["pool-sizing"]["rows"]}
+    for cores, _, block in blocks:
+        n = pools[cores]
+        assert f"default_pool_size = {n}\n" in block
+        assert f"new Pool({{ max: {n} }})" in block and f"maximumPoolSize={n}" in block
+        assert f"pool_size={n}, max_overflow=0" in block
+        assert "max_prepared_statements = " not in block
+        assert "PgBouncer 1.18.0, the version measured, predates it" in block
+        assert "project&#39;s rule" in block or "project's rule" in block
 
 
 def test_every_basis_line_names_each_machine_with_its_server_cores(fixture_advice: dict[str, dict]) -> None:

@@ -76,6 +76,34 @@ def test_picking_eight_server_cores_changes_the_number(watched: Watched, site_ur
     watched.assert_clean()
 
 
+POOL_SETTING = re.compile(r"^default_pool_size = (\d+)$", re.M)
+
+
+@pytest.mark.parametrize("slug", BY_CORES)
+def test_picking_eight_server_cores_changes_the_fragments_default_pool_size(
+    watched: Watched, site_url: str, slug: str
+) -> None:
+    """The configuration shown follows the select: its pgbouncer.ini pool and the application pools are the
+    chosen core count's, the table row's pool."""
+    page = watched.page
+    page.goto(f"{site_url}articles/{slug}/", wait_until="load")
+    select = page.get_by_label("Your server's cores:")
+    fragment = page.locator(".connlab-advice__config:not([hidden]) pre")
+    pools = {}
+    for cores in ("1", "8"):
+        select.select_option(cores)
+        assert fragment.count() == 1 and fragment.is_visible()
+        text = fragment.inner_text()
+        found = POOL_SETTING.search(text)
+        assert found is not None, text
+        pools[cores] = found.group(1)
+        assert f"new Pool({{ max: {pools[cores]} }})" in text and f"maximumPoolSize={pools[cores]}" in text
+    assert pools["1"] != pools["8"], pools
+    # The one configuration shown is the chosen core count's.
+    assert page.locator(".connlab-advice__config:not([hidden])").get_attribute("data-cores") == "8"
+    watched.assert_clean()
+
+
 @pytest.mark.parametrize("watched", [False], ids=["no-js"], indirect=True)
 def test_without_javascript_the_table_by_core_count_shows_every_row(watched: Watched, site_url: str) -> None:
     page = watched.page

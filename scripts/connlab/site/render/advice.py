@@ -8,9 +8,11 @@ measured. Each answer carries its basis in one line that names its machines with
 says "indicative" where only quick-profile runs stand behind it.
 
 Reads what the renderer already has: the claims' per-machine values (connlab.data.claims), each machine's
-one pool size (pool-sizes.json, connlab.data.answers), the Machines page's columns (server cores, profile)
-and, for Four poolers, the article's facts whole. Writes nothing: the renderer hands the result to
-_what_to_do.md.j2. Words of the answers are the template's; every figure is computed here.
+one pool size (pool-sizes.json, connlab.data.answers), the Machines page's columns (server cores, profile),
+Four poolers' facts whole (its answer, and the largest crowd PgBouncer served, which the configuration's
+max_client_conn and max_prepared_statements rest on) and the article's own facts. Writes nothing: the
+renderer hands the result to _what_to_do.md.j2. Words of the answers are the template's; every figure is
+computed here.
 """
 
 from __future__ import annotations
@@ -28,20 +30,22 @@ from connlab.contract.poolers.features import (
     version_label,
 )
 from connlab.contract.poolers.registry import pooler_label
+from connlab.poolers.pgbouncer.config import PREPARED_CACHE_SIZE
 
 # The server-core counts a reader may pick, and the one shown first (and without JavaScript, the one whose
 # configuration is written out).
 CORE_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 DEFAULT_CORES = 8
 # max_connections = the pool + PostgreSQL's superuser_reserved_connections default + a margin for the
-# sessions that are not the application's (monitoring, migrations, a psql). A stated rule, not a measurement.
+# sessions that are not the application's (monitoring, migrations, a psql). The project's rule, not a
+# measurement: no experiment measures the sessions beside the application's.
 SUPERUSER_RESERVED = 3
 ADMIN_MARGIN = 10
-# PgBouncer's ceiling on client connections in the fragment: a setting, not a measurement; the page says to
-# raise it to the most connections the application's instances open together.
-MAX_CLIENT_CONN = 1000
-# PgBouncer's prepared-statement cache in the fragment, where the version has the setting.
-PREPARED_CACHE = 200
+# max_client_conn in the fragment is the most clients measured through PgBouncer with every window finished
+# (so every client connected and was served): the project's rule, what the data supports, not a limit found.
+# Read from Four poolers' facts, the experiments that load PgBouncer with crowds: (fact, its pooler column).
+CROWD_FACTS = (("memory", "pooler"), ("throughput", "pooler"), ("ceiling", "pooler"))
+PGBOUNCER = "pgbouncer"
 # Machines named in a basis line; past this many, the count stands for the rest.
 NAMED_UP_TO = 4
 
@@ -63,6 +67,8 @@ CLAIM_ARTICLES = ("too-many-connections", "pgbouncer-trade")
 # The articles that open with "What to do"; Four poolers reads its facts whole (every machine's rows).
 ADVISED_ARTICLES = ("too-many-connections", "pool-sizing", "pgbouncer-trade", "four-poolers")
 WHOLE_FACTS = ("four-poolers",)
+# The facts every article's configuration reads whole: the crowds PgBouncer served (pgbouncer_crowd).
+POOLER_FACTS = "four-poolers"
 PREPARED_SINCE = ".".join(str(part) for part in PGBOUNCER_PREPARED_SINCE)
 MEASURED_VERDICTS = ("holds", "does not hold", "inconclusive", "cannot be evaluated")
 
@@ -208,34 +214,66 @@ def pool_per_core(pool_sizes: dict, heads: dict[str, dict]) -> list[dict]:
     return found
 
 
-def pgbouncer_versions(machines: list[dict]) -> list[str]:
-    """The PgBouncer versions the measured machines ran, newest first (machine.yaml's pgbouncer_version)."""
-    found = {
-        version_label(parsed)
-        for m in machines
-        if not m.get("published") and (parsed := parse_version(str(m.get("pgbouncer_version") or "")))
+def pgbouncer_crowd(pooler_facts: dict, heads: dict[str, dict]) -> dict | None:
+    """The most clients measured through PgBouncer with every window of the point finished and every client
+    served, with the machine and the PgBouncer version that served them (the row's own version where it has
+    one, else the one the machine's machine.yaml recorded). On a tie in clients, the newest version: what
+    the fragment's max_prepared_statements may rest on."""
+    recorded = {
+        str(r["machine"]): str(r["version"])
+        for r in pooler_facts.get("poolers", [])
+        if r.get("pooler") == PGBOUNCER and r.get("available")
     }
-    return sorted(found, key=lambda v: parse_version(v) or (0, 0, 0), reverse=True)
+    found = []
+    for fact, column in CROWD_FACTS:
+        for r in pooler_facts.get(fact, []):
+            machine = str(r.get("machine"))
+            if machine not in heads or r.get(column) != PGBOUNCER or not r.get("clients"):
+                continue
+            clients = int(r["clients"])
+            served = r.get("clients_served_min")
+            if not r.get("windows") or r.get("windows_ok") != r["windows"]:
+                continue
+            if served is not None and served < clients:
+                continue
+            version = parse_version(str(r.get("pooler_version") or r.get("version") or "")) or parse_version(
+                recorded.get(machine, "")
+            )
+            if version is None:
+                continue
+            found.append((clients, version, machine, fact))
+    if not found:
+        return None
+    clients, version, machine, fact = max(found, key=lambda f: (f[0], f[1], f[2]))
+    return {
+        "clients": clients,
+        "version": version_label(version),
+        "machine": machine_label(machine, heads[machine]["server_cores"]),
+        "indicative": heads[machine]["indicative"],
+        "fact": fact,
+    }
 
 
-def configuration(pool: int, versions: list[str]) -> dict:
-    """The settings that follow from a pool size: pgbouncer.ini, max_connections, application pools."""
-    newest = versions[0] if versions else None
-    prepared = newest is not None and pgbouncer_support(PREPARED_IN_TRANSACTION_MODE, newest) == SUPPORTED
-    ini = [
-        "[pgbouncer]",
-        "pool_mode = transaction",
-        f"default_pool_size = {pool}",
-        f"max_client_conn = {MAX_CLIENT_CONN}",
-    ]
+def configuration(pool: int, crowd: dict | None) -> dict:
+    """The settings that follow from a pool size: pgbouncer.ini, max_connections, application pools. The
+    fragment's PgBouncer figures rest on the crowd (pgbouncer_crowd): max_client_conn is its clients, and
+    max_prepared_statements is written only where the version that served it has the setting."""
+    version = crowd["version"] if crowd else None
+    prepared = version is not None and pgbouncer_support(PREPARED_IN_TRANSACTION_MODE, version) == SUPPORTED
+    ini = ["[pgbouncer]", "pool_mode = transaction", f"default_pool_size = {pool}"]
+    if crowd:
+        ini.append(f"max_client_conn = {crowd['clients']}")
     if prepared:
-        ini.append(f"max_prepared_statements = {PREPARED_CACHE}")
+        ini.append(f"max_prepared_statements = {PREPARED_CACHE_SIZE}")
     return {
         "pool": pool,
         "max_connections": pool + SUPERUSER_RESERVED + ADMIN_MARGIN,
         "pgbouncer_ini": "\n".join(ini),
-        "pgbouncer_version": newest,
+        "max_client_conn": crowd["clients"] if crowd else None,
+        "crowd": crowd,
+        "pgbouncer_version": version,
         "prepared_setting": prepared,
+        "prepared_cache": PREPARED_CACHE_SIZE,
         "prepared_since": PREPARED_SINCE,
         "node": f"new Pool({{ max: {pool} }})",
         "hikari": f"maximumPoolSize={pool}",
@@ -243,18 +281,15 @@ def configuration(pool: int, versions: list[str]) -> dict:
     }
 
 
-def pool_sizing(pool_sizes: dict, heads: dict[str, dict], machines: list[dict]) -> list[dict]:
+def pool_sizing(pool_sizes: dict, heads: dict[str, dict], crowd: dict | None) -> list[dict]:
     found = pool_per_core(pool_sizes, heads)
-    versions = pgbouncer_versions(machines)
     rows = []
     for cores in CORE_CHOICES:
         base = basis(found, cores, scaled=True)
         if base is None:
             continue
         pool = max(1, round(base["value"] * cores))
-        rows.append(
-            {"cores": cores, "per_core": base["value"], "basis": base, **configuration(pool, versions)}
-        )
+        rows.append({"cores": cores, "per_core": base["value"], "basis": base, **configuration(pool, crowd)})
     return rows
 
 
@@ -271,8 +306,11 @@ def furthest_per_core(normalised: list[dict], workload: str = "mixed") -> dict[s
 
 
 def too_many_connections(
-    claims: dict[tuple[str, str], dict], heads: dict[str, dict], facts: dict
+    claims: dict[tuple[str, str], dict], heads: dict[str, dict], facts: dict, pool_rows: list[dict]
 ) -> list[dict]:
+    """Where throughput peaks, scaled per core, and what the far side costs, quoted as measured; the
+    configuration is Pool sizing's (one pool size per machine, everywhere)."""
+    pools = {row["cores"]: row for row in pool_rows}
     peak = readings(claims.get(TOO_MANY["peak"]), heads)
     share = readings(claims.get(TOO_MANY["share"]), heads)
     latency = readings(claims.get(TOO_MANY["latency"]), heads)
@@ -299,6 +337,7 @@ def too_many_connections(
                 "far_clients": round(far_base["value"] * cores) if far_base else None,
                 "share_label": (claims.get(TOO_MANY["share"]) or {}).get("value_label"),
                 "latency_label": (claims.get(TOO_MANY["latency"]) or {}).get("value_label"),
+                "pool": pools.get(cores),
             }
         )
     return rows
@@ -418,26 +457,25 @@ def what_to_do(
     claims: dict[str, list[dict]],
     pool_sizes: dict,
     columns: list[dict],
-    machines: list[dict],
+    pooler_facts: dict,
     facts: dict,
 ) -> dict:
     """An article's "What to do": rows by server-core count (CORE_CHOICES) for the articles that scale by
-    cores, a recommendation by constraint for Four poolers. claims: the claims of CLAIM_ARTICLES, by article;
-    facts: the article's facts (whole for WHOLE_FACTS)."""
+    cores, each with the configuration that follows from Pool sizing's pool, and a recommendation by
+    constraint for Four poolers. claims: the claims of CLAIM_ARTICLES, by article; pooler_facts: Four
+    poolers' facts whole (POOLER_FACTS: the crowd PgBouncer served); facts: the article's facts (whole for
+    WHOLE_FACTS)."""
     heads = machine_heads(columns)
     by_id = {(article, str(c["id"])): c for article, found in claims.items() for c in found}
     advice: dict = {"slug": slug, "choices": list(CORE_CHOICES), "default_cores": DEFAULT_CORES, "rows": []}
-    advice["rule"] = {
-        "superuser_reserved": SUPERUSER_RESERVED,
-        "margin": ADMIN_MARGIN,
-        "max_client_conn": MAX_CLIENT_CONN,
-    }
+    advice["rule"] = {"superuser_reserved": SUPERUSER_RESERVED, "margin": ADMIN_MARGIN}
+    crowd = pgbouncer_crowd(pooler_facts, heads)
     if slug == "pool-sizing":
-        advice["rows"] = pool_sizing(pool_sizes, heads, machines)
+        advice["rows"] = pool_sizing(pool_sizes, heads, crowd)
     elif slug == "too-many-connections":
-        advice["rows"] = too_many_connections(by_id, heads, facts)
+        advice["rows"] = too_many_connections(by_id, heads, facts, pool_sizing(pool_sizes, heads, crowd))
     elif slug == "pgbouncer-trade":
-        advice["rows"] = pgbouncer_trade(by_id, pool_sizing(pool_sizes, heads, machines), heads)
+        advice["rows"] = pgbouncer_trade(by_id, pool_sizing(pool_sizes, heads, crowd), heads)
     elif slug == "four-poolers":
         advice["poolers"] = four_poolers(facts, heads)
     return advice

@@ -25,7 +25,13 @@ from connlab.contract.client_cores import examples as client_core_examples
 from connlab.contract.columns import WINDOW_COLUMNS
 from connlab.contract.estimate import WINDOW_OVERHEAD_S, run_estimate
 from connlab.contract.experiment import make_plan
-from connlab.contract.facts_files import counts_path, machine_facts_file, machine_facts_path, read_facts
+from connlab.contract.facts_files import (
+    counts_path,
+    facts_path,
+    machine_facts_file,
+    machine_facts_path,
+    read_facts,
+)
 from connlab.contract.files import copy_if_changed, write_if_changed
 from connlab.contract.machine_schema import NOT_AVAILABLE
 from connlab.contract.names import (
@@ -401,9 +407,16 @@ class PageRenderer:
             {article: self.claims(article) for article in advice.CLAIM_ARTICLES},
             self._json(self.data_dir / ANSWERS_SUBDIR / POOL_SIZES_FILE),
             self.facts("machines").get("columns", []),
-            self.machines,
-            read_facts(self.facts_dir, slug) if whole else self.facts(slug),
+            # Four poolers' facts whole: every article's configuration rests on the crowd PgBouncer served.
+            self.whole_facts(advice.POOLER_FACTS),
+            self.whole_facts(slug) if whole else self.facts(slug),
         )
+
+    @functools.cache  # noqa: B019 (one renderer per build)
+    def whole_facts(self, slug: str) -> dict:
+        """An article's facts with every machine's rows, read once per render; none where aggregation wrote
+        none (a build of other articles still renders its configurations, without PgBouncer's crowd)."""
+        return read_facts(self.facts_dir, slug) if facts_path(self.facts_dir, slug).is_file() else {}
 
     def _view_facts(self, template_name: str, index: FactsIndex, machine: str | None) -> dict:
         """An article's facts as its view shows them; a page (the Machines page) sees every machine."""
