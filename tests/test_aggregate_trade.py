@@ -180,3 +180,65 @@ def test_pooler_throughput_pairs_say_no_measurable_difference_where_ranges_overl
     assert (pairs[100]["difference"], pairs[100]["ratio"]) == ("faster", pytest.approx(1050 / 500))
     speeds = db_records(database, "SELECT * FROM pooler_memory.throughput WHERE pooler = 'pgpool'")
     assert sorted(r["connection_ms_median"] for r in speeds) == [300.0, 3000.0]
+
+
+def test_the_trade_curve_takes_the_churn_per_client_count_and_the_fastest_pool_per_crowd(
+    tmp_path: Path, write_run: RunWriter
+) -> None:
+    """pgbouncer_trade.trade_curve, which the article's chart draws: a new connection per transaction at each
+    client count, and held connections at each crowd through the pool that served it fastest."""
+    rows = [
+        *passes("churn-direct", 2, [50, 52, 54]),
+        *pooled("churn-pgbouncer", 2, [150, 160, 161], pool_size=2),
+        *passes("direct-tpcb-like", 200, [700, 710, 720]),
+        *pooled("pooled-tpcb-like-pool4", 200, [1100, 1130, 1150], pool_size=4),
+        *pooled("pooled-tpcb-like-pool8", 200, [1200, 1250, 1300], pool_size=8),
+    ]
+    database = aggregate(tmp_path, write_run, "pgbouncer-trade", rows)
+    curve = {
+        (r["connect"], r["clients"]): r
+        for r in db_records(database, "SELECT * FROM pgbouncer_trade.trade_curve")
+    }
+    assert set(curve) == {("per-transaction", 2), ("persistent", 200)}
+    churn = curve[("per-transaction", 2)]
+    assert (churn["builtin"], churn["pool_size"], churn["profile"]) == ("select-only", 2, "quick")
+    assert churn["ratio"] == pytest.approx(160 / 52)
+    assert (churn["ratio_low"], churn["ratio_high"]) == pytest.approx((150 / 54, 161 / 50))
+    held = curve[("persistent", 200)]
+    assert (held["builtin"], held["pool_size"], held["pools"]) == ("tpcb-like", 8, 2)
+    assert held["ratio"] == pytest.approx(1250 / 710)
+    assert (held["ratio_low"], held["ratio_high"]) == pytest.approx((1200 / 720, 1300 / 700))
+    assert held["clients_per_core"] == pytest.approx(200 / held["server_cores"])
+    assert not held["client_saturated"]
+
+
+def test_pooler_memory_by_version_keeps_each_versions_memory_and_throughput(
+    tmp_path: Path, write_run: RunWriter
+) -> None:
+    """pooler_memory.by_version, which Four poolers compared draws side by side: per pooler, the version its
+    rows recorded (none in rows older than the column) and client count, the whole tree's RSS and the
+    throughput, each with the passes' range."""
+
+    def through(pooler: str, clients: int, tps: list[float], mib: float, version: str | None) -> list[dict]:
+        rows = passes(pooler, clients, tps)
+        for pass_no, row in enumerate(rows):
+            row.update(target=pooler, pool_size=100, pooler_version=version,
+                       pooler_rss_peak_bytes=int((mib + pass_no) * 1048576))  # fmt: skip
+        return rows
+
+    rows = [
+        *through("pgbouncer", 10, [1000, 1100, 1200], 12.0, "1.18.0"),
+        *through("pgbouncer", 500, [900, 950, 1000], 15.0, "1.18.0"),
+        *through("pgpool", 10, [500, 600, 700], 1000.0, None),
+    ]
+    database = aggregate(tmp_path, write_run, "pooler-memory", rows)
+    found = {
+        (r["pooler"], r["clients"]): r for r in db_records(database, "SELECT * FROM pooler_memory.by_version")
+    }
+    assert set(found) == {("pgbouncer", 10), ("pgbouncer", 500), ("pgpool", 10)}
+    light = found[("pgbouncer", 10)]
+    assert (light["version"], light["profile"], light["windows_ok"]) == ("1.18.0", "quick", 3)
+    memory = (light["rss_mib_median"], light["rss_mib_min"], light["rss_mib_max"])
+    assert memory == pytest.approx((13, 12, 14))
+    assert (light["tps_median"], light["tps_min"], light["tps_max"]) == pytest.approx((1100, 1000, 1200))
+    assert found[("pgpool", 10)]["version"] is None  # facts take machine.yaml's (four-poolers.facts.sql)

@@ -159,8 +159,13 @@ def test_every_toc_entry_lands_on_its_heading(browser: Browser, site_url: str, s
 # The charts across machines each article draws (their partials), by the id of their figure.
 NEW_CHARTS = {
     "too-many-connections": ("tmc-latency-across",),
-    "four-poolers": ("fp-head-to-head-tps", "fp-head-to-head-memory"),
-    "pgbouncer-trade": ("pbt-connection-cost",),
+    "four-poolers": (
+        "fp-versions-memory",
+        "fp-versions-tps",
+        "fp-head-to-head-tps",
+        "fp-head-to-head-memory",
+    ),
+    "pgbouncer-trade": ("pbt-pooled-vs-direct", "pbt-connection-cost"),
 }
 # How many marks a figure's drawing holds, and the legend's symbols (Vega names each mark's group by type).
 DRAWN_MARKS_JS = """
@@ -302,6 +307,62 @@ def test_the_dot_charts_fit_a_phones_column(browser: Browser, site_url: str, slu
             page.locator(f"#chart-{chart_id}").screenshot(
                 path=str(SCREENSHOTS_DIR / f"article-{slug}-chart-{chart_id}-{width}.png")
             )
+
+
+# The charts that answer an article's question, under its "What to do": PgBouncer's trade pooled against
+# direct by clients per core; Four poolers' memory and throughput by version, side by side where the column
+# is wide and one above the other on a phone (Material's grid).
+ANSWER_CHARTS = {
+    "pgbouncer-trade": ("pbt-pooled-vs-direct",),
+    "four-poolers": ("fp-versions-memory", "fp-versions-tps"),
+}
+SIDE_BY_SIDE = ANSWER_CHARTS["four-poolers"]
+# Whether What to do comes before the figure, and the figure before the short answer (the audit).
+ANSWER_ORDER_JS = """
+(id) => {
+  const figure = document.querySelector(`#chart-${id}`);
+  const advice = document.querySelector("#what-to-do"), audit = document.querySelector(".short-answer");
+  const after = (a, b) => Boolean(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);
+  return [after(advice, figure), after(figure, audit)];
+}
+"""
+# Each figure's box, read in one frame.
+BOXES_JS = """
+(ids) => ids.map(id => {
+  const box = document.querySelector(`#chart-${id}`).getBoundingClientRect();
+  return {left: box.left, top: box.top, right: box.right, bottom: box.bottom};
+})
+"""
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_the_answers_charts_are_drawn_in_the_column_after_what_to_do(
+    browser: Browser, site_url: str, screen: str
+) -> None:
+    width, height = SCREENS[screen]
+    for slug, chart_ids in ANSWER_CHARTS.items():
+        with opened(browser, f"{site_url}articles/{slug}/", width, height) as page:
+            for chart_id in chart_ids:
+                found = _fit_and_legend(page, chart_id)
+                assert found["drawn"] <= found["column"] + 1 and not found["scrolls"], (chart_id, found)
+                # The answer's chart follows What to do and comes before the audit of the source article.
+                order = page.evaluate(ANSWER_ORDER_JS, chart_id)
+                assert order == [True, True], chart_id
+                SCREENSHOTS_DIR.mkdir(parents=True, exist_ok=True)
+                page.locator(f"#chart-{chart_id}").screenshot(
+                    path=str(SCREENSHOTS_DIR / f"article-{slug}-chart-{chart_id}-{width}.png")
+                )
+            if slug != "four-poolers":
+                continue
+            first, second = page.evaluate(BOXES_JS, list(SIDE_BY_SIDE))
+            if screen == "desktop":  # side by side: one row, the second to the right of the first
+                assert abs(first["top"] - second["top"]) < 2 and second["left"] >= first["right"] - 1, (
+                    first, second,
+                )  # fmt: skip
+            else:  # one above the other in the phone's column
+                assert second["top"] >= first["bottom"] - 1 and abs(second["left"] - first["left"]) < 2, (
+                    first, second,
+                )  # fmt: skip
 
 
 # Every chart that sets poolers (or a pooler and the direct path) side by side, by the page that draws it;

@@ -120,6 +120,9 @@ EVERY_FIELD = {
     "series": "measured machines", "machines": 3, "tps_share_low": 0.9, "tps_share_high": 1.0,
     "experiment": "clients-sweep", "server_cores": 2.0, "peak_clients": 8.0, "peak_clients_low": 6.0,
     "peak_clients_high": 8.0, "peak_clients_per_core": 4.0, "point": "m, 8 clients",
+    "connect": "persistent", "profile": "full", "curve": "m, 2 server cores", "ratio": 0.9, "ratio_low": 0.8,
+    "ratio_high": 1.0, "client_saturated": False, "label": "PgBouncer 1.18.0", "value": 5.0, "low": 4.0,
+    "high": 6.0,
 }  # fmt: skip
 SAMPLE = [{**EVERY_FIELD, "clients": n} for n in (1, 8)]
 # Kinds that read more of a field than any value does: throughput_by_pooler's workload names a pooler kind.

@@ -3,6 +3,8 @@ handful, the machines' median and range past it; every value taken from the fact
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from connlab.data.chart_rows import (
@@ -13,7 +15,9 @@ from connlab.data.chart_rows import (
     latency_across,
     median_label,
     pooler_memory,
+    pooler_side_by_side,
     pooler_throughput,
+    trade_curve,
 )
 
 
@@ -190,3 +194,112 @@ def test_each_dot_keeps_its_pooler_kind_for_its_colour() -> None:
     (row,) = pooler_throughput(facts, many)
     assert (row["pooler"], row["published"]) == ("pgbouncer", False)
     assert row["point"] == f"10 clients, {len(many)} machines' median"
+
+
+# -- the answers' charts: pooled against direct by clients per core, the poolers by version ---------------
+
+
+def trade_row(machine: str, connect: str, builtin: str, per_core: float, ratio: float, **extra: Any) -> dict:
+    return {
+        "machine": machine, "profile": "full", "connect": connect, "builtin": builtin,
+        "clients": int(per_core), "server_cores": 1.0, "clients_per_core": per_core, "pool_size": 2,
+        "pools": 1, "pooled_tps": 100.0 * ratio, "direct_tps": 100.0, "ratio": ratio,
+        "ratio_low": ratio * 0.9, "ratio_high": ratio * 1.1, "client_saturated": False, **extra,
+    }  # fmt: skip
+
+
+def test_the_trade_draws_each_machine_named_with_its_server_cores_and_its_passes_range() -> None:
+    facts = {
+        "trade_curve": [
+            trade_row("box-a", "per-transaction", "select-only", 2.0, 3.0),
+            trade_row("box-a", "persistent", "tpcb-like", 25.0, 0.9),
+            {**trade_row("box-b", "persistent", "tpcb-like", 12.5, 1.8), "server_cores": 16.0},
+            # A point without a ratio (a side that never finished) is not drawn.
+            {**trade_row("box-b", "persistent", "select-only", 12.5, 1.0), "ratio": None},
+        ]
+    }
+    rows = trade_curve(facts, ["box-a", "box-b", "box-without-trade"])
+    assert [r["curve"] for r in rows] == [
+        "box-a, 1 server core", "box-a, 1 server core", "box-b, 16 server cores",
+    ]  # fmt: skip
+    first = rows[0]
+    assert first["connect"] == "per-transaction"
+    assert (first["ratio"], first["ratio_low"], first["ratio_high"]) == pytest.approx((3.0, 2.7, 3.3))
+    assert first["machines"] == 1 and first["profile"] == "full" and first["pool_size"] == 2
+
+
+def test_the_trade_past_a_handful_of_machines_is_a_median_per_profile_never_mixed() -> None:
+    """Full-profile machines decide, quick ones indicate: each profile's machines get a median of their own
+    at each step of clients per core, with a band from the lowest to the highest of them."""
+    full = [f"full-{i}" for i in range(LINES_UP_TO)]
+    quick = ["quick-0", "quick-1"]
+    facts = {
+        "trade_curve": [
+            trade_row(m, "persistent", "tpcb-like", 25.0, 1.0 + i / 10) for i, m in enumerate(full)
+        ] + [
+            {**trade_row(m, "persistent", "tpcb-like", 25.0, 0.5), "profile": "quick",
+             "client_saturated": i == 0}
+            for i, m in enumerate(quick)
+        ]
+    }  # fmt: skip
+    rows = trade_curve(facts, [*full, *quick])
+    by_profile = {r["profile"]: r for r in rows}
+    assert set(by_profile) == {"full", "quick"} and len(rows) == 2
+    decided = by_profile["full"]
+    assert decided["curve"] == median_label(len(full)) and decided["machines"] == len(full)
+    assert decided["ratio"] == pytest.approx(1.2)  # the full machines' median, the quick ones left out
+    assert (decided["ratio_low"], decided["ratio_high"]) == pytest.approx((1.0, 1.4))
+    assert decided["clients_per_core"] == half_power_step(25.0) and decided["clients"] is None
+    indicated = by_profile["quick"]
+    assert indicated["curve"] == median_label(len(quick)) and indicated["ratio"] == pytest.approx(0.5)
+    assert indicated["client_saturated"]  # a bound in any machine of the step is said
+
+
+def side_row(machine: str, pooler: str, version: str | None, rss: float, tps: float | None) -> dict:
+    return {
+        "machine": machine, "pooler": pooler, "version": version, "profile": "full", "server_cores": 1.0,
+        "memory_clients": 500, "rss_mib_median": rss, "rss_mib_min": rss * 0.9, "rss_mib_max": rss * 1.1,
+        "tps_clients": 10, "tps_median": tps, "tps_min": tps and tps * 0.8, "tps_max": tps and tps * 1.2,
+    }  # fmt: skip
+
+
+def test_the_poolers_side_by_side_are_named_by_version_with_memory_and_throughput() -> None:
+    facts = {
+        "side_by_side": [
+            side_row("box-a", "pgpool", "4.3.5", 1012.0, 5600.0),
+            side_row("box-a", "pgbouncer", "1.18.0", 15.5, 8500.0),
+            side_row("box-b", "pgbouncer", "1.21.0", 16.0, None),  # no throughput at the source's count
+            side_row("box-b", "odyssey", None, 40.0, 7000.0),
+        ]
+    }
+    rows = pooler_side_by_side(facts, ["box-a", "box-b"])
+    memory = [r for r in rows if r["measure"] == "memory"]
+    tps = [r for r in rows if r["measure"] == "throughput"]
+    assert rows == memory + tps  # memory first, as the page draws it first
+    assert [r["label"] for r in memory] == [
+        "Odyssey (version not recorded)", "PgBouncer 1.18.0", "PgBouncer 1.21.0", "PgPool-II 4.3.5",
+    ]  # fmt: skip
+    # PgBouncer 1.21.0 had no throughput at the source's client count: no dot, not a zero.
+    assert [r["label"] for r in tps] == [
+        "Odyssey (version not recorded)", "PgBouncer 1.18.0", "PgPool-II 4.3.5",
+    ]  # fmt: skip
+    pgpool = next(r for r in memory if r["pooler"] == "pgpool")
+    assert (pgpool["value"], pgpool["low"], pgpool["high"]) == pytest.approx((1012.0, 910.8, 1113.2))
+    assert (pgpool["curve"], pgpool["clients"], pgpool["machines"]) == ("box-a, 1 server core", 500, 1)
+    assert next(r for r in tps if r["pooler"] == "pgpool")["clients"] == 10
+
+
+def test_the_poolers_side_by_side_past_a_handful_of_machines_are_a_median_per_version_and_profile() -> None:
+    machines = [f"box-{i}" for i in range(LINES_UP_TO + 1)]
+    facts = {
+        "side_by_side": [side_row(m, "pgbouncer", "1.18.0", 10.0 + i, 1000.0) for i, m in enumerate(machines)]
+        + [{**side_row("quick-box", "pgbouncer", "1.18.0", 99.0, 1.0), "profile": "quick"}]
+    }
+    rows = pooler_side_by_side(facts, [*machines, "quick-box"])
+    memory = {r["profile"]: r for r in rows if r["measure"] == "memory"}
+    assert set(memory) == {"full", "quick"}
+    decided = memory["full"]
+    assert decided["machines"] == len(machines) and decided["label"] == "PgBouncer 1.18.0"
+    assert (decided["low"], decided["high"]) == (10.0, 10.0 + len(machines) - 1)  # the machines' range
+    assert decided["value"] == pytest.approx(10.0 + (len(machines) - 1) / 2)
+    assert memory["quick"]["value"] == 99.0 and memory["quick"]["machines"] == 1

@@ -13,6 +13,7 @@ from connlab.data.chart_rows import median_label
 from connlab.errors import LabError
 from connlab.paths import SITE_SRC_DIR
 from connlab.site.charts import kinds
+from connlab.site.charts.constants import POOLER_COLOURS
 from connlab.site.charts.html import VL_VERSION, render_svg
 from connlab.site.charts.kinds import (
     KINDS,
@@ -24,9 +25,12 @@ from connlab.site.charts.kinds import (
     latency_across_machines,
     metric_vs_clients,
     normalised_throughput,
+    pooled_over_direct_by_clients,
     pooled_over_direct_by_pool,
+    pooler_memory_by_version,
     pooler_memory_dots,
     pooler_rss_over_time,
+    pooler_throughput_by_version,
     pooler_throughput_dots,
     throughput_by_version,
     usl_simulator,
@@ -317,6 +321,92 @@ def test_the_connection_cost_chart_draws_the_seeds_figures_as_diamonds_beside_th
     # The seed's dot is a diamond (Vega's path: left, top, right, bottom), the measured ones are not.
     assert len(re.findall(r'aria-roledescription="point"[^>]*d="M-[\d.]+,0L0,-', svg)) == 1
     assert "<tspan>published</tspan>" in svg and ">article</tspan>" in svg and ">8 cores</tspan>" in svg
+
+
+# -- the answers' charts: pooled against direct by clients per core, the poolers by version ---------------
+
+
+def trade_rows(machine: str, profile: str, scale: float = 1.0) -> list[dict[str, Any]]:
+    """pgbouncer_trade.trade_curve's rows of one machine, as a machine's page gives them."""
+    return [
+        {"machine": machine, "profile": profile, "connect": connect, "builtin": builtin, "clients": clients,
+         "server_cores": 1.0, "clients_per_core": float(clients), "pool_size": 2, "pools": 1,
+         "pooled_tps": 100.0 * ratio * scale, "direct_tps": 100.0, "ratio": ratio * scale,
+         "ratio_low": 0.9 * ratio * scale, "ratio_high": 1.1 * ratio * scale, "client_saturated": bound}
+        for connect, builtin, clients, ratio, bound in (
+            ("per-transaction", "select-only", 2, 3.0, True),
+            ("per-transaction", "select-only", 8, 2.0, False),
+            ("persistent", "tpcb-like", 25, 0.9, False),
+            ("persistent", "tpcb-like", 200, 1.8, False),
+        )
+    ]  # fmt: skip
+
+
+def test_the_trade_chart_draws_the_ratio_by_clients_per_core_against_a_rule_at_direct() -> None:
+    """A colour per way of connecting and workload, a curve per machine with its passes' band, the dashed
+    rule at 1 for direct; a quick run's machine dashed and lighter, a point pgbench bounded a triangle."""
+    spec = pooled_over_direct_by_clients([*trade_rows("box-a", "full"), *trade_rows("box-b", "quick", 0.7)])
+    band, line, points, direct = spec["layer"]
+    assert (band["encoding"]["y"]["field"], band["encoding"]["y2"]["field"]) == ("ratio_low", "ratio_high")
+    for layer in (band, line, points):
+        assert layer["encoding"]["x"]["field"] == "clients_per_core"
+        assert layer["encoding"]["x"]["scale"]["type"] == "log"
+        assert layer["encoding"]["color"]["field"] == "series"
+    assert line["encoding"]["y"]["scale"]["type"] == "log"
+    assert line["encoding"]["detail"]["field"] == "curve"  # a line per machine, not one through them all
+    assert line["encoding"]["strokeDash"]["field"] == "runs"
+    assert line["encoding"]["opacity"]["condition"]["test"] == "datum.decides"
+    assert direct["mark"]["type"] == "rule" and direct["data"]["values"] == [{"direct": 1}]
+    rows = {(r["curve"], r["series"], r["clients"]): r for r in line["data"]["values"]}
+    quick = rows[("box-b, 1 server core", "held connections, tpcb-like", 200)]
+    assert (quick["runs"], quick["decides"]) == ("quick profile: indicates", False)
+    full = rows[("box-a, 1 server core", "a new connection per transaction, select-only", 2)]
+    assert (full["runs"], full["decides"], full["bound"]) == ("full profile: decides", True, kinds.BOUND)
+    svg = render_svg(spec)
+    for words in ("a new connection per transaction, select-only", "held connections, tpcb-like"):
+        assert words in svg
+    assert "clients per server core" in svg and not re.search(r">(true|false)<", svg)
+    # Quick runs lighter: some of the drawn marks are at the indicative opacity.
+    assert f'opacity="{kinds.INDICATIVE_OPACITY}"' in svg or f"opacity: {kinds.INDICATIVE_OPACITY}" in svg
+
+
+def version_rows_of(measure: str) -> list[dict[str, Any]]:
+    """connlab.data.chart_rows.pooler_side_by_side's rows of one figure, two machines, one of a quick run."""
+    return [
+        {"measure": measure, "label": label, "pooler": pooler, "curve": curve, "profile": profile,
+         "clients": 10, "machines": 1, "value": value, "low": value * 0.9, "high": value * 1.1}
+        for label, pooler, value in (
+            ("PgBouncer 1.18.0", "pgbouncer", 15.5), ("PgPool-II 4.3.5", "pgpool", 1012.0)
+        )
+        for curve, profile in (("box-a, 1 server core", "full"), ("box-b, 2 server cores", "quick"))
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "kind", [pooler_memory_by_version, pooler_throughput_by_version], ids=["memory", "throughput"]
+)
+def test_the_poolers_by_version_draw_a_row_per_version_and_a_dot_per_machine(kind: Any) -> None:
+    spec = kind(version_rows_of("memory"))
+    ranges, dots = spec["layer"]
+    assert (ranges["encoding"]["x"]["field"], ranges["encoding"]["x2"]["field"]) == ("low", "high")
+    assert dots["encoding"]["x"]["field"] == "value" and dots["encoding"]["x"]["scale"]["type"] == "log"
+    for layer in (ranges, dots):
+        assert layer["encoding"]["y"]["field"] == "label"  # the version's label, wrapped
+        assert layer["encoding"]["yOffset"]["field"] == "curve"  # each machine's dot beside the others
+        # The axis names the pooler: its colour needs no legend.
+        assert layer["encoding"]["color"]["field"] == "pooler"
+        assert layer["encoding"]["color"]["legend"] is None
+    assert dots["encoding"]["shape"]["field"] == "curve" and dots["encoding"]["shape"]["title"] == "machine"
+    # The layers' rows are one dataset, the chart's own (Altair moves it up from two equal layers).
+    rows = {(r["version_label"], r["curve"]): r for r in spec["data"]["values"]}
+    quick = rows[("PgBouncer 1.18.0", "box-b, 2 server cores (quick profile: indicates)")]
+    assert quick["decides"] is False and quick["label"] == "PgBouncer\n1.18.0"
+    assert {r["colour"] for r in rows.values() if r["version_label"].startswith("PgPool-II")} == {
+        POOLER_COLOURS["pgpool"]
+    }
+    svg = render_svg(spec)
+    assert "<tspan>PgBouncer</tspan>" in svg and ">1.18.0</tspan>" in svg and ">4.3.5</tspan>" in svg
+    assert "box-a, 1 server core" in svg and "(quick profile: indicates)" in svg
 
 
 def test_the_simulators_legend_marks_a_stroke_with_a_point_as_every_line_chart() -> None:

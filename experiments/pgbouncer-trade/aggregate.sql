@@ -125,3 +125,40 @@ SELECT machine, builtin, clients,
 FROM pool_sizes
 WHERE clients = 200 AND pooled_tps IS NOT NULL
 GROUP BY machine, builtin, clients;
+
+-- The trade by clients per server core, as the article's chart draws it (pgbouncer-trade.facts.sql's
+-- trade_curve): through PgBouncer ÷ straight to the server at each client count, for a new connection per
+-- transaction (select-only, from churn) and for persistent clients (select-only and tpcb-like, from
+-- pool_sizes) at each crowd measured through PgBouncer. Where a crowd ran through several pools (200 clients:
+-- 4 to 100), the pool that served it fastest stands for it, as a pool would be tuned (the claims' "best
+-- pool"; of equal throughput, the larger), with its size and how many pools were measured. The ratio's range
+-- is the passes' (slowest pooled ÷ fastest direct to fastest ÷ slowest); client_saturated: pgbench was at its
+-- limit on either side, so the ratio is a bound; the machine's profile says whether it decides (full).
+CREATE OR REPLACE TABLE trade_curve AS
+WITH profiles AS (
+    SELECT machine, any_value(profile) AS profile FROM points GROUP BY machine
+), churned AS (
+    SELECT c.machine, 'per-transaction' AS connect, 'select-only' AS builtin, c.clients, c.server_cores,
+           c.clients_per_core, p.pool_size, 1 AS pools, c.pooled_tps, c.direct_tps,
+           c.speedup AS ratio, c.speedup_low AS ratio_low, c.speedup_high AS ratio_high,
+           c.pooled_client_saturated OR c.direct_client_saturated AS client_saturated
+    FROM churn c
+    LEFT JOIN points p ON p.machine = c.machine AND p.clients = c.clients AND p.workload = 'churn-pgbouncer'
+), held AS (
+    SELECT machine, 'persistent' AS connect, builtin, clients, any_value(server_cores) AS server_cores,
+           clients / any_value(server_cores) AS clients_per_core,
+           arg_max(pool_size, [pooled_tps, pool_size]) AS pool_size, count(DISTINCT pool_size) AS pools,
+           max(pooled_tps) AS pooled_tps, arg_max(direct_tps, [pooled_tps, pool_size]) AS direct_tps,
+           arg_max(pooled_over_direct, [pooled_tps, pool_size]) AS ratio,
+           arg_max(pooled_over_direct_low, [pooled_tps, pool_size]) AS ratio_low,
+           arg_max(pooled_over_direct_high, [pooled_tps, pool_size]) AS ratio_high,
+           arg_max(pooled_client_saturated OR direct_client_saturated, [pooled_tps, pool_size])
+               AS client_saturated
+    FROM pool_sizes
+    WHERE pooled_tps IS NOT NULL AND direct_tps IS NOT NULL
+    GROUP BY machine, builtin, clients
+)
+SELECT t.machine, profiles.profile, t.connect, t.builtin, t.clients, t.server_cores, t.clients_per_core,
+       t.pool_size, t.pools, t.pooled_tps, t.direct_tps, t.ratio, t.ratio_low, t.ratio_high, t.client_saturated
+FROM (SELECT * FROM churned WHERE ratio IS NOT NULL UNION ALL BY NAME SELECT * FROM held) t
+JOIN profiles USING (machine);

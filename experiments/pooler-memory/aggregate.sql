@@ -56,3 +56,20 @@ SELECT a.machine, a.clients, a.pooler, b.pooler AS other,
             WHEN a.tps_min > b.tps_max THEN 'faster' ELSE 'slower' END AS difference
 FROM throughput a JOIN throughput b ON b.machine = a.machine AND b.clients = a.clients AND a.pooler < b.pooler
 WHERE a.windows_ok = a.windows AND b.windows_ok = b.windows;
+
+-- Each pooler version at each client count (the rows record the version they ran, pooler_version; older rows
+-- none, and the article's facts then take machine.yaml's): the resident memory of the whole process tree and
+-- the throughput, medians with the passes' range, and the machine's profile (a quick one indicates). Four
+-- poolers compared draws them side by side (four-poolers.facts.sql's side_by_side).
+CREATE OR REPLACE TABLE by_version AS
+SELECT machine, target AS pooler, pooler_version AS version, clients, any_value(profile) AS profile,
+       any_value(server_cpu_budget) AS server_cores,
+       count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
+       median(pooler_rss_peak_bytes) / 1048576.0 AS rss_mib_median,
+       min(pooler_rss_peak_bytes) / 1048576.0 AS rss_mib_min,
+       max(pooler_rss_peak_bytes) / 1048576.0 AS rss_mib_max,
+       median(tps) FILTER (WHERE ok) AS tps_median,
+       min(tps) FILTER (WHERE ok) AS tps_min,
+       max(tps) FILTER (WHERE ok) AS tps_max
+FROM windows
+GROUP BY machine, target, pooler_version, clients;

@@ -17,6 +17,40 @@ SELECT * FROM pooler_memory.memory ORDER BY machine, pooler, clients;
 -- name: throughput
 SELECT * FROM pooler_memory.throughput ORDER BY machine, clients, pooler;
 
+-- name: side_by_side
+-- Each pooler version measured on a machine, as the article draws memory and throughput side by side: the
+-- resident memory of its whole process tree under load (at the client count where it held the most), and its
+-- throughput at the source article's client count for its throughput comparison (the published set's
+-- pooler-throughput rows: its pgbench -S -c), each the median of the passes with their range. A row that
+-- recorded no version of its own takes machine.yaml's.
+WITH source AS (
+    SELECT min(clients) AS clients FROM main.published
+    WHERE machine = 'published-four-poolers' AND experiment = 'pooler-throughput' AND workload <> 'direct'
+), versioned AS (
+    SELECT b.* REPLACE (coalesce(b.version, v.version) AS version)
+    FROM pooler_memory.by_version b
+    LEFT JOIN main.pooler_versions v ON v.machine = b.machine AND v.pooler = b.pooler AND v.available
+), memory AS (
+    -- Of equal medians, the most clients: a tie is decided the same way on every build.
+    SELECT machine, pooler, version, max(rss_mib_median) AS rss_mib_median,
+           arg_max(rss_mib_min, [rss_mib_median, clients]) AS rss_mib_min,
+           arg_max(rss_mib_max, [rss_mib_median, clients]) AS rss_mib_max,
+           arg_max(clients, [rss_mib_median, clients]) AS memory_clients
+    FROM versioned WHERE rss_mib_median IS NOT NULL GROUP BY machine, pooler, version
+), pooler_runs AS (
+    SELECT machine, pooler, version, any_value(profile) AS profile, any_value(server_cores) AS server_cores
+    FROM versioned GROUP BY machine, pooler, version
+)
+SELECT r.machine, r.pooler, r.version, r.profile, r.server_cores,
+       m.memory_clients, m.rss_mib_median, m.rss_mib_min, m.rss_mib_max,
+       t.clients AS tps_clients, t.tps_median, t.tps_min, t.tps_max,
+       t.windows AS tps_windows, t.windows_ok AS tps_windows_ok
+FROM pooler_runs r
+LEFT JOIN memory m ON m.machine = r.machine AND m.pooler = r.pooler AND m.version IS NOT DISTINCT FROM r.version
+LEFT JOIN versioned t ON t.machine = r.machine AND t.pooler = r.pooler AND t.version IS NOT DISTINCT FROM r.version
+ AND t.clients = (SELECT clients FROM source)
+ORDER BY r.machine, r.pooler, r.version;
+
 -- name: throughput_pairs
 SELECT * FROM pooler_memory.throughput_pairs ORDER BY machine, clients, pooler, other;
 

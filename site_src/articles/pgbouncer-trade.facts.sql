@@ -25,6 +25,11 @@ SELECT machine, workload, clients, tps_median, tps_min, tps_max, latency_avg_med
 FROM pgbouncer_trade.points WHERE workload IN ('churn-direct', 'churn-pgbouncer')
 ORDER BY machine, workload, clients;
 
+-- name: trade_curve
+-- Through PgBouncer ÷ straight to the server by clients per server core, for a new connection per transaction
+-- and for persistent clients (pgbouncer_trade.trade_curve), as the article's chart and each machine's draw it.
+SELECT * FROM pgbouncer_trade.trade_curve ORDER BY machine, connect, builtin, clients;
+
 -- name: direct_curve
 -- Persistent clients straight to the server, with the seed's figure at the same clients per core.
 WITH seed_clients_sweep AS (

@@ -52,3 +52,12 @@ def session_options(settings: dict[str, object]) -> str:
     """Session settings as flags, e.g. '-c synchronous_commit=off': PGOPTIONS for pgbench's connections,
     and postgres's own -o flags for server settings."""
     return " ".join(f"-c {key}={value}" for key, value in settings.items())
+
+
+def machine_with_cores(machine: str, cores: object) -> str:
+    """A machine as the charts name it, with its server cores (its name alone hides them: amd-epyc-2c-24g ran
+    its server on 1 core): "amd-epyc-2c-24g-2, 1 server core"; the name alone where the cores are unknown."""
+    if cores is None:
+        return machine
+    shown = f"{float(cores):g}"  # type: ignore[arg-type]
+    return f"{machine}, {shown} server core{'' if shown == '1' else 's'}"

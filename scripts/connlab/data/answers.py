@@ -43,7 +43,9 @@ from connlab.data.chart_rows import (
     connection_cost,
     latency_across,
     pooler_memory,
+    pooler_side_by_side,
     pooler_throughput,
+    trade_curve,
 )
 from connlab.data.disagreements import disagreements
 
@@ -805,9 +807,13 @@ def write_answers(
             if slug == "four-poolers"
             else [],
             "pooler_memory": pooler_memory(facts["four-poolers"], ran) if slug == "four-poolers" else [],
+            "pooler_side_by_side": pooler_side_by_side(facts["four-poolers"], ran)
+            if slug == "four-poolers"
+            else [],
             "connection_cost": connection_cost(facts["pgbouncer-trade"], ran)
             if slug == "pgbouncer-trade"
             else [],
+            "trade_curve": trade_curve(facts["pgbouncer-trade"], ran) if slug == "pgbouncer-trade" else [],
             "usl": usl if slug == "pool-sizing" else {},
         }
         target = out_dir / f"{slug}.json"
@@ -860,8 +866,8 @@ ANSWER_FACTS: dict[str, frozenset[str]] = {
             "poolers",
         }
     ),
-    "pgbouncer-trade": frozenset({"pool_spread", "churn", "poolers", "published"}),
-    "four-poolers": frozenset({"throughput", "memory", "poolers"}),
+    "pgbouncer-trade": frozenset({"pool_spread", "churn", "poolers", "published", "trade_curve"}),
+    "four-poolers": frozenset({"throughput", "memory", "poolers", "side_by_side"}),
 }
 ANSWER_INPUTS_FILE = "answer-inputs.json"
 # Of a listed fact, the rows the answers read, where they read some only: too-many-connections' points of

@@ -1,11 +1,13 @@
 """The rows of the articles' charts across machines: latency against clients per core, the poolers head to
-head, and the cost of a new connection, each read from one article's facts.
+head, the cost of a new connection, pooled against direct by clients per core and the poolers by version,
+each read from one article's facts.
 
 Up to LINES_UP_TO machines each is drawn on its own (a line, or a dot per machine and point, with the range
 of its passes); past it, the machines' median with a band or rule from the lowest to the highest of them, so
 that a chart and its legend keep their size whatever the number of machines. The rule is the same for every
 chart here. connlab.data.answers writes these rows with each article's answers; connlab.site.charts.kinds
-draws them (latency_across_machines, pooler_throughput_dots, pooler_memory_dots, connection_cost_dots).
+draws them (latency_across_machines, pooler_throughput_dots, pooler_memory_dots, connection_cost_dots,
+pooled_over_direct_by_clients, pooler_memory_by_version, pooler_throughput_by_version).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable
+
+from connlab.contract.names import machine_with_cores
+from connlab.contract.poolers.registry import pooler_label
 
 # A line (or a dot) per machine up to this many machines; past it, their median and range.
 LINES_UP_TO = 5
@@ -195,3 +200,115 @@ def _seed_connection_cost(trade: dict) -> list[dict]:
         }
         for r in sorted(printed, key=lambda r: (float(r["clients"]), str(r["workload"])))
     ]
+
+
+# The fields of pgbouncer-trade's `trade_curve` a chart keeps (connlab.site.charts.kinds.trade_rows words
+# them): how the clients connected, the workload, the point, the pool that served it and the ratio's range.
+TRADE_FIELDS = (
+    "connect", "builtin", "profile", "clients", "clients_per_core", "pool_size", "pools", "pooled_tps",
+    "direct_tps", "ratio", "ratio_low", "ratio_high", "client_saturated",
+)  # fmt: skip
+
+
+def trade_curve(trade: dict, measured: list[str]) -> list[dict]:
+    """Through PgBouncer ÷ straight to the server against clients per server core (pgbouncer-trade's
+    `trade_curve`), for a new connection per transaction and for held connections: a curve per machine,
+    named with its server cores, up to LINES_UP_TO machines, each with the range of its passes; past it, for
+    each profile apart (full-profile machines decide, quick ones indicate: one median never mixes them), the
+    machines' median at each step of clients per core with a band from the lowest to the highest of them."""
+    rows = [r for r in trade.get("trade_curve", []) if r.get("ratio") is not None]
+    machines = _machines(rows, measured)
+    if len(machines) <= LINES_UP_TO:
+        return [
+            {
+                **{name: r.get(name) for name in TRADE_FIELDS},
+                "curve": machine_with_cores(machine, r.get("server_cores")),
+                "machines": 1,
+            }
+            for machine in machines
+            for r in rows
+            if str(r["machine"]) == machine
+        ]
+    kept = set(machines)
+    per_profile: dict[str, set[str]] = {}
+    groups: dict[tuple[str, str, str, float], list[dict]] = {}
+    for r in rows:
+        if str(r["machine"]) not in kept:
+            continue
+        profile = str(r.get("profile"))
+        per_profile.setdefault(profile, set()).add(str(r["machine"]))
+        step = half_power_step(float(r["clients_per_core"]))
+        groups.setdefault((profile, str(r["connect"]), str(r["builtin"]), step), []).append(r)
+    return [
+        {
+            "connect": connect, "builtin": builtin, "profile": profile, "clients": None,
+            "clients_per_core": step, "pool_size": None, "pools": None, "pooled_tps": None,
+            "direct_tps": None, "ratio": statistics.median(float(r["ratio"]) for r in group),
+            "ratio_low": min(float(r["ratio"]) for r in group),
+            "ratio_high": max(float(r["ratio"]) for r in group),
+            "client_saturated": any(bool(r.get("client_saturated")) for r in group),
+            "curve": median_label(len(per_profile[profile])),
+            "machines": len({r["machine"] for r in group}),
+        }
+        for (profile, connect, builtin, step), group in sorted(groups.items())
+    ]  # fmt: skip
+
+
+# The two figures the poolers are drawn by side by side (four-poolers' `side_by_side`): each with the fields
+# of its median, lowest and highest pass and of the client count it was read at.
+SIDE_BY_SIDE = (
+    ("memory", "rss_mib_median", "rss_mib_min", "rss_mib_max", "memory_clients"),
+    ("throughput", "tps_median", "tps_min", "tps_max", "tps_clients"),
+)
+NO_VERSION = "(version not recorded)"
+
+
+def pooler_side_by_side(poolers: dict, measured: list[str]) -> list[dict]:
+    """Each pooler version measured (four-poolers' `side_by_side`), named with its version ("PgBouncer
+    1.18.0"), by two figures (`measure`): the resident memory of its whole process tree under load, and its
+    throughput at the source article's client count. A dot per machine, named with its server cores, with
+    the range of its passes, up to LINES_UP_TO machines; past it, per version and profile (one median never
+    mixes a quick run with a full one), the machines' median ranging from the lowest to the highest."""
+    rows = poolers.get("side_by_side", [])
+    # Each machine's place in the measured order, looked up once per row (a list searched per row grew
+    # with the square of the machines).
+    order = {machine: index for index, machine in enumerate(_machines(rows, measured))}
+    found = []
+    for measure, median, low, high, clients in SIDE_BY_SIDE:
+        for r in sorted(rows, key=lambda r: (str(r["pooler"]), str(r.get("version")))):
+            if str(r["machine"]) not in order or r.get(median) is None:
+                continue
+            found.append(
+                {
+                    "measure": measure,
+                    "label": pooler_label(str(r["pooler"]), r.get("version") or NO_VERSION),
+                    "pooler": str(r["pooler"]),
+                    "machine": str(r["machine"]),
+                    "curve": machine_with_cores(str(r["machine"]), r.get("server_cores")),
+                    "profile": r.get("profile"),
+                    "clients": r.get(clients),
+                    "machines": 1,
+                    "value": r[median],
+                    "low": r[low] if r.get(low) is not None else r[median],
+                    "high": r[high] if r.get(high) is not None else r[median],
+                }
+            )
+    found.sort(key=lambda r: (r["measure"] != "memory", r["label"], order[r["machine"]]))
+    if len(order) <= LINES_UP_TO:
+        return [{key: value for key, value in r.items() if key != "machine"} for r in found]
+    groups: dict[tuple[str, str, str, str], list[dict]] = {}
+    for r in found:
+        groups.setdefault((r["measure"], r["label"], r["pooler"], str(r["profile"])), []).append(r)
+    return [
+        {
+            "measure": measure, "label": label, "pooler": pooler, "profile": profile,
+            "curve": f"{len(group)} machines' median",
+            # The client count where every machine's figure was read at the same one.
+            "clients": group[0]["clients"] if len({r["clients"] for r in group}) == 1 else None,
+            "machines": len(group),
+            "value": statistics.median(float(r["value"]) for r in group),
+            "low": min(float(r["value"]) for r in group),
+            "high": max(float(r["value"]) for r in group),
+        }
+        for (measure, label, pooler, profile), group in groups.items()
+    ]  # fmt: skip

@@ -11,11 +11,12 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from connlab.contract.names import machine_with_cores
 from connlab.errors import LabError
 from connlab.site.charts.colours import COLOUR_FIELD, coloured, kind_in
 from connlab.site.charts.lazy import lazy_import
+from connlab.site.charts.legends import LEGEND_LABEL_LIMIT, line_legend
 from connlab.site.charts.legends import LINE_AND_POINT as LINE_AND_POINT
-from connlab.site.charts.legends import line_legend
 
 # LINE_PER_MACHINE_UP_TO: the templates read it here, with the chart kinds.
 from connlab.site.charts.scaling import LINE_PER_MACHINE_UP_TO as LINE_PER_MACHINE_UP_TO
@@ -594,6 +595,214 @@ def pooler_rss_over_time(records: Records) -> dict:
     )
 
 
+# -- the answers' charts: PgBouncer's trade by clients per core, the poolers by version --------------------
+
+# How the clients connected, in the legend's words (pgbouncer_trade.trade_curve's `connect`).
+CONNECT_WORDS = {"per-transaction": "a new connection per transaction", "persistent": "held connections"}
+# Quick runs indicate, full runs decide: an indicative machine's marks are drawn this much lighter.
+INDICATIVE_OPACITY = 0.4
+FULL_PROFILE = "full"
+# A point where pgbench was at its limit on either side: the ratio is a bound there, not the pooler's.
+BOUND = "pgbench at its limit: a bound"
+NOT_BOUND = "no"
+
+
+def profile_words(profile: object) -> str:
+    """Whether a machine's figures decide (a full-profile run) or indicate (quick, tiny), in words."""
+    return f"{profile} profile: {'decides' if profile == FULL_PROFILE else 'indicates'}"
+
+
+# The dashes by runs: a full run's curve solid, a quick or tiny one's dashed, whichever are drawn.
+RUNS_DASHES = {
+    profile_words(FULL_PROFILE): [1, 0],
+    profile_words("quick"): [5, 3],
+    profile_words("tiny"): [2, 2],
+}
+TRADE_DRAWN = (
+    "series", "curve", "runs", "decides", "bound", "clients", "clients_per_core", "pool_size", "pools",
+    "machines", "ratio", "ratio_low", "ratio_high", "pooled_tps", "direct_tps",
+)  # fmt: skip
+
+
+def trade_rows(records: Records) -> list[dict[str, object]]:
+    """pgbouncer_trade.trade_curve's rows (a machine's, or connlab.data.chart_rows.trade_curve's across
+    machines) in words: the series (how the clients connected, the workload), the curve (the machine, or the
+    machines' median), the runs (its profile: decides or indicates) and whether pgbench bounded the point;
+    only the fields drawn or shown in the tooltip."""
+    worded = [
+        {
+            **record,
+            "series": f"{CONNECT_WORDS.get(str(record['connect']), record['connect'])}, {record['builtin']}",
+            # A machine's page gives its own rows: the machine named with its server cores, as elsewhere.
+            "curve": record.get("curve")
+            or machine_with_cores(str(record["machine"]), record.get("server_cores")),
+            "runs": profile_words(record.get("profile")),
+            "decides": record.get("profile") == FULL_PROFILE,
+            "bound": BOUND if record.get("client_saturated") else NOT_BOUND,
+            "machines": record.get("machines") or 1,
+        }
+        for record in records
+    ]
+    return [{name: record.get(name) for name in TRADE_DRAWN} for record in worded]
+
+
+def pooled_over_direct_by_clients(records: Records) -> dict:
+    """PgBouncer's trade at a glance: through PgBouncer ÷ straight to the server against clients per server
+    core, a colour per way of connecting (a new connection per transaction, held connections) and workload,
+    a curve per machine (or the machines' median) with the range of the passes (or of the machines). The
+    dashed rule at 1 is direct: above it PgBouncer gave more. Machines of a quick run are drawn dashed and
+    lighter (they indicate; the full-profile ones decide); a triangle is a point pgbench bounded."""
+    x = alt.X("clients_per_core:Q", scale=alt.Scale(type="log"), title=X_AXES["clients_per_core"])
+    y_scale = alt.Scale(type="log")
+    y_title = "through PgBouncer ÷ direct (log scale)"
+    color = alt.Color("series:N", title="connections", sort=None, legend=line_legend())
+    lighter = alt.condition(alt.datum.decides, alt.value(1), alt.value(INDICATIVE_OPACITY))
+    # A band and points per machine (or median) and profile; the line's dashes split it by profile already.
+    detail = [alt.Detail("curve:N"), alt.Detail("runs:N")]
+    base = _base(trade_rows(records))
+    band = base.mark_area().encode(
+        x,
+        alt.Y("ratio_low:Q", scale=y_scale, title=y_title),
+        alt.Y2("ratio_high:Q"),
+        color,
+        detail=detail,
+        opacity=alt.condition(alt.datum.decides, alt.value(0.18), alt.value(0.07)),
+    )
+    y = alt.Y("ratio:Q", scale=y_scale, title=y_title)
+    # A quick run's curve dashed (and lighter), a full one's solid. Named in the caption, not in a second
+    # legend: under a phone's plot the two legends side by side were wider than its column.
+    dash = alt.StrokeDash(
+        "runs:N",
+        title="runs",
+        scale=alt.Scale(domain=list(RUNS_DASHES), range=list(RUNS_DASHES.values())),
+        legend=None,
+    )
+    line = base.mark_line().encode(x, y, color, dash, alt.Detail("curve:N"), opacity=lighter)
+    points = base.mark_point(filled=True, size=60).encode(
+        x,
+        y,
+        color,
+        detail=detail,
+        # Named in the caption too, not in a legend of its own.
+        shape=alt.Shape(
+            "bound:N",
+            scale=alt.Scale(domain=[NOT_BOUND, BOUND], range=["circle", "triangle-up"]),
+            legend=None,
+        ),
+        opacity=lighter,
+        tooltip=[
+            alt.Tooltip("series:N", title="connections"),
+            alt.Tooltip("curve:N", title="machine"),
+            alt.Tooltip("runs:N"),
+            alt.Tooltip("clients:Q"),
+            alt.Tooltip("clients_per_core:Q", title="per core", format=",.3~f"),
+            alt.Tooltip("pool_size:Q", title="pool size"),
+            alt.Tooltip("ratio:Q", title="pooled ÷ direct", format=".3~f"),
+            alt.Tooltip("ratio_low:Q", title="low", format=".3~f"),
+            alt.Tooltip("ratio_high:Q", title="high", format=".3~f"),
+            alt.Tooltip("pooled_tps:Q", title="pooled tps", format=",.0f"),
+            alt.Tooltip("direct_tps:Q", title="direct tps", format=",.0f"),
+            alt.Tooltip("bound:N", title="pgbench bound"),
+            alt.Tooltip("machines:Q"),
+        ],
+    )
+    direct = alt.Chart(alt.Data(values=[{"direct": 1}])).mark_rule(strokeDash=[4, 4]).encode(y="direct:Q")
+    return alt.layer(band, line, points, direct).to_dict()
+
+
+POOLER_VERSION_DRAWN = (
+    "label", "version_label", "pooler", COLOUR_FIELD, "curve", "runs", "decides", "clients", "machines",
+    "value", "low", "high",
+)  # fmt: skip
+
+
+def pooler_version_rows(records: Records) -> list[dict[str, object]]:
+    """connlab.data.chart_rows.pooler_side_by_side's rows of one figure: each pooler version's label wrapped
+    for a narrow column (`label`; whole in `version_label`), its pooler kind's colour, and the machine's
+    runs in words (a quick run's machine named so, and drawn lighter)."""
+    worded = [
+        {
+            **record,
+            "version_label": record["label"],
+            "label": wrapped_label(str(record["label"])),
+            "curve": record["curve"]
+            if record.get("profile") == FULL_PROFILE
+            else f"{record['curve']} ({profile_words(record.get('profile'))})",
+            "runs": profile_words(record.get("profile")),
+            "decides": record.get("profile") == FULL_PROFILE,
+        }
+        for record in coloured(records, "pooler", "pooler")
+    ]
+    return [{name: record.get(name) for name in POOLER_VERSION_DRAWN} for record in worded]
+
+
+def _pooler_version_dots(records: Records, x_title: list[str]) -> dict:
+    """A row per pooler version (its label on the axis), a dot per machine beside the others (its shape
+    in the legend) at the median of the passes with a rule over their range, in the pooler kind's colour;
+    a quick run's machine lighter."""
+    x_scale = alt.Scale(type="log")
+    y = alt.Y(
+        "label:N",
+        title=None,
+        sort=None,
+        axis=alt.Axis(
+            labelExpr=WRAPPED_LABEL,
+            labelLimit=CATEGORY_LABEL_LIMIT,
+            labelOffset=alt.ExprRef(expr=CENTRED_LABEL_OFFSET),
+        ),
+    )
+    # The machines in their names' order, on every row and in the legend alike.
+    offset = alt.YOffset("curve:N", sort="ascending")
+    # The axis names each row's pooler: no colour legend. The field range on one layer only (two layers'
+    # ranges of the same field would be a conflict Vega-Lite warns of).
+    ranged = alt.Color(
+        "pooler:N", title="pooler", scale=alt.Scale(range=alt.FieldRange(COLOUR_FIELD)), legend=None
+    )
+    color = alt.Color("pooler:N", title="pooler", legend=None)
+    lighter = alt.condition(alt.datum.decides, alt.value(1), alt.value(INDICATIVE_OPACITY))
+    base = _base(pooler_version_rows(records))
+    ranges = base.mark_rule(strokeWidth=3).encode(
+        y, alt.X("low:Q", scale=x_scale), alt.X2("high:Q"), ranged, offset, opacity=lighter
+    )
+    dots = base.mark_point(filled=True, size=90).encode(
+        y,
+        # The end labels inside the plot's width: the last one would stick out past a phone's column.
+        alt.X("value:Q", scale=x_scale, title=x_title, axis=alt.Axis(labelFlush=True)),
+        color,
+        offset,
+        alt.Shape(
+            "curve:N", title="machine", sort="ascending", legend=alt.Legend(labelLimit=LEGEND_LABEL_LIMIT)
+        ),
+        opacity=lighter,
+        tooltip=[
+            alt.Tooltip("version_label:N", title="pooler"),
+            alt.Tooltip("curve:N", title="machine"),
+            alt.Tooltip("clients:Q"),
+            alt.Tooltip("value:Q", title="median", format=",.3~f"),
+            alt.Tooltip("low:Q", title="min", format=",.3~f"),
+            alt.Tooltip("high:Q", title="max", format=",.3~f"),
+            alt.Tooltip("machines:Q"),
+        ],
+    )
+    return alt.layer(ranges, dots).properties(height=alt.Step(ACROSS_STEP)).to_dict()
+
+
+def pooler_memory_by_version(records: Records) -> dict:
+    """Each pooler version's resident memory, its whole process tree under load (chart_rows'
+    pooler_side_by_side, `memory`)."""
+    return _pooler_version_dots(
+        records, ["resident memory of the whole pooler", "under load, MiB (log scale)"]
+    )
+
+
+def pooler_throughput_by_version(records: Records) -> dict:
+    """Each pooler version's throughput at the source article's client count (chart_rows'
+    pooler_side_by_side, `throughput`)."""
+    return _pooler_version_dots(
+        records, ["transactions per second at the source", "article's client count (log scale)"]
+    )
+
+
 def _as_given(records: Records) -> list[dict[str, object]]:
     return [dict(record) for record in records]
 
@@ -624,6 +833,9 @@ ROWS_INTO_TEMPLATE: dict[str, Callable[[Records], list[dict[str, object]]]] = {
     "pooled_over_direct_by_pool": _as_given,
     "pooler_rss_over_time": sustained_rows,
     "peaks_by_cores": _peak_rows,
+    "pooled_over_direct_by_clients": trade_rows,
+    "pooler_memory_by_version": pooler_version_rows,
+    "pooler_throughput_by_version": pooler_version_rows,
 }
 
 # Kinds whose spec also reads the machine's figures beyond its rows (the simulator's sliders start at the
@@ -653,6 +865,9 @@ KINDS: dict[str, Callable[[Records], dict]] = {
     "pooled_over_direct_by_pool": pooled_over_direct_by_pool,
     "pooler_rss_over_time": pooler_rss_over_time,
     "peaks_by_cores": peaks_by_cores,
+    "pooled_over_direct_by_clients": pooled_over_direct_by_clients,
+    "pooler_memory_by_version": pooler_memory_by_version,
+    "pooler_throughput_by_version": pooler_throughput_by_version,
     "usl_simulator": usl_simulator,
 }
 
