@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from connlab.contract.facts_files import read_facts
 from connlab.contract.names import VERDICT_COLUMNS_UP_TO
@@ -79,7 +80,7 @@ def test_names_stop_at_five_and_count_the_rest() -> None:
 def test_short_answer_leaves_out_a_claim_no_machine_could_answer() -> None:
     answered = claim_row(_claim([_v("a", "holds", 4.0)]), ["a"], None)
     unanswered = claim_row(
-        _claim([{**_v("a", "cannot be evaluated", None), "reason": "x"}], "gentle-decline-furthest"),
+        _claim([{**_v("a", "cannot be evaluated", None), "reason": "x"}], "gentle-decline"),
         ["a"],
         None,
     )
@@ -484,3 +485,17 @@ def test_of_the_sweeps_points_the_answers_keep_the_latency_charts_workload(tmp_p
     assert "select-only" not in cache.read_text()
     assert latency_across({"points": kept}, ["a"]) == latency_across({"points": points}, ["a"])
     assert latency_across({"points": kept}, ["a"])
+
+
+def test_every_headline_is_the_source_articles_own_claim() -> None:
+    """A short answer leads with what the source article said, at its operating point and on its threshold:
+    a project's reading (a looser threshold, 'the furthest point measured') is listed with the verdicts,
+    labelled, never beside the source's figure in the headline."""
+    from connlab.data.answers import HEADLINES
+    from connlab.paths import ARTICLES_SRC_DIR
+
+    for slug, headlines in HEADLINES.items():
+        claims = yaml.safe_load((ARTICLES_SRC_DIR / f"{slug}.claims.yaml").read_text())["claims"]
+        readings = {claim["id"]: claim.get("reading", "seed") for claim in claims}
+        for claim_id, _, _ in headlines:
+            assert readings[claim_id] == "seed", (slug, claim_id)

@@ -63,8 +63,12 @@ VERDICT_ORDER = ("holds", "does not hold", "inconclusive", "cannot be evaluated"
 HEADLINES: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
     "too-many-connections": [
         ("peak-four-per-core", "Throughput peaks at, in clients per server core", ()),
-        ("gentle-decline-furthest", "Share of the peak throughput left at the furthest point measured", ()),
-        ("latency-tenfold-furthest", "Mean latency at the furthest point, as a multiple of the peak's", ()),
+        ("gentle-decline", "Share of the peak throughput left at 100 clients per server core", ()),
+        (
+            "latency-multiplies",
+            "Mean latency at 100 clients per server core, as a multiple of the peak's",
+            (),
+        ),
         (
             "connect-costs-59-queries",
             "Time per transaction on a new SCRAM connection, as a multiple of on a held one",
