@@ -1,8 +1,10 @@
 """The verdict tables as HTML from the claims' verdicts: each cell's word, mark, figure, bound, reason,
-readings and dates; the claim's reading and operating point; a column per machine or the median past five."""
+readings and dates; the claim's reading and operating point; a column per machine or the median past five;
+each cell's label for a phone's card, figures and dates kept whole, and a long table's claims folded."""
 
 from __future__ import annotations
 
+import html
 import re
 from html.parser import HTMLParser
 from typing import Any
@@ -10,11 +12,15 @@ from typing import Any
 import pytest
 
 from connlab.site.render.verdict_html import (
+    SHOWN_PX,
     across_verdicts,
     article_verdicts,
     cell,
     machine_verdicts,
     mark,
+    phone_px,
+    shown_rows,
+    unbroken,
 )
 from connlab.site.render.verdicts import build_table, with_machines
 
@@ -293,3 +299,73 @@ def test_a_verdict_on_one_reading_says_so_in_its_cell_with_a_tooltip_and_past_fi
     answers["rows"][0]["single_readings"] = 0
     page = article_verdicts(build_table({"claims": []}, [], []), answers, [CLAIM], {}, "articles/x.md")
     assert "one reading" not in parse(page)[0]["rows"][0][2]
+
+
+def test_each_cell_past_the_claim_is_labelled_with_its_column_for_a_phones_card() -> None:
+    """Under 600 px a row is a card (verdicts.css): the claim, then each cell on a line labelled with its
+    column's name from data-label, a machine's column with the machine's name (its link and small print are
+    in the heading only)."""
+    answers, machines = answers_for(2)
+    urls = {m: f"../../machines/{m}/" for m in machines}
+    page = article_verdicts(build_table({"claims": []}, [], []), answers, [CLAIM], urls, "articles/x.md")
+    row = re.search(r"<tbody>\n<tr>(.*)</tr>", page).group(1)  # type: ignore[union-attr]
+    labels = re.findall(r"<td(?: data-label=\"([^\"]*)\")?>", row)
+    assert [html.unescape(label) for label in labels] == ["", "the source article's figure", "m0", "m1"]
+    answers, _ = answers_for(7)
+    page = article_verdicts(build_table({"claims": []}, [], []), answers, [CLAIM], {}, "articles/x.md")
+    assert '<td data-label="measured on 7 machines">' in page
+
+
+def test_a_figure_its_range_and_a_date_are_each_kept_on_one_line() -> None:
+    """A browser may break a line after a dash: "(0.8 / 5– / 1.1)", "2026 / -11- / 30" on a phone. Each such
+    token is in a span that does not wrap; a hyphen between letters is left to break."""
+    dates = "2026-11-30 to 2026-12-01"
+    shown = cell(verdict("holds", 0.85, low=0.8, high=1.1, measured_on=dates, note="per-core 10–50"))
+    nowrap = re.findall(r'<span class="verdict__nowrap">([^<]*)</span>', shown)
+    assert nowrap == ["0.85 (0.80–1.1)", "10–50", "2026-11-30", "2026-12-01"]
+    assert words(shown) == "✓ holds 0.85 (0.80–1.1)per-core 10–50 · measured 2026-11-30 to 2026-12-01"
+    assert unbroken("the peak (intel-xeon-2c-24g) per-core") == (
+        'the peak <span class="verdict__nowrap">(intel-xeon-2c-24g)</span> per-core'
+    )
+
+
+def rows_of(count: int, reason: str) -> dict[str, Any]:
+    answers, _ = answers_for(4)
+    (row,) = answers["rows"]
+    cannot = verdict("cannot be evaluated", reason=reason)
+    answers["rows"] = [
+        {**row, "id": f"c{i}", "claim": f"Claim {i}.", "cells": [cannot] * 4} for i in range(count)
+    ]
+    return answers
+
+
+def test_a_table_taller_than_five_phone_screens_shows_its_first_claims_and_folds_the_rest() -> None:
+    """The claims' cards estimated (phone_px) past five phone screens: those within four show, at least
+    three, and the rest are a table of their own, with the same headings, in a <details> "N more claims"."""
+    long_reason = "pgbench used 0.94 of its core, so the figure measures the load generator " * 3
+    answers = rows_of(12, long_reason)
+    page = article_verdicts(build_table({"claims": []}, [], []), answers, [], {}, "articles/x.md")
+    first, folded = parse(page)
+    assert folded["head"] == first["head"]
+    shown = [row[0].split(" ")[:2] for row in first["rows"]]
+    assert 3 <= len(shown) < 12 and len(shown) + len(folded["rows"]) == 12
+    assert shown == [["Claim", f"{i}."] for i in range(len(shown))]
+    assert f'<details class="verdict-table__more">\n<summary>{12 - len(shown)} more claims</summary>' in page
+    order = ['<div class="verdict-table">', "</table>", "<details", "</details>"]
+    assert sorted(order, key=page.index) == order and page.index("</details>") < page.rindex("</div>")
+    # What shows stays within four screens' estimate; the whole would not have fitted in five.
+    labels = ["", "the source article's figure", *(f"m{i}" for i in range(4))]
+    rows = [["x" * 60, "y" * 60, *[long_reason] * 4]] * 12
+    assert sum(phone_px(row, labels) for row in rows[: shown_rows(rows, labels)]) <= SHOWN_PX
+    # A table that fits in five screens shows every claim, unfolded.
+    page = article_verdicts(build_table({"claims": []}, [], []), rows_of(3, "short"), [], {}, "articles/x.md")
+    assert "<details" not in page and len(parse(page)[0]["rows"]) == 3
+
+
+def test_a_fold_shows_at_least_three_claims_and_says_one_claim() -> None:
+    labels = ["", "figure"]
+    tall = [["word " * 1000, "x"]] * 4
+    assert shown_rows(tall, labels) == 3
+    answers = rows_of(4, "word " * 1000)
+    page = article_verdicts(build_table({"claims": []}, [], []), answers, [], {}, "articles/x.md")
+    assert "<summary>1 more claim</summary>" in page

@@ -10,11 +10,19 @@ core ("at least 3.0"), why a claim cannot be evaluated, "unverified" where its m
 calibration, "one reading" where that is all a verdict rests on, and the days its experiments were measured.
 Every word and figure comes from the claims' JSON (connlab.data.claims) and the answers' rows
 (connlab.data.answers).
+
+Under 600 px wide the same tables are read as cards, one per claim (site_src/assets/verdicts.css): the claim,
+then each other cell on a line of its own, labelled with its column's heading from the cell's data-label (a
+machine's name for a machine's column). A table whose cards would be taller than five phone screens shows
+its first claims and folds the rest into a <details> below it (shown_rows), so that no table is taller than
+six. A figure with its range, a range of numbers and a date are each kept on one line (nowrap spans), never
+broken mid-token.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Mapping
 
 from connlab.contract.names import VERDICT_COLUMNS_UP_TO
@@ -51,9 +59,26 @@ UNVERIFIED = (
 Verdict = Mapping[str, object]
 
 
+# A word with a dash next to a digit: a range of numbers ("10–50", "(0.85–1.1)"), a date ("2026-11-30"), a
+# machine's name ("intel-xeon-2c-24g"). A browser may break a line after a dash, which splits the token
+# ("0.85– / 1.1"); each is kept whole in a span that does not wrap on a phone (verdicts.css). A hyphen
+# between letters ("per-core") is left to break as print does.
+UNBROKEN = re.compile(r"\S*(?:\d\S*[–-]|[–-]\S*\d)\S*")
+
+
+def unbroken(escaped: str) -> str:
+    """HTML text (no tags) with each word that has a dash next to a digit kept on one line."""
+    return UNBROKEN.sub(lambda m: f'<span class="verdict__nowrap">{m.group(0)}</span>', escaped)
+
+
 def text(value: object) -> str:
     """Contributed or data text shown literally, on one line, HTML escaped."""
     return html.escape(" ".join(str(value).split()), quote=False)
+
+
+def prose(value: object) -> str:
+    """Data text in a verdict table's cell: escaped, its ranges of numbers and dates each kept on one line."""
+    return unbroken(text(value))
 
 
 def mark(verdict: str, indicative: bool = False) -> str:
@@ -75,6 +100,11 @@ def figure(value: object, low: object = None, high: object = None) -> str:
     if low_text == high_text == shown:
         return shown
     return f"{shown} ({low_text}–{high_text})"
+
+
+def _figure(value: object, low: object = None, high: object = None) -> str:
+    """figure() in a table's cell: on one line, never broken inside the value or its range."""
+    return f'<span class="verdict__nowrap">{figure(value, low, high)}</span>'
 
 
 def _small(parts: Iterable[str]) -> str:
@@ -104,10 +134,10 @@ def cell(verdict: Verdict, indicative: bool = False) -> str:
     flagged = name != "not measured" and is_indicative(verdict, indicative)
     body = mark(name, flagged) + (f" {INDICATIVE}" if flagged else "")
     if name == "cannot be evaluated":
-        body += f": {text(verdict.get('reason') or '')}"
+        body += f": {prose(verdict.get('reason') or '')}"
     elif not is_missing(verdict.get("value")):
         bound = verdict.get("bound")
-        shown = figure(verdict["value"], verdict.get("low"), verdict.get("high"))
+        shown = _figure(verdict["value"], verdict.get("low"), verdict.get("high"))
         body += f" {text(bound)} {shown}" if bound else f" {shown}"
     if name == "not measured":
         return body
@@ -116,10 +146,10 @@ def cell(verdict: Verdict, indicative: bool = False) -> str:
     measured_on = verdict.get("measured_on")
     return body + _small(
         [
-            text(note) if note else "",
+            prose(note) if note else "",
             UNVERIFIED if verdict.get("unverified") else "",
             ONE_READING if readings == 1 else "",
-            f"measured {text(measured_on)}" if measured_on else "",
+            f"measured {prose(measured_on)}" if measured_on else "",
         ]
     )
 
@@ -172,10 +202,10 @@ def _claim_cell(claim: Mapping[str, object]) -> str:
     """The claim's sentence, then what kind of reading it is, what its value means, and an operating point
     that is the project's choice."""
     label = claim.get("reading_label") or claim.get("reading")
-    parts = [f"{text(label)}: {text(claim['value_label'])}."]
+    parts = [f"{text(label)}: {prose(claim['value_label'])}."]
     if claim.get("operating_point"):
-        parts.append(f"Operating point: {text(claim['operating_point'])}")
-    return text(claim["claim"]) + "".join(f"<br><small>{part}</small>" for part in parts)
+        parts.append(f"Operating point: {prose(claim['operating_point'])}")
+    return prose(claim["claim"]) + "".join(f"<br><small>{part}</small>" for part in parts)
 
 
 def _seed_cell(claim: Mapping[str, object], seed_value: object) -> str:
@@ -183,7 +213,7 @@ def _seed_cell(claim: Mapping[str, object], seed_value: object) -> str:
     seed said."""
     shown = "" if is_missing(seed_value) else f"<strong>{significant(seed_value, 2)}</strong><br>"
     own = " (the source article's figure)" if claim.get("reading") == "seed" else ""
-    return f"{shown}<small>threshold {text(claim['threshold'])}{own}; {text(claim['seed'])}</small>"
+    return f"{shown}<small>threshold {prose(claim['threshold'])}{own}; {prose(claim['seed'])}</small>"
 
 
 def _summary_cell(row: Mapping[str, object], urls: Mapping[str, str]) -> str:
@@ -191,7 +221,7 @@ def _summary_cell(row: Mapping[str, object], urls: Mapping[str, str]) -> str:
     parts = []
     spread = row.get("spread")
     if isinstance(spread, Mapping):
-        shown = figure(spread["median"], spread["low"], spread["high"])
+        shown = _figure(spread["median"], spread["low"], spread["high"])
         parts.append(f"median {shown}, {INDICATIVE} only" if row.get("indicative") else f"median {shown}")
     groups = row.get("verdicts") or {}
     assert isinstance(groups, Mapping)
@@ -211,11 +241,85 @@ def _summary_cell(row: Mapping[str, object], urls: Mapping[str, str]) -> str:
     return "<br>".join(parts)
 
 
-def _table(head: list[str], rows: list[list[str]]) -> str:
-    """A table as a raw HTML block (blank lines around it, so Markdown takes it as one block)."""
+# How tall a claim's card is on a phone (390 x 844, verdicts.css), estimated from its text: a line of a card
+# holds about 50 characters (13 px text in a 340 px card; fewer are counted, so that a card is rather
+# overestimated, words not filling their lines), each line 21 px, and a card's border, padding and margin
+# add 30 px. A table whose cards come to more than FULL_PX shows the first claims within SHOWN_PX (at least
+# MIN_SHOWN) and folds the rest into a <details>: with the machines' key and the fold's line, no table is
+# taller than six phone screens (tests/test_verdict_cards_browser.py), and a table that fits in five shows
+# every claim, so that a fold never hides one or two claims of a table that nearly fits.
+PHONE_SCREEN_PX = 844
+PHONE_LINE_CHARS = 45
+PHONE_LINE_PX = 21
+CARD_PX = 30
+FULL_PX = 5 * PHONE_SCREEN_PX
+SHOWN_PX = 4 * PHONE_SCREEN_PX
+MIN_SHOWN = 3
+TAG = re.compile(r"<[^>]+>")
+
+
+def phone_px(row: list[str], labels: list[str]) -> int:
+    """The estimated height of a row's card on a phone: each cell's lines (its label before its first), each
+    piece between line breaks taking whole lines."""
+    lines = 0
+    for content, label in zip(row, labels, strict=True):
+        for index, piece in enumerate(content.split("<br>")):
+            plain = html.unescape(TAG.sub("", piece))
+            if label and index == 0:
+                plain = f"{label}: {plain}"
+            lines += max(1, -(-len(plain) // PHONE_LINE_CHARS))
+    return CARD_PX + lines * PHONE_LINE_PX
+
+
+def shown_rows(rows: list[list[str]], labels: list[str]) -> int:
+    """How many of a table's rows show before its fold: all where their cards fit in FULL_PX, else those
+    within SHOWN_PX, and at least MIN_SHOWN."""
+    heights = [phone_px(row, labels) for row in rows]
+    if sum(heights) <= FULL_PX:
+        return len(rows)
+    shown, total = 0, 0
+    for height in heights:
+        if shown >= MIN_SHOWN and total + height > SHOWN_PX:
+            break
+        shown, total = shown + 1, total + height
+    return shown
+
+
+def _td(content: str, label: str) -> str:
+    return f'<td data-label="{html.escape(label)}">{content}</td>' if label else f"<td>{content}</td>"
+
+
+def _table(head: list[str], rows: list[list[str]], labels: list[str] | None = None) -> str:
+    """A table as a raw HTML block (blank lines around it, so Markdown takes it as one block). labels: each
+    column's name for a phone's card (a cell's data-label); the first column, the card's title, has none."""
+    names = labels or [""] * len(head)
     head_html = "".join(f"<th>{h}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>\n" for row in rows)
+    body = "".join(
+        "<tr>" + "".join(_td(c, label) for c, label in zip(row, names, strict=True)) + "</tr>\n"
+        for row in rows
+    )
     return f"<table>\n<thead>\n<tr>{head_html}</tr>\n</thead>\n<tbody>\n{body}</tbody>\n</table>\n"
+
+
+def _folded(head: list[str], rows: list[list[str]], labels: list[str]) -> str:
+    """The verdict table in its block: where its cards would be taller than a phone's five screens, the
+    first claims (shown_rows) and the rest folded under "N more claims" (a table of its own, with the same
+    headings)."""
+    shown = shown_rows(rows, labels)
+    tables = _table(head, rows[:shown], labels)
+    rest = rows[shown:]
+    if rest:
+        claims = "claim" if len(rest) == 1 else "claims"
+        tables += (
+            f'<details class="verdict-table__more">\n<summary>{len(rest)} more {claims}</summary>\n'
+            + _table(head, rest, labels)
+            + "</details>\n"
+        )
+    return f'<div class="verdict-table">\n{tables}</div>\n'
+
+
+def _label(machine: str) -> str:
+    return " ".join(machine.split())
 
 
 def _heading(machine: str, label: str, urls: Mapping[str, str]) -> str:
@@ -228,18 +332,19 @@ def _others(table: VerdictTable) -> str:
         return ""
     head = ["claim", *(f"<strong>{text(m)}</strong>" for m in table.others)]
     rows = [
-        [text(row["claim"]["claim"])]
+        [prose(row["claim"]["claim"])]
         + [cell(row["cells"][m]) if m in row["cells"] else mark("not measured") for m in table.others]
         for row in table.other_rows
     ]
+    labels = ["", *(_label(str(m)) for m in table.others)]
     return (
         "\n<p>Other published articles have figures that bear on some of these claims; they are judged by "
-        "the same rules:</p>\n\n" + _table(head, rows)
+        "the same rules:</p>\n\n" + _folded(head, rows, labels)
     )
 
 
-def _block(table_html: str) -> str:
-    return f'\n{LEGEND}\n<div class="verdict-table">\n{table_html}</div>\n'
+def _block(head: list[str], rows: list[list[str]], labels: list[str]) -> str:
+    return f"\n{LEGEND}\n{_folded(head, rows, labels)}"
 
 
 # Where a machine page's table leaves out the claims whose experiments the machine did not run: the page's
@@ -278,7 +383,8 @@ def machine_verdicts(table: VerdictTable) -> str:
     if not rows:
         return (_not_run_line(not_run, 0) if not_run else "") + _others(table) + "\n"
     line = _not_run_line(not_run, len(rows)) if not_run else ""
-    return _block(_table(["claim", SOURCE_HEAD, *heads], rows)) + line + _others(table) + "\n"
+    labels = ["", SOURCE_HEAD, *(_label(c.machine) for c in table.columns)]
+    return _block(["claim", SOURCE_HEAD, *heads], rows, labels) + line + _others(table) + "\n"
 
 
 def _article_heading(column: Mapping[str, object], urls: Mapping[str, str]) -> str:
@@ -310,8 +416,10 @@ def article_verdicts(
     few = len(columns) <= MAX_COLUMNS
     if few:
         heads = [_article_heading(c, urls) for c in columns]
+        labels = [_label(str(c["machine"])) for c in columns]
     else:
         heads = [f'measured on {len(columns)} machines (<a href="{html.escape(machines_url)}">Machines</a>)']
+        labels = [f"measured on {len(columns)} machines"]
     rows = []
     for row in answers.get("rows") or []:  # type: ignore[attr-defined]
         # The claim as the claims' JSON has it (its reading's label, its operating point), else the row's own.
@@ -322,7 +430,7 @@ def article_verdicts(
             else [_summary_cell(row, urls)]
         )
         rows.append([_claim_cell(claim), _seed_cell(claim, row.get("seed_value")), *measured])
-    result = _block(_table(["claim", SOURCE_HEAD, *heads], rows))
+    result = _block(["claim", SOURCE_HEAD, *heads], rows, ["", SOURCE_HEAD, *labels])
     coverage = answers.get("coverage") or {}
     absent = coverage.get("did_not_run_named") or {}  # type: ignore[attr-defined]
     if absent.get("count"):
@@ -335,10 +443,10 @@ def across_verdicts(claims: list[Mapping[str, object]]) -> str:
     """Claims judged over the measured machines together (scope: across), each with its verdict and range."""
     rows = [
         [
-            text(c["claim"])
-            + f"<br><small>{text(c['value_label'])}, {text(c['threshold'])}. "
-            + f"The source article: {text(c['seed'])}</small>",
-            text((c["across"] or {}).get("note") or "–"),  # type: ignore[union-attr]
+            prose(c["claim"])
+            + f"<br><small>{prose(c['value_label'])}, {prose(c['threshold'])}. "
+            + f"The source article: {prose(c['seed'])}</small>",
+            prose((c["across"] or {}).get("note") or "–"),  # type: ignore[union-attr]
             cell(c["across"]),  # type: ignore[arg-type]
         ]
         for c in claims
@@ -346,4 +454,5 @@ def across_verdicts(claims: list[Mapping[str, object]]) -> str:
     ]
     if not rows:
         return ""
-    return "\n" + _table(["claim across machines", "what was compared", "verdict"], rows) + "\n"
+    head = ["claim across machines", "what was compared", "verdict"]
+    return "\n" + _folded(head, rows, ["", *head[1:]]) + "\n"
