@@ -28,6 +28,7 @@ from functools import cache
 from pathlib import Path
 
 from connlab import paths
+from connlab.contract.poolers.registry import CONFIGS
 from connlab.site import layout
 
 REPO = paths.REPO_ROOT
@@ -146,6 +147,9 @@ def build_folders() -> frozenset[str]:
                     names.add(value.relative_to(base).parts[0])
     names.add(layout.stamped_sources(paths.DOCS_DIR).name)
     names.update(re.findall(r"\$\(BUILD\)/([\w.-]+)", (REPO / "Makefile").read_text()))
+    # Where `make poolers` installs a pooler's program (connlab.paths.built_pooler_bin: build/<program>).
+    names.update(paths.built_pooler_bin(config.binary).relative_to(paths.DEFAULT_BUILD_DIR).parts[0]
+                 for config in CONFIGS.values())  # fmt: skip
     return frozenset(names)
 
 

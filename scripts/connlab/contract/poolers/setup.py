@@ -84,9 +84,10 @@ class PoolerConfig:
     # Whether the harness can run it in front of a named server (connlab run --server): it then logs in to
     # that server as the URL's user (connlab.lab.remote_bench). False: its windows there are left out, said.
     remote: bool = False
-    # Facts of its own (an article's facts.sql names them) that a page shows for every machine at once: kept
-    # whole in the article's facts file, like connlab.contract.facts_files.ACROSS_MACHINE_FACTS, which adds
-    # them. The main tables such facts read come from its folder's facts.py (connlab.data.main_tables).
+    # Facts of its own (an article's <slug>.facts.sql names them) that a page shows for every machine at
+    # once: kept whole in the article's facts file, like connlab.contract.facts_files.ACROSS_MACHINE_FACTS,
+    # which adds them. The main tables such facts read come from its folder's facts.py
+    # (connlab.data.main_tables).
     across_machine_facts: tuple[str, ...] = ()
 
     @property
