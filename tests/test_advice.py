@@ -23,6 +23,7 @@ from connlab.site.render.advice import (
     WHOLE_FACTS,
     basis,
     configuration,
+    memory_by_pooler,
     nearest_cores,
     pgbouncer_crowd,
     what_to_do,
@@ -272,6 +273,32 @@ def test_four_poolers_ranks_the_whole_poolers_memory_and_names_the_versions(
     assert [r["pooler"] for r in poolers["prepared_ok"]] == ["pgpool"]
     assert not poolers["prepared_versions_support"]
     assert all(r["machine"] == "amd-epyc-2c-24g-2, 1 server core" for r in memory)
+    # One line per pooler and version, least memory first, with the range over its machines.
+    lines = poolers["memory_by_pooler"]
+    assert [line["label"] for line in lines] == ["PgBouncer 1.18.0", "PgPool-II 4.3.5"]
+    assert lines[0]["start_low"] == lines[0]["start_high"] == memory[0]["mib"]
+    assert lines[0]["machines"] == ["amd-epyc-2c-24g-2, 1 server core"]
+
+
+def test_the_memory_ranking_gives_each_pooler_one_line_with_its_machines_range() -> None:
+    def reading(label: str, mib: float, machine: str) -> dict:
+        return {
+            "label": label,
+            "pooler": label.split()[0].lower(),
+            "mib": mib,
+            "processes": 2,
+            "machine": machine,
+        }
+
+    at_start = [reading("PgBouncer 1.18.0", 8.0, "a"), reading("pgcat 1.2.0", 9.0, "a"),
+                reading("PgBouncer 1.18.0", 8.5, "b")]  # fmt: skip
+    under_load = [reading("PgBouncer 1.18.0", 9.0, "a"), reading("PgBouncer 1.18.0", 11.0, "b")]
+    lines = memory_by_pooler(at_start, under_load)
+    assert [(line["label"], line["start_low"], line["start_high"]) for line in lines] == [
+        ("PgBouncer 1.18.0", 8.0, 8.5), ("pgcat 1.2.0", 9.0, 9.0)
+    ]  # fmt: skip
+    assert (lines[0]["load_low"], lines[0]["load_high"], lines[0]["machines"]) == (9.0, 11.0, ["a", "b"])
+    assert lines[1]["load_low"] is None
 
 
 @pytest.mark.parametrize("slug", ADVISED_ARTICLES)

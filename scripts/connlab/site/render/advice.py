@@ -417,6 +417,7 @@ def four_poolers(facts: dict, heads: dict[str, dict]) -> dict:
     return {
         "memory_at_start": at_start,
         "memory_under_load": under_load,
+        "memory_by_pooler": memory_by_pooler(at_start, under_load),
         "prepared": prepared,
         "prepared_ok": [r for r in prepared if r["windows_ok"] == r["windows"] and r["windows"]],
         "prepared_since": PREPARED_SINCE,
@@ -429,6 +430,31 @@ def four_poolers(facts: dict, heads: dict[str, dict]) -> dict:
         "throughput": throughput,
         "churn": churn,
     }
+
+
+def memory_by_pooler(at_start: list[dict], under_load: list[dict]) -> list[dict]:
+    """One line per pooler and version, least memory first: the range over the machines that measured it,
+    before the first query and at its most under load, and those machines. A phone's first screen lists
+    four poolers, not every machine's reading of each."""
+    grouped: dict[str, list[dict]] = {}
+    for r in at_start:
+        grouped.setdefault(r["label"], []).append(r)
+    lines = []
+    for label, rows in grouped.items():
+        loads = [r["mib"] for r in under_load if r["label"] == label]
+        lines.append(
+            {
+                "label": label,
+                "pooler": rows[0]["pooler"],
+                "start_low": min(r["mib"] for r in rows),
+                "start_high": max(r["mib"] for r in rows),
+                "load_low": min(loads) if loads else None,
+                "load_high": max(loads) if loads else None,
+                "processes": max(r["processes"] for r in rows),
+                "machines": [r["machine"] for r in rows],
+            }
+        )
+    return sorted(lines, key=lambda line: line["start_low"])
 
 
 def _best_by_clients(
