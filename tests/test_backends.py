@@ -8,7 +8,7 @@ import socket
 
 import psutil
 
-from connlab.probes.backends.sampler import foreign_pids, server_client_ports
+from connlab.lab.window import foreign_pids, server_client_ports
 
 
 def test_backends_on_the_poolers_ports_are_its_own_and_the_rest_foreign() -> None:

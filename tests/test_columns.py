@@ -7,7 +7,8 @@ import pytest
 
 from connlab.contract.column import Column
 from connlab.contract.columns import OWN_COLUMNS, WINDOW_COLUMNS, window_columns
-from connlab.contract.probes import PROBES, Probe
+from connlab.contract.probes.declaration import Probe
+from connlab.contract.probes.registry import PROBES
 from connlab.errors import LabError
 
 OWN = (Column("a", "INTEGER", "first"), Column("b", "INTEGER", "second"))

@@ -19,10 +19,10 @@ import pytest
 
 from connlab.contract.columns import COLUMN_NAMES
 from connlab.contract.experiment import experiment_names, load_experiment
-from connlab.contract.poolers import CONFIGS
-from connlab.contract.probes import PROBES
-from connlab.lab.poolers import POOLERS
-from connlab.lab.samplers import SAMPLERS
+from connlab.contract.poolers.registry import CONFIGS
+from connlab.contract.probes.registry import PROBES
+from connlab.lab.poolers.registry import POOLERS
+from connlab.lab.samplers.registry import SAMPLERS
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "scripts"

@@ -31,9 +31,9 @@ from connlab.lab.cluster import Cluster
 from connlab.lab.host import find_program, free_port
 from connlab.lab.pgbench import PgbenchReport, parse_report
 from connlab.lab.poolers.base import PoolerSetup, PoolerUser
+from connlab.lab.window import BACKEND_PORTS_SQL, foreign_pids, server_client_ports
 from connlab.poolers.odyssey import config
 from connlab.poolers.odyssey.adapter import Odyssey, parsed_version
-from connlab.probes.backends.sampler import BACKEND_PORTS_SQL, foreign_pids, server_client_ports
 from odyssey_binary import SKIP_REASON, find_odyssey
 
 pytestmark = [

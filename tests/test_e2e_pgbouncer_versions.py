@@ -21,7 +21,7 @@ from connlab.contract.experiment import make_plan
 from connlab.contract.poolers import features
 from connlab.data.experiment_tables import register_raw_windows, run_sql_file
 from connlab.data.views import BEST_PROFILE_VIEW
-from connlab.lab.poolers import POOLERS
+from connlab.lab.poolers.registry import POOLERS
 from connlab.paths import REPO_ROOT, experiment_dir
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]

@@ -25,9 +25,9 @@ from connlab.lab import cluster as cluster_module
 from connlab.lab.cluster import Cluster
 from connlab.lab.host import find_program, free_port
 from connlab.lab.pgbench import parse_report
-from connlab.lab.pooler_memory import PoolerMemorySampler
 from connlab.lab.poolers.base import PoolerSetup, PoolerUser
 from connlab.poolers.pgpool.adapter import PgPool, children_counts
+from connlab.probes.pooler_memory.sampler import PoolerMemorySampler
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]
 

@@ -17,8 +17,8 @@ import pytest
 from connlab.lab.counters import count_time_wait, parse_pressure_total_us, parse_proc_stat
 from connlab.lab.cpu_budget import parse_keyed_counters
 from connlab.lab.machine import parse_cpu_model, parse_hypervisor_flag, parse_os_name
-from connlab.lab.memory import parse_process_memory
 from connlab.poolers.pgbouncer.adapter import pool_waits
+from connlab.probes.memory.sampler import parse_process_memory
 from connlab.probes.wait_events.probe import decode_wait_events, encode_wait_events
 
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -14,9 +14,9 @@ and held to:
 - a file of code named without its folder or with part of it (`render/fragments.py`, `sampler.py`,
   `aggregate.sql`, `snippet.sh.j2`): some file of the repository ends so.
 - a dotted module path beginning with `connlab.` (`connlab.site.render.views`,
-  `connlab.lab.poolers.POOLERS`), or with one of its rooms outside templates and scripts (`render.renderer`,
-  `lab.sweep`): its longest prefix that is a module exists, and every name after it appears in that
-  module's text.
+  `connlab.lab.poolers.registry.POOLERS`), or with one of its rooms outside templates and scripts
+  (`render.renderer`, `lab.sweep`): its longest prefix that is a module exists, and every name after it
+  appears in that module's text.
 """
 
 from __future__ import annotations
@@ -305,7 +305,7 @@ def test_the_check_accepts_what_exists() -> None:
     assert problem("scripts/connlab/site/render/views.py") is None
     assert problem("render/fragments.py") is None
     assert problem("connlab.site.render.views") is None
-    assert problem("connlab.lab.poolers.POOLERS") is None
+    assert problem("connlab.lab.poolers.registry.POOLERS") is None
     assert problem("build/data/facts/") is None
     assert problem("experiments/<exp>/experiment.yaml") is None
     assert problem("tests/test_named_paths_exist.py") is None

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from connlab.contract.experiment import experiment_names, make_plan
-from connlab.contract.poolers import CONFIGS
 from connlab.contract.poolers.from_plan import plan_setup
+from connlab.contract.poolers.registry import CONFIGS
 from connlab.contract.poolers.setup import PoolerSetup, PoolerUser
 from connlab.errors import LabError
 from connlab.lab.poolers.base import PoolerUnavailable

@@ -12,7 +12,7 @@ from connlab.contract.poolers.setup import PoolerSetup
 from connlab.lab import cluster as cluster_module
 from connlab.lab.cluster import Cluster
 from connlab.lab.host import free_port
-from connlab.lab.poolers import POOLERS
+from connlab.lab.poolers.registry import POOLERS
 from connlab.poolers.pgbouncer_pair import config
 from connlab.poolers.pgbouncer_pair.adapter import PgBouncerPair
 

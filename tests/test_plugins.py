@@ -10,7 +10,8 @@ import yaml
 
 from connlab.contract.experiment import Experiment, load_experiment, make_plan
 from connlab.contract.names import BENCH_DB
-from connlab.contract.poolers import CONFIGS, PoolerSetup, PoolerUser
+from connlab.contract.poolers import PoolerSetup, PoolerUser
+from connlab.contract.poolers.registry import CONFIGS
 from connlab.errors import LabError
 from connlab.paths import EXPERIMENTS_DIR
 

@@ -133,7 +133,7 @@ def test_pgpool_children_counts_from_real_titles(golden_dir: Path) -> None:
 @pytest.mark.parametrize("case", sorted(ADAPTERS))
 def test_adapters_write_exactly_their_pure_config_modules_files(case: str) -> None:
     """The harness writes what the site's check-it-yourself block prints: one module, connlab.contract."""
-    from connlab.contract.poolers import CONFIGS
+    from connlab.contract.poolers.registry import CONFIGS
 
     adapter = ADAPTERS[case]
     assert adapter.config_files() == CONFIGS[adapter.name].config_files(adapter.setup)

@@ -14,8 +14,8 @@ from connlab import paths
 from connlab.contract.columns import COLUMN_NAMES, NOT_RUN_COLUMNS, WINDOW_COLUMNS
 from connlab.contract.experiment import make_plan
 from connlab.contract.spec_parts import PoolerSpec
-from connlab.lab.poolers import POOLERS
 from connlab.lab.poolers.base import PoolerSetup, PoolerUnavailable
+from connlab.lab.poolers.registry import POOLERS
 from connlab.poolers.pgbouncer import config as pgbouncer_config
 
 

@@ -11,13 +11,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from connlab.lab.pooler_memory import (
-    POOLER_MEMORY_COLUMNS,
-    PoolerMemorySampler,
-    TreeMemory,
-    parse_rollup,
-    snapshot,
-)
+from connlab.lab.pooler_memory import TreeMemory, parse_rollup, snapshot
+from connlab.probes.pooler_memory.sampler import POOLER_MEMORY_COLUMNS, PoolerMemorySampler
 
 KIB = 1024
 
@@ -91,8 +86,9 @@ def test_probe_reports_the_window_peaks_the_series_and_the_start_reading() -> No
     from types import SimpleNamespace
 
     from connlab.contract.columns import WINDOW_COLUMNS
-    from connlab.contract.probes import PROBES
-    from connlab.lab.samplers import SAMPLERS, WindowContext
+    from connlab.contract.probes.registry import PROBES
+    from connlab.lab.samplers.base import WindowContext
+    from connlab.lab.samplers.registry import SAMPLERS
 
     me = psutil.Process()
     pooler = SimpleNamespace(processes=lambda: [me], start_memory=TreeMemory(1 << 20, 1 << 19, 3))

@@ -20,7 +20,7 @@ import pytest
 
 from connlab.contract.poolers.registry import CONFIGS, VERSIONED
 from connlab.errors import LabError
-from connlab.lab.poolers import POOLERS
+from connlab.lab.poolers.registry import POOLERS
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = REPO / "tests" / "fixtures" / "results" / "published-too-many-connections"
@@ -96,7 +96,7 @@ from connlab.data.validate import validate_results
 from connlab.errors import LabError
 from connlab.lab.bench import check_poolers
 from connlab.lab.machine import pooler_versions
-from connlab.lab.poolers import POOLERS
+from connlab.lab.poolers.registry import POOLERS
 from connlab.site.render.renderer import PageRenderer
 from connlab.site.render.snippets import pgbench_block
 
@@ -278,7 +278,7 @@ def test_a_fact_machine_yaml_could_not_hold_is_refused_in_one_line(
 def test_a_named_server_gets_the_poolers_whose_config_declares_it() -> None:
     """Remote support is the pooler folder's declaration (PoolerConfig.remote), not a list in the remote
     bench: each declaring kind gets its own adapter logging in as the URL's user, the others none."""
-    from connlab.lab.remote_bench import RemoteLogin, remote_adapter
+    from connlab.lab.remote.bench import RemoteLogin, remote_adapter
 
     for kind, config in CONFIGS.items():
         adapter = remote_adapter(kind)

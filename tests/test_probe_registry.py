@@ -21,7 +21,7 @@ import pytest
 from connlab.contract.columns import COLUMN_NAMES
 from connlab.contract.probes.registry import PROBES, SNIPPETS
 from connlab.errors import LabError
-from connlab.lab.samplers import SAMPLERS
+from connlab.lab.samplers.registry import SAMPLERS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -83,9 +83,10 @@ if folders.name:
 
 from connlab.contract.columns import COLUMN_NAMES, COLUMN_TYPES
 from connlab.contract.experiment import Plan, load_experiment
-from connlab.contract.probes import PROBES
+from connlab.contract.probes.registry import PROBES
 from connlab.errors import LabError
-from connlab.lab.samplers import SAMPLERS, WindowContext
+from connlab.lab.samplers.base import WindowContext
+from connlab.lab.samplers.registry import SAMPLERS
 from connlab.site.render.renderer import PageRenderer
 from connlab.site.render.snippets import pgbench_block
 

@@ -18,9 +18,12 @@ from connlab.contract.remote import NOT_AVAILABLE_REMOTE, REMOTE_CPU_METHOD
 from connlab.errors import LabError
 from connlab.lab.counters import Snapshot, window_metrics
 from connlab.lab.overall import Overall
-from connlab.lab.remote_bench import PASSWORD_FILE, password_file, remote_budget, stand_in_roles
-from connlab.lab.remote_plan import confirmation, fit_to_server, remote_machine_id, trim_message
-from connlab.lab.remote_server import HARNESS_CONNECTIONS, ServerFacts, connect_problem, parse_server_url
+from connlab.lab.remote.bench import remote_budget, stand_in_roles
+from connlab.lab.remote.login import PASSWORD_FILE, password_file
+from connlab.lab.remote.plan import confirmation, fit_to_server, trim_message
+from connlab.lab.remote.run import remote_machine_id
+from connlab.lab.remote.server import HARNESS_CONNECTIONS, ServerFacts, connect_problem
+from connlab.lab.remote.target import parse_server_url
 
 SECRET = "s3cr:et\\pw"
 

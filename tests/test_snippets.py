@@ -16,7 +16,7 @@ import pytest
 
 from conftest import cgroup_v1_writable
 from connlab.contract.experiment import Plan, experiment_names, make_plan, window_options
-from connlab.contract.poolers import CONFIGS
+from connlab.contract.poolers.registry import CONFIGS
 from connlab.contract.spec_parts import Workload
 from connlab.site.render.snippets import BLOCK_ORIGIN, SNIPPET_PORT, pgbench_block
 

@@ -29,7 +29,7 @@ from connlab.interrupts import (
 
 if TYPE_CHECKING:
     from connlab.contract.experiment import Plan
-    from connlab.lab.remote_run import ServerRuns
+    from connlab.lab.remote.run import ServerRuns
     from connlab.lab.versions import BenchOpener
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -37,7 +37,7 @@ err = Console(stderr=True)
 
 
 MachineOption = Annotated[str | None, typer.Option(help="results folder name; default from the hardware")]
-# A server to measure from this host instead of a throwaway cluster (connlab.lab.remote_run).
+# A server to measure from this host instead of a throwaway cluster (connlab.lab.remote.run).
 ServerOption = Annotated[
     str | None,
     typer.Option(help="measure this server from here, postgresql://user@host:port/dbname (no initdb)"),
@@ -125,7 +125,7 @@ def run(
     ] = None,
 ) -> None:
     """Run (or resume) an experiment on this machine and write results/<machine>/<experiment>/; with
-    --server, against that server from this host (connlab.lab.remote_run)."""
+    --server, against that server from this host (connlab.lab.remote.run)."""
     from connlab.contract.experiment import make_plan
     from connlab.lab.machine import machine_id_for_run
     from connlab.lab.sweep import run_sweep
@@ -150,7 +150,7 @@ def _server_runs(
     yes: bool,
 ) -> ServerRuns:
     """The experiments' runs against a named server, checked, fitted to it and confirmed once for all."""
-    from connlab.lab.remote_run import prepare_server_runs
+    from connlab.lab.remote.run import prepare_server_runs
 
     ask = None if yes else lambda question: typer.confirm(question, default=False, err=True)
     return prepare_server_runs(names, profile, server, server_cores, machine, keep, ask, err)
@@ -200,7 +200,7 @@ def _measure_all(
 
 def _run_experiments(plans: list[Plan], machine_id: str, opener: BenchOpener | None = None) -> None:
     """Each plan after the other; a failed one is named at the end, after the rest ran, and a pooler
-    missing here is said as such. opener: a named server's bench (connlab.lab.remote_run), else a
+    missing here is said as such. opener: a named server's bench (connlab.lab.remote.run), else a
     throwaway cluster's."""
     from connlab.lab.overall import Overall
     from connlab.lab.sweep import PoolerUnavailable, open_bench, pending_windows, run_sweep

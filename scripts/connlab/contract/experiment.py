@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from connlab.contract.pgbench_options import PgbenchOptions
-from connlab.contract.probes import PROBES
+from connlab.contract.probes.registry import PROBES
 from connlab.contract.spec_parts import (
     DatabaseSpec,
     PoolerSpec,
@@ -64,7 +64,7 @@ class Experiment(Strict):
     # When the poolers start: once for the run, or afresh at each pass, so that a reading taken at the
     # start (the tree before the first query) or a series from a cold start has one reading per pass.
     pooler_start: Literal["per-run", "per-pass"] = "per-run"
-    # In-window probes (connlab.contract.probes.PROBES), e.g. [backends, wait_events].
+    # In-window probes (connlab.contract.probes.registry.PROBES), e.g. [backends, wait_events].
     probes: list[str] = Field(default_factory=list)
     # A model fitted to the experiment's throughput curves by the aggregation (main.usl_fits).
     fit: Literal["usl"] | None = None

@@ -117,10 +117,10 @@ class Workload(Strict):
 class PoolerSpec(Strict):
     """A pooler in front of the server, started once per run on the server's CPU budget.
 
-    `kind` names an adapter of the harness's pooler registry (connlab.lab.poolers.POOLERS); the harness
-    refuses a plan whose kind it does not know. Workloads name the pooler in `target` by its `name`, which
-    defaults to its kind: the same kind twice with different settings (prepared statements on and off) needs
-    a name for each.
+    `kind` names an adapter of the harness's pooler registry (connlab.lab.poolers.registry.POOLERS); the
+    harness refuses a plan whose kind it does not know. Workloads name the pooler in `target` by its
+    `name`, which defaults to its kind: the same kind twice with different settings (prepared statements
+    on and off) needs a name for each.
 
     `build` names a build of the kind's program staged by `make poolers` (e.g. "1.25.2":
     build/pgbouncer-1.25.2/bin/pgbouncer, connlab.paths.staged_pooler_bin_dir) instead of the machine's own

@@ -20,8 +20,7 @@ from connlab.contract.columns import PUBLISHED_FILE_NAME, PUBLISHED_TYPES
 from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.contract.machine_schema import NOT_AVAILABLE, TIME_WAIT_S, MachineFile, parse_port_range
 from connlab.contract.names import PUBLISHED_PREFIX
-from connlab.contract.poolers import CONFIGS
-from connlab.contract.poolers.registry import package_of
+from connlab.contract.poolers.registry import CONFIGS, package_of
 from connlab.contract.yaml_models import load_contributed_yaml
 from connlab.data.experiment_tables import MEASURED_WINDOWS
 from connlab.data.result_files import is_regular_file

@@ -1,7 +1,7 @@
 """A cluster prepared for pgbench: initialised, its roles created, its poolers started, on its CPU budget.
 
 Poolers. Every pooler the experiment lists is started once per run from the registry
-(connlab.lab.poolers.POOLERS), from the machine's own program or the staged build its entry names
+(connlab.lab.poolers.registry.POOLERS), from the machine's own program or the staged build its entry names
 (`build:`), and the version it runs is kept for its rows. One whose binary is missing on this machine does
 not stop the run: it is
 listed in `Bench.unavailable` with the reason, the sweep measures every other window and leaves that
@@ -42,8 +42,8 @@ from connlab.lab.cluster import Cluster
 from connlab.lab.cpu_budget import CpuBudget, budget_name, create_budget
 from connlab.lab.host import find_bindir, find_program, free_port
 from connlab.lab.pgbench import PgbenchReport, build_command, parse_report
-from connlab.lab.poolers import POOLERS
 from connlab.lab.poolers.base import FeatureUnsupported, PoolerProcess, PoolerUnavailable
+from connlab.lab.poolers.registry import POOLERS
 from connlab.lab.run_lock import hold_measurement_lock
 from connlab.paths import LAB_DIR
 
@@ -77,7 +77,7 @@ class Bench:
     pooler_versions: dict[str, str] = field(default_factory=dict)
     # This run's generated passwords of the SCRAM roles; they live in memory only.
     passwords: dict[str, str] = field(default_factory=dict)
-    # Who pgbench logs in as where a workload names no role: a named server's user (connlab.lab.remote_bench).
+    # Who pgbench logs in as where a workload names no role: a named server's user (connlab.lab.remote.bench).
     default_user: str = SERVER_USER
 
     def machine_facts(self) -> dict[str, object]:

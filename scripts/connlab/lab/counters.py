@@ -2,7 +2,8 @@
 
 Everything here is read once before and once after a window (counters, not samplers), so it costs nothing
 while pgbench runs: the observer effect is checked by scripts/bench/observer_effect.py. The in-window
-probes an experiment lists are in connlab.lab.samplers. Parsers take the text of the /proc file they read.
+probes an experiment lists are in connlab.lab.samplers.registry. Parsers take the text of the /proc file
+they read.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ from connlab.errors import LabError
 from connlab.lab import pg_dist
 from connlab.lab.host import find_bindir, find_program
 from connlab.lab.netem import probe_netem
-from connlab.lab.poolers import POOLERS
 from connlab.lab.poolers.base import PoolerUnavailable
+from connlab.lab.poolers.registry import POOLERS
 from connlab.lab.results_file import write_atomically
 from connlab.paths import MACHINE_FILE_NAME, machine_results_dir
 

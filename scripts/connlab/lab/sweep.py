@@ -217,7 +217,7 @@ def run_sweep(
 ) -> Path:
     """Run (or resume) the plan; return the CSV path. With `overall`, the progress also covers the other
     experiments of a run-all. opener: what opens the bench, a throwaway cluster's (open_bench) or a named
-    server's (connlab.lab.remote_bench). only_workloads: measure these workloads' windows now and leave the
+    server's (connlab.lab.remote.bench). only_workloads: measure these workloads' windows now and leave the
     others to a later run of the same command without it, which resumes the same file (a full profile of
     several hours can be measured one workload at a time)."""
     console = console or Console(stderr=True)

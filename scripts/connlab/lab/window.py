@@ -7,25 +7,30 @@ import contextlib
 import shutil
 import tempfile
 import time
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+
+import psutil
 
 from connlab.contract.client_cores import point_client_cores
 from connlab.contract.columns import NOT_RUN_ERROR
 from connlab.contract.experiment import Plan, Window, window_options
 from connlab.contract.names import BENCH_DB
-from connlab.contract.probes import BACKENDS_SQL, PROBES
+from connlab.contract.probes.declaration import BACKENDS_SQL, CLIENT_BACKENDS
+from connlab.contract.probes.registry import PROBES
 from connlab.errors import LabError
 from connlab.lab import counters
 from connlab.lab.bench import Bench, database_of, settle
 from connlab.lab.cluster import Cluster
 from connlab.lab.pgbench import latency_percentiles_ms
 from connlab.lab.poolers.base import PoolerProcess
-from connlab.lab.samplers import SAMPLERS, ThreadedProbe, WindowContext
-from connlab.probes.backends.sampler import BACKEND_PORTS_SQL, foreign_pids, server_client_ports
+from connlab.lab.samplers.base import ThreadedProbe, WindowContext
+from connlab.lab.samplers.registry import SAMPLERS
 
 # Well under the default ephemeral port range (32768-60999) that TIME_WAIT sockets draw on.
 TIME_WAIT_LIMIT = 5000
+BACKEND_PORTS_SQL = f"SELECT pid, client_port FROM pg_stat_activity WHERE {CLIENT_BACKENDS}"
 
 
 def client_cores_of(bench: Bench, window: Window) -> int:
@@ -41,11 +46,39 @@ def client_cpu_budget(window: Window, cores: int) -> float | None:
     return round(window.workload.client_cpu_share * cores, 3)
 
 
+def server_client_ports(processes: Iterable[psutil.Process], server_port: int) -> frozenset[int]:
+    """The local ports of these processes' TCP connections to `server_port`: the client_port the server
+    shows for each of their backends."""
+    ports: set[int] = set()
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            for connection in process.net_connections(kind="inet"):
+                if connection.raddr and connection.raddr.port == server_port:
+                    ports.add(connection.laddr.port)
+    return frozenset(ports)
+
+
+def foreign_pids(rows: Iterable[tuple[int, int | None]], own_ports: frozenset[int]) -> frozenset[int]:
+    """The backends (pid, client_port) that are not the window's pooler's: over TCP from a port not its own,
+    or over the unix socket where the pooler speaks TCP (it holds TCP connections to the server)."""
+    speaks_tcp = bool(own_ports)
+    return frozenset(
+        pid for pid, port in rows if (speaks_tcp if port is None or port < 0 else port not in own_ports)
+    )
+
+
 def foreign_backends(bench: Bench, pooler: PoolerProcess | None) -> frozenset[int]:
     """The backends present now that belong to a pooler other than the window's and stay open: PgPool-II
     keeps its cached backends and Odyssey its pool, which no reset closes. Every other pooler's were closed
-    by its reset, and the window's own target counts what it already holds: its backends are told from the
-    others by their client ports (connlab/probes/backends/sampler.py)."""
+    by its reset, and the window's own target counts what it already holds (the backends probe leaves the
+    rest out, WindowContext.foreign_backends).
+
+    Which pooler a backend belongs to is told by its client port: a pooler's server connections over TCP
+    come from its own processes to the server's port, and pg_stat_activity shows each backend's client_port.
+    A connection over the unix socket has no port (client_port -1, or NULL): those are the window's pooler's
+    where it reaches the server that way, which is where it holds no TCP connection to it (PgPool-II on the
+    server's socket; Odyssey and pgcat always speak TCP, and Odyssey keeps the login the start check made).
+    """
     if all(other is pooler or other.closes_server_connections() for other in bench.poolers.values()):
         return frozenset()
     rows = bench.cluster.execute(BACKEND_PORTS_SQL)

@@ -8,7 +8,8 @@ A folder (a Python package named like its kind, `-` written `_`) holds:
 - optionally `snippet.sh.j2`: lines of its own for the check-it-yourself block (none needs one yet: the
   shared `site_src/partials/snippets/pooler.sh.j2` prints any pooler from its `CONFIG`).
 
-The registries (connlab.contract.poolers.registry for the declarations, connlab.lab.poolers for the
+The registries (connlab.contract.poolers.registry for the declarations, connlab.lab.poolers.registry for the
 adapters) list this package's folders; nothing else names them. This module imports nothing, so that a
-folder's modules import without loading the others.
+folder's modules import without loading the others; a folder imports the base modules it is written
+against (connlab.contract.poolers.setup, connlab.lab.poolers.base), never a registry.
 """

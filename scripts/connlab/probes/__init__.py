@@ -11,7 +11,8 @@ A folder (a Python package named like the probe, the name experiment.yaml lists 
   pgbench (without one, a block runs pgbench alone for it); it sees `probe`, `pgbench`, `duration_s`,
   `pooler` and `target_database`.
 
-The registries (connlab.contract.probes.registry for the declarations, connlab.lab.samplers for the
+The registries (connlab.contract.probes.registry for the declarations, connlab.lab.samplers.registry for the
 samplers) list this package's folders; nothing else names them. This module imports nothing, so that a
-folder's modules import without loading the others.
+folder's modules import without loading the others; a folder imports the base modules it is written
+against (connlab.contract.probes.declaration, connlab.lab.samplers.base), never a registry.
 """

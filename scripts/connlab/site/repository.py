@@ -50,8 +50,8 @@ def _https(host: str, path: str, scheme: str = "https") -> str | None:
 
 
 def origin_remote(root: Path = REPO_ROOT) -> str:
-    """The clone's `origin` remote as `git config remote.origin.url` gives it, read from the clone's config
-    file (a render or a publish starts no process for it); empty where there is none, or no clone."""
+    """The url of the clone's `origin` remote, as git config gives it, read from the clone's config file (a
+    render or a publish starts no process for it); empty where there is none, or no clone."""
     config = _git_config(root)
     if config is None:
         return ""

@@ -5,21 +5,14 @@ The harness's adapter (connlab/poolers/<kind>/adapter.py) writes exactly `config
 starts the pooler; the site's check-it-yourself block prints the same files with shell variables for the
 paths and ports. So the site learns a pooler's configuration without importing the harness, and the two
 cannot drift apart.
+
+This package never imports its registry: a pooler's config.py imports `setup` from here, and a scan started
+by that import would meet the config half-imported. Whoever reads the folders imports
+connlab.contract.poolers.registry (CONFIGS, VERSIONED).
 """
 
 from __future__ import annotations
 
 from connlab.contract.poolers.setup import PoolerConfig, PoolerSetup, PoolerUser
 
-
-def __getattr__(name: str) -> object:
-    # CONFIGS is the registry's, read on first use rather than imported here: a pooler's config.py imports
-    # this package (for `setup`), and a scan started by that import would meet the config half-imported.
-    if name == "CONFIGS":
-        from connlab.contract.poolers.registry import CONFIGS
-
-        return CONFIGS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["CONFIGS", "PoolerConfig", "PoolerSetup", "PoolerUser"]
+__all__ = ["PoolerConfig", "PoolerSetup", "PoolerUser"]

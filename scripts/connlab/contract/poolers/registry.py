@@ -1,9 +1,9 @@
 """The pooler registry: each folder of connlab/poolers/ and its declaration (`CONFIG` in its config.py),
 found by scanning that package, so that adding a pooler is adding a folder and no list is kept by hand.
 
-What reads it: the experiment's kinds (through the harness's adapters, connlab.lab.poolers), the machine
-schema's `<kind>_version` fields, the harness's version collection, the Machines page's pooler columns, the
-aggregation's pooler versions and the check-it-yourself blocks.
+What reads it: the experiment's kinds (through the harness's adapters, connlab.lab.poolers.registry), the
+machine schema's `<kind>_version` fields, the harness's version collection, the Machines page's pooler
+columns, the aggregation's pooler versions and the check-it-yourself blocks.
 """
 
 from __future__ import annotations

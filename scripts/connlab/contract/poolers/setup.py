@@ -82,7 +82,7 @@ class PoolerConfig:
     # adapter's `facts()` says (pgcat: "allocator", the malloc its process ran with); only with a version.
     facts: tuple[str, ...] = ()
     # Whether the harness can run it in front of a named server (connlab run --server): it then logs in to
-    # that server as the URL's user (connlab.lab.remote_bench). False: its windows there are left out, said.
+    # that server as the URL's user (connlab.lab.remote.bench). False: its windows there are left out, said.
     remote: bool = False
     # Facts of its own (an article's <slug>.facts.sql names them) that a page shows for every machine at
     # once: kept whole in the article's facts file, like connlab.contract.facts_files.ACROSS_MACHINE_FACTS,

@@ -2,8 +2,8 @@
 by scanning that package, so that adding a probe is adding a folder and no list is kept by hand.
 
 What reads it: an experiment's `probes:` (connlab.contract.experiment), the CSV columns
-(connlab.contract.columns), the harness's samplers (connlab.lab.samplers), the methodology page and the
-check-it-yourself blocks (each folder's snippet.sh.j2, where it has one).
+(connlab.contract.columns), the harness's samplers (connlab.lab.samplers.registry), the methodology page
+and the check-it-yourself blocks (each folder's snippet.sh.j2, where it has one).
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ from typing import Any, ClassVar, Self
 
 import psycopg
 
-from connlab.contract.probes import PROBES, Probe
+from connlab.contract.probes.declaration import Probe
+from connlab.contract.probes.registry import PROBES
 from connlab.lab.cpu_budget import CpuBudget
 from connlab.lab.poolers.base import PoolerProcess
 
@@ -35,7 +36,7 @@ class WindowContext:
 
 
 class ThreadedProbe:
-    name: ClassVar[str]  # a key of connlab.contract.probes.PROBES
+    name: ClassVar[str]  # a key of connlab.contract.probes.registry.PROBES
 
     def __init__(self, context: WindowContext) -> None:
         self.context = context

@@ -20,8 +20,8 @@ SCRAM end to end:
 - The seed's log filled 31 GB in days: sessions and queries are not logged here.
 
 Odyssey has no console command that closes idle server connections (PgBouncer's RECONNECT), so its pool
-stays open between windows (`pool_ttl 0`); the backends probe tells its connections from other poolers'
-by their client ports (connlab/probes/backends/sampler.py).
+stays open between windows (`pool_ttl 0`); the window tells its connections from other poolers' by their
+client ports for the backends probe (connlab.lab.window.foreign_backends).
 """
 
 from __future__ import annotations
@@ -104,5 +104,5 @@ class Odyssey(PoolerProcess):
         return features.unknown_feature(feature)
 
 
-# What the registry (connlab.lab.poolers) runs for this folder's kind.
+# What the registry (connlab.lab.poolers.registry) runs for this folder's kind.
 ADAPTER = Odyssey

@@ -76,5 +76,5 @@ class PgBouncer(PoolerProcess):
             yield read
 
 
-# What the registry (connlab.lab.poolers) runs for this folder's kind.
+# What the registry (connlab.lab.poolers.registry) runs for this folder's kind.
 ADAPTER = PgBouncer

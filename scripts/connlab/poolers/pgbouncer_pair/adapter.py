@@ -109,5 +109,5 @@ class PgBouncerPair(_OneOfThePair):
         return f"first: {super().log_tail()}; second: {self.second.log_tail()}"
 
 
-# What the registry (connlab.lab.poolers) runs for this folder's kind.
+# What the registry (connlab.lab.poolers.registry) runs for this folder's kind.
 ADAPTER = PgBouncerPair

@@ -154,5 +154,5 @@ class PgCat(PoolerProcess):
         return features.unknown_feature(feature)
 
 
-# What the registry (connlab.lab.poolers) runs for this folder's kind.
+# What the registry (connlab.lab.poolers.registry) runs for this folder's kind.
 ADAPTER = PgCat

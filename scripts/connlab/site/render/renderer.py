@@ -47,7 +47,7 @@ from connlab.contract.names import (
     POOL_SIZES_FILE,
 )
 from connlab.contract.poolers.registry import VERSIONED
-from connlab.contract.probes import PROBES
+from connlab.contract.probes.registry import PROBES
 from connlab.interrupts import WorkerPool
 from connlab.paths import (
     ARTICLES_SRC_DIR,

@@ -21,10 +21,10 @@ import jinja2
 
 from connlab.contract.experiment import Plan, Workload, window_options
 from connlab.contract.names import BENCH_DB, CFS_PERIOD_US, SERVER_USER, pool_alias, session_options
-from connlab.contract.poolers import CONFIGS
 from connlab.contract.poolers.from_plan import plan_setup
-from connlab.contract.probes import PROBES, Probe
-from connlab.contract.probes.registry import SNIPPETS
+from connlab.contract.poolers.registry import CONFIGS
+from connlab.contract.probes.declaration import Probe
+from connlab.contract.probes.registry import PROBES, SNIPPETS
 from connlab.contract.tls import (
     POOLER_CLIENT_TLS,
     SSLMODE_PLAIN,

@@ -1,6 +1,6 @@
-"""A PostgreSQL server the user names (`connlab run EXP --server postgresql://user@host:port/dbname`), reached
-over TCP from this host: its URL, its facts over SQL, the round trip to it, and the one database the harness
-may touch there.
+"""A PostgreSQL server the user names, reached over TCP from this host (its URL parsed before, by
+connlab.lab.remote.target): its facts over SQL, the round trip to it, and the one database the harness may
+touch there.
 
 The harness never runs initdb, never places the server in a cgroup and never creates a role there: it
 creates a database of its own (`bench`, marked with a comment that says so), works only inside it, and drops
@@ -16,21 +16,20 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 import psycopg.sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import make_conninfo
 
 from connlab.contract.names import BENCH_DB
 from connlab.contract.remote import OWN_DATABASE_MARK
 from connlab.contract.tls import SSLMODE_PLAIN
 from connlab.errors import LabError
 from connlab.interrupts import hold_signals
+from connlab.lab.remote.target import DEFAULT_DBNAME, ServerUrl
 
-DEFAULT_PORT = 5432
-DEFAULT_DBNAME = "postgres"
 # The harness's own connections: an unreachable or frozen server must fail them, not hang the run.
 CONNECT_TIMEOUT_S = 10
 # Round trips timed before each window; their median is the window's server_rtt_ms.
@@ -38,69 +37,10 @@ RTT_SAMPLES = 15
 # Connections the harness itself holds while a window runs (its probe and its counters): a window's clients
 # get what max_connections leaves after these.
 HARNESS_CONNECTIONS = 3
-# What a URL may say besides host, port, user, password and dbname: nothing else reaches pgbench or the
-# poolers, so anything more is refused rather than silently dropped.
-URL_KEYS = frozenset({"host", "port", "user", "password", "dbname", "sslmode", "connect_timeout"})
-# libpq's sslmodes that can do without TLS: the harness's windows say sslmode=disable.
-PLAIN_SSLMODES = frozenset({"disable", "allow", "prefer"})
 SETTINGS = (
     "max_connections", "shared_buffers", "ssl", "password_encryption", "superuser_reserved_connections",
     "reserved_connections",
 )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class ServerUrl:
-    """A server URL, parsed. `password` is kept in memory only; `shown` is how messages and files name it."""
-
-    host: str
-    port: int
-    user: str
-    dbname: str
-    password: str | None = field(default=None, repr=False)
-
-    @property
-    def shown(self) -> str:
-        return f"postgresql://{self.user}@{self.host}:{self.port}/{self.dbname}"
-
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
-
-
-def parse_server_url(url: str) -> ServerUrl:
-    """The URL as a ServerUrl; LabError naming what is wrong (never repeating a password)."""
-    try:
-        parts = conninfo_to_dict(url)
-    except psycopg.ProgrammingError as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else "cannot be parsed"
-        raise LabError(
-            f"--server: not a PostgreSQL URL ({reason}); e.g. postgresql://user@host:5432/postgres"
-        ) from None
-    unknown = sorted(set(parts) - URL_KEYS)
-    if unknown:
-        raise LabError(
-            f"--server: {', '.join(unknown)}: not supported in a server URL (host, port, user, dbname)"
-        )
-    host, user = str(parts.get("host") or ""), str(parts.get("user") or "")
-    if not host or host.startswith("/") or "," in host:
-        raise LabError(
-            "--server: name one server host reached over TCP, e.g. postgresql://user@db.example:5432/"
-        )
-    if not user:
-        raise LabError("--server: name the user, e.g. postgresql://user@host:5432/postgres")
-    sslmode = str(parts.get("sslmode") or SSLMODE_PLAIN)
-    if sslmode not in PLAIN_SSLMODES:
-        raise LabError(
-            f"--server: sslmode={sslmode}: the harness measures a named server without TLS "
-            f"(sslmode=disable); TLS to a named server is not set up"
-        )
-    port_text = str(parts.get("port") or DEFAULT_PORT)
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise LabError(f"--server: port {port_text!r} is not a TCP port")
-    password = parts.get("password")
-    return ServerUrl(host, int(port_text), user, str(parts.get("dbname") or DEFAULT_DBNAME),
-                     str(password) if password else None)  # fmt: skip
 
 
 def connect_problem(url: ServerUrl, error: BaseException) -> str:

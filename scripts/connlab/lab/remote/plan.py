@@ -1,24 +1,21 @@
-"""A plan for a named server: the windows its max_connections leaves room for, what the run will ask of it
-(said before it starts, for the user to confirm), and the results folder that names both hosts."""
+"""A plan for a named server: whether the experiment can run against one at all, the windows its
+max_connections leaves room for, and what the run will ask of it (said before it starts, for the user to
+confirm)."""
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from connlab.contract.estimate import plan_estimate_s
 from connlab.contract.experiment import Plan, Workload
-from connlab.contract.machine_schema import SAFE_ID_PATTERN
-from connlab.lab.machine import shape_id
-from connlab.lab.remote_server import ServerUrl
+from connlab.lab.remote.target import ServerUrl
 
 # Experiments whose question is what a server does past max_connections: their windows run as planned, and
 # the server's refusal (pgbench's FATAL, recorded in the row) is the result. Every other experiment asks how
 # a server serves its clients, so a window the server would refuse is left out instead, and said so.
 ASKS_ABOUT_REFUSAL = frozenset({"too-many-clients"})
-MAX_ID_LENGTH = 64
 # A confirmation names the experiments up to this many, and counts them past it.
 MAX_NAMED = 4
 
@@ -93,16 +90,3 @@ def _span(values: Iterable[Any]) -> str:
     """One value, or the smallest and largest: '2', '2-15'."""
     distinct = sorted(set(values))
     return str(distinct[0]) if len(distinct) == 1 else f"{distinct[0]}-{distinct[-1]}"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.") or "server"
-
-
-def remote_machine_id(url: ServerUrl) -> str:
-    """`<server host>-<port>-from-<client shape>`: a results folder per server and client host pair."""
-    client = f"-from-{shape_id()}"
-    server = f"{_slug(url.host)}-{url.port}"[: MAX_ID_LENGTH - len(client)].strip("-.")
-    machine_id = f"{server}{client}"
-    assert re.fullmatch(SAFE_ID_PATTERN, machine_id), machine_id
-    return machine_id

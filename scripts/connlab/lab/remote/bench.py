@@ -1,9 +1,8 @@
-"""The bench for a named server (connlab.lab.remote_server): pgbench, the probes and the poolers on this
+"""The bench for a named server (connlab.lab.remote.server): pgbench, the probes and the poolers on this
 host, the server over the network, and everything the run made removed at its end, however it ends.
 
-- Credentials. The password (from the URL, PGPASSWORD or ~/.pgpass, as libpq finds it) is written once into
-  a password file, mode 600, in the run's private folder (mode 700), named to every child by PGPASSFILE; it is
-  never in a command line, a result, a log or a page. PGPASSWORD is taken out of the environment meanwhile.
+- Credentials. The password is in a file of the run's private folder, named to every child by PGPASSFILE,
+  never in a command line, a result, a log or a page (connlab.lab.remote.login).
 - Roles. The harness creates no role on a server it does not own: every role an experiment names is the
   URL's user there, and the server's own authentication (its password_encryption, recorded) is what it is.
 - CPU. No budget: the server's cores are what the user stated (`--server-cores`), pgbench and the poolers
@@ -17,9 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,18 +32,18 @@ from connlab.contract.poolers.setup import PoolerUser
 from connlab.contract.remote import REMOTE_CPU_METHOD, RemoteServerFacts
 from connlab.contract.tls import SSLMODE_PLAIN
 from connlab.errors import LabError
-from connlab.interrupts import hold_signals, run_in_group
+from connlab.interrupts import run_in_group
 from connlab.lab.bench import PGBENCH_INIT_TIMEOUT_S, Bench, check_poolers
 from connlab.lab.cpu_budget import CpuPlan
-from connlab.lab.host import chown_to_server_user, find_bindir, find_program, free_port
-from connlab.lab.poolers import POOLERS
+from connlab.lab.host import find_bindir, find_program, free_port
 from connlab.lab.poolers.base import PoolerProcess, PoolerUnavailable
-from connlab.lab.remote_plan import not_for_a_named_server
-from connlab.lab.remote_server import RemoteServer, ServerFacts, ServerUrl, connect_problem
+from connlab.lab.poolers.registry import POOLERS
+from connlab.lab.remote.login import login_password, password_file, private_folder
+from connlab.lab.remote.plan import not_for_a_named_server
+from connlab.lab.remote.server import RemoteServer, ServerFacts, connect_problem
+from connlab.lab.remote.target import RemoteTarget
 from connlab.lab.run_lock import hold_measurement_lock
 
-PASSWORD_FILE = "pgpass"
-PRIVATE_PREFIX = "connlab-remote-"
 LOGIN_CHECK_TIMEOUT_S = 2
 
 
@@ -135,62 +132,6 @@ def remote_adapter(kind: str) -> type[PoolerProcess] | None:
     return type(f"Remote{adapter.__name__}", (RemoteLogin, adapter), {})
 
 
-@contextlib.contextmanager
-def private_folder() -> Iterator[Path]:
-    """The run's folder on this host: mode 700, the poolers' user its owner (PgBouncer and PgPool-II run as
-    postgres), removed at the end. It is made under tempfile.gettempdir(), so TMPDIR places it (each test
-    run has its own); the folders above it must be searchable by postgres."""
-    folder: Path | None = None
-    try:
-        with hold_signals():  # made and named here at once: a Ctrl-C in between would leave it behind
-            folder = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX, dir=tempfile.gettempdir()))
-        folder.chmod(0o700)
-        chown_to_server_user(folder)
-        yield folder
-    finally:
-        if folder is not None:
-            with hold_signals():
-                shutil.rmtree(folder, ignore_errors=True)
-
-
-def _pgpass_field(text: str) -> str:
-    return text.replace("\\", "\\\\").replace(":", "\\:")
-
-
-@contextlib.contextmanager
-def password_file(folder: Path, user: str, password: str | None) -> Iterator[None]:
-    """PGPASSFILE for this process and its children while the run lasts, PGPASSWORD out of the way; the
-    environment as it was afterwards."""
-    saved = {key: os.environ.get(key) for key in ("PGPASSFILE", "PGPASSWORD")}
-    path = folder / PASSWORD_FILE
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as stream:
-            if password:
-                # Any host and port: the server's, and the poolers' in front of it on this host.
-                stream.write(f"*:*:*:{_pgpass_field(user)}:{_pgpass_field(password)}\n")
-        os.environ["PGPASSFILE"] = str(path)
-        os.environ.pop("PGPASSWORD", None)
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
-def login_password(url: ServerUrl, server: RemoteServer) -> str | None:
-    """The password libpq logs in with (the URL's, else PGPASSWORD's, else ~/.pgpass's), by logging in once;
-    None where the server asks for none. A refused login is one line saying why."""
-    given = {"password": url.password} if url.password else {}
-    try:
-        with psycopg.connect(server.conninfo(), **given) as conn:
-            return conn.info.password or None
-    except psycopg.OperationalError as error:
-        raise LabError(connect_problem(url, error)) from None
-
-
 def prepare_database(server: RemoteServer, plan: Plan, pgbench: str, note: str) -> None:
     """The run's own database, created and marked, with pgbench's tables at the spec's scale."""
     server.create_own_database(note)
@@ -252,21 +193,13 @@ def start_poolers(
             bench.unavailable[spec.instance] = str(error)
 
 
-@dataclass(frozen=True)
-class RemoteTarget:
-    """What `connlab run --server` was told."""
-
-    url: ServerUrl
-    stated_cores: float
-    keep: bool = False
-    say: Callable[[str], None] = print
-
-
 def remote_opener(target: RemoteTarget) -> Callable[..., contextlib.AbstractContextManager[Bench]]:
     """An opener for connlab.lab.sweep.run_sweep (in place of open_bench)."""
 
     @contextlib.contextmanager
     def open_remote_bench(plan: Plan, name: str, bindir: Path | None = None) -> Iterator[Bench]:
+        # The entry (connlab.lab.remote.run) left such plans out already; an opener reached another way
+        # must still refuse them before it touches the server.
         refusal = not_for_a_named_server(plan)
         if refusal:
             raise LabError(refusal)
