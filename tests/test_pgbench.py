@@ -361,6 +361,9 @@ def test_build_command_puts_connection_first_and_database_last(tmp_path: Path) -
     assert flag_value(command, "--log-prefix") == str(tmp_path / "tx")
     without_log = build_command("pgbench", options, [], "bench")
     assert "--log-prefix" not in without_log
+    # No folder given: no -l either, or pgbench would write pgbench_log.<pid> into the working directory.
+    assert "-l" in command
+    assert "-l" not in without_log
 
 
 def test_pgbench_14_reports_no_failures_only_for_a_clean_run(golden_dir: Path) -> None:

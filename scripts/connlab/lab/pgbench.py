@@ -25,7 +25,12 @@ def build_command(
     dbname: str,
     log_prefix: Path | None = None,
 ) -> list[str]:
-    command = [pgbench, *connection, *options.flags()]
+    flags = options.flags()
+    if options.transaction_log and log_prefix is None:
+        # Without a folder for it, pgbench would write its transaction log into the working directory (a
+        # reader's clone, the repository under test): no folder, no log, and no percentiles.
+        flags = [flag for flag in flags if flag != "-l"]
+    command = [pgbench, *connection, *flags]
     if options.transaction_log and log_prefix is not None:
         command += ["--log-prefix", str(log_prefix)]
     return [*command, dbname]
