@@ -37,7 +37,7 @@ AXE_SCRIPT = NODE_MODULES / "axe-core" / "axe.min.js"
 # The pages are visited in shards, every page of a shard at every width, each shard on one worker of its
 # own (pytest-xdist's loadgroup): one fixture visiting them all kept one worker busy for minutes while the
 # others had nothing of this module to run.
-SHARDS = 6
+SHARDS = 8
 DESKTOP, PHONE = 1280, 390
 WIDTHS = (DESKTOP, PHONE)
 HEIGHT = 900
@@ -245,11 +245,27 @@ def visit(chromium: Browser, url: str, width: int) -> PageView:
 def views(
     request: pytest.FixtureRequest, browser: Browser, built_site: Path, site_url: str
 ) -> Iterator[list[PageView]]:
-    """Every page of one shard (every SHARDS-th page) at every width."""
+    """The visits of one shard (shards_of_visits): pages at each width."""
     if not AXE_SCRIPT.is_file():
         pytest.skip(f"{AXE_SCRIPT} is missing: run make setup (npm ci)")
-    urls = page_urls(built_site)[request.param :: SHARDS]
-    yield [visit(browser, site_url + url, width) for url in urls for width in WIDTHS]
+    shard = shards_of_visits(built_site)[request.param]
+    yield [visit(browser, site_url + url, width) for url, width in shard]
+
+
+def shards_of_visits(site: Path) -> list[list[tuple[str, int]]]:
+    """Every page at every width, dealt into SHARDS shards of about equal HTML: the heaviest visit first, each
+    to the shard with the least so far. A visit's time follows its page's size (its charts and tables), and
+    each shard's visits are one fixture's setup on one worker, so the heaviest shard sets how long the
+    module takes; dealing every SHARDS-th page by name put two heavy pages in one shard."""
+    sizes = {url: (site / url / "index.html").stat().st_size for url in page_urls(site)}
+    visits = sorted(((url, width) for url in sizes for width in WIDTHS), key=lambda v: (-sizes[v[0]], v))
+    shards: list[list[tuple[str, int]]] = [[] for _ in range(SHARDS)]
+    loads = [0] * SHARDS
+    for url, width in visits:
+        lightest = loads.index(min(loads))
+        shards[lightest].append((url, width))
+        loads[lightest] += sizes[url]
+    return shards
 
 
 # What a page's HTML holds before any script runs: the charts and boxes its view must have found.
