@@ -80,3 +80,14 @@ def connlab(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess
         [*CONNLAB_COMMAND, *args], cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True,
         text=True, timeout=timeout, check=False,
     )  # fmt: skip
+
+
+# The columns connlab.data.views' windows table reads besides a test's own, for a hand-made raw_windows: one
+# good 15-s window per row of one point, connected at once, with a figure in each steady-state column.
+STEADY_STATE_DEFAULTS = (
+    "ok BOOLEAN DEFAULT true, duration_s INTEGER DEFAULT 15, initial_connection_ms DOUBLE DEFAULT 0, "
+    "workload VARCHAR DEFAULT 'w', target VARCHAR DEFAULT 'direct', transport VARCHAR DEFAULT 'unix', "
+    "clients INTEGER DEFAULT 1, pooler_version VARCHAR, postgres_version VARCHAR, tps DOUBLE DEFAULT 100, "
+    "latency_avg_ms DOUBLE DEFAULT 10, latency_stddev_ms DOUBLE, latency_p50_ms DOUBLE, "
+    "latency_p95_ms DOUBLE, latency_p99_ms DOUBLE"
+)

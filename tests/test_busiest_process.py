@@ -15,7 +15,7 @@ import pytest
 from connlab.data.aggregate import aggregate_all
 from connlab.data.claims import CANNOT_EVALUATE, DOES_NOT_HOLD
 from connlab.data.views import BEST_PROFILE_VIEW
-from helpers import db_records, passes
+from helpers import STEADY_STATE_DEFAULTS, db_records, passes
 
 if TYPE_CHECKING:
     from conftest import RunWriter
@@ -45,7 +45,7 @@ def test_the_rule_over_windows() -> None:
         "client_cores INTEGER, server_cpu_cores DOUBLE, pooler_cpu_cores DOUBLE, "
         "pooler_cpu_budget DOUBLE, pooler_shares_server_cores BOOLEAN, client_saturated BOOLEAN, "
         "expected BOOLEAN, server_cpu_budget DOUBLE DEFAULT 1.0, machine VARCHAR DEFAULT 'box', "
-        "profile VARCHAR DEFAULT 'quick')"
+        "profile VARCHAR DEFAULT 'quick', " + STEADY_STATE_DEFAULTS + ")"
     )
     con.executemany(
         "INSERT INTO raw_windows (label, client_cpu_cores, client_cpu_budget, client_cores, "

@@ -198,7 +198,10 @@ def test_a_pooler_without_a_core_of_its_own_cannot_be_near_one(tmp_path: Path) -
     )
     con.execute(
         "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN builtin VARCHAR DEFAULT 'select-only'; "
-        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN clients INTEGER DEFAULT 200; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN clients INTEGER; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN pool_size INTEGER; "
+        # The source article's operating point per server core: 25 clients on a pool of 2.
+        "UPDATE pgbouncer_trade.pool_sizes SET clients = 25 * server_cores, pool_size = 2 * server_cores; "
         "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN pooler_cpu_min DOUBLE DEFAULT NULL; "
         "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN pooler_cpu_max DOUBLE DEFAULT NULL; "
         "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN pooled_client_saturated BOOLEAN DEFAULT false; "
@@ -220,6 +223,64 @@ def test_a_pooler_without_a_core_of_its_own_cannot_be_near_one(tmp_path: Path) -
     assert by_machine["shared-new"]["verdict"] == CANNOT_EVALUATE
     assert "inside the server's cgroup" not in by_machine["shared-new"]["reason"]
     assert by_machine["room"]["verdict"] == HOLDS
+    # Away from the operating point: judged nowhere, the reason naming the nearest point.
+    con.execute("UPDATE pgbouncer_trade.pool_sizes SET clients = 200 * server_cores")
+    out = evaluate_claims(con, path, machines, tmp_path / "claims")
+    far = {v["machine"]: v for v in json.loads(out.read_text())["claims"][0]["verdicts"]}
+    assert far["room"]["verdict"] == CANNOT_EVALUATE
+    assert far["room"]["reason"] == (
+        "nearest point measured is 200 clients per server core on a pool of 2 per server core; "
+        "the claim is at 25 on 2"
+    )
+
+
+def _one_claim_verdicts(
+    con: duckdb.DuckDBPyConnection, claim_id: str, machines: list[str], tmp_path: Path
+) -> dict:
+    [definition] = [
+        c
+        for c in load_yaml_model(ARTICLES_SRC_DIR / "pgbouncer-trade.claims.yaml", ClaimsFile).claims
+        if c.id == claim_id
+    ]
+    path = tmp_path / f"{claim_id}.claims.yaml"
+    dumped = {"source": machines[0], "claims": [definition.model_dump(exclude_defaults=False)]}
+    path.write_text(yaml.safe_dump(dumped, sort_keys=False))
+    out = evaluate_claims(con, path, machines, tmp_path / "claims")
+    return {v["machine"]: v for v in json.loads(out.read_text())["claims"][0]["verdicts"]}
+
+
+def test_the_statements_ceiling_is_judged_only_where_pgbouncer_was_near_its_core(tmp_path: Path) -> None:
+    """Issue 52: a ceiling through PgBouncer is the pooler's only where PgBouncer was near its core; at 0.14
+    to 0.32 of a core it was somewhere else, and the claim cannot be evaluated, saying so."""
+    con = duckdb.connect()
+    con.execute(
+        "CREATE SCHEMA pgbouncer_trade; CREATE TABLE pgbouncer_trade.pool_sizes AS SELECT * FROM (VALUES "
+        "('idle-pooler', 'tpcb-like', 1000.0, 0.14), ('idle-pooler', 'select-only', 7000.0, 0.32), "
+        "('busy-pooler', 'tpcb-like', 1000.0, 0.9), ('busy-pooler', 'select-only', 7000.0, 0.95)) "
+        "AS t(machine, builtin, pooled_tps, pooler_cpu)"
+    )
+    con.execute(
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN clients INTEGER DEFAULT 200; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN statements_per_s DOUBLE; "
+        "UPDATE pgbouncer_trade.pool_sizes SET statements_per_s = pooled_tps "
+        "    * CASE builtin WHEN 'tpcb-like' THEN 7 ELSE 1 END; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN statements_per_s_min DOUBLE; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN statements_per_s_max DOUBLE; "
+        "UPDATE pgbouncer_trade.pool_sizes SET statements_per_s_min = statements_per_s, "
+        "    statements_per_s_max = statements_per_s; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN pooled_client_saturated BOOLEAN DEFAULT false; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN pooled_client_cpu DOUBLE DEFAULT 0.5; "
+        "ALTER TABLE pgbouncer_trade.pool_sizes ADD COLUMN client_cores DOUBLE DEFAULT 1; "
+        "CREATE TABLE main.published (machine VARCHAR, experiment VARCHAR, metric VARCHAR, workload VARCHAR, "
+        "value DOUBLE)"
+    )
+    verdicts = _one_claim_verdicts(con, "statements-ceiling-shared", ["idle-pooler", "busy-pooler"], tmp_path)
+    assert verdicts["idle-pooler"]["verdict"] == CANNOT_EVALUATE
+    assert verdicts["idle-pooler"]["reason"] == (
+        "PgBouncer used 0.14 of a core at its best pool: below 0.85, so the ceiling was not the pooler's"
+    )
+    assert verdicts["busy-pooler"]["verdict"] == HOLDS  # 7,000 against 7,000 statements per second
+    assert verdicts["busy-pooler"]["value"] == pytest.approx(1.0)
 
 
 # -- over the committed results -------------------------------------------------------------------------

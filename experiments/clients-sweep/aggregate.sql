@@ -11,7 +11,7 @@ SELECT
     latency_avg_median, latency_avg_min, latency_avg_max, latency_p50_median,
     latency_p95_median, latency_p95_min, latency_p95_max, latency_p99_median, latency_stddev_median,
     server_cpu_median, client_cpu_median, steal_pct_max, cpu_pressure_pct_max, checkpoints, autovacuums,
-    errors, client_cpu_share_max, client_budget_cores
+    errors, client_cpu_share_max, client_budget_cores, steady, connect_share_median, unsteady_reason
 FROM point_stats;
 
 -- The peak: the highest median among points where pgbench never saturated its own cores (a
@@ -67,7 +67,7 @@ CREATE OR REPLACE TABLE curves AS
 SELECT machine, false AS published, workload, clients, clients_per_core,
        tps_median AS tps, tps_min, tps_max, latency_avg_median AS latency_avg_ms
 FROM points
-WHERE windows_ok > 0 AND windows_client_saturated = 0
+WHERE tps_median IS NOT NULL AND windows_client_saturated = 0
 UNION ALL
 SELECT machine, true, workload, clients, clients_per_core, tps, NULL, NULL, latency_avg_ms
 FROM published_points

@@ -22,7 +22,7 @@ GROUP BY machine, major_of(workload);
 -- Points a peak may sit at: pgbench never saturated its own cores there.
 CREATE OR REPLACE TABLE curve_points AS
 SELECT * FROM points
-WHERE workload IN ('mixed', 'tpcb-like') AND windows_ok > 0 AND windows_client_saturated = 0;
+WHERE workload IN ('mixed', 'tpcb-like') AND tps_median IS NOT NULL AND windows_client_saturated = 0;
 
 -- Each pass's own peak, over the same points: the range of the passes for where the peak sits.
 CREATE OR REPLACE TABLE pass_peaks AS
@@ -45,7 +45,7 @@ SELECT machine, workload, major,
        arg_max(tps_max, clients) AS far_tps_max,
        arg_max(windows_client_saturated, clients) > 0 AS far_client_bound
 FROM points
-WHERE workload IN ('mixed', 'tpcb-like') AND windows_ok > 0
+WHERE workload IN ('mixed', 'tpcb-like') AND tps_median IS NOT NULL
 GROUP BY machine, workload, major;
 
 -- Each version's peak on the medians, the range of its passes' peaks, and what is left of the peak at the

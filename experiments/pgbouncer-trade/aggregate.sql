@@ -103,7 +103,8 @@ SELECT p.machine, p.builtin, p.clients, p.server_cores, p.pool_size,
        p.client_cpu_share_max AS pooled_client_cpu, d.client_cpu_share_max AS direct_client_cpu,
        p.windows_client_saturated > 0 AS pooled_client_saturated,
        d.windows_client_saturated > 0 AS direct_client_saturated,
-       p.client_budget_cores AS client_cores
+       p.client_budget_cores AS client_cores,
+       p.unsteady_reason AS pooled_unsteady_reason, d.unsteady_reason AS direct_unsteady_reason
 FROM pooled p
 LEFT JOIN backend b USING (machine, workload, clients)
 LEFT JOIN point_stats d

@@ -20,4 +20,4 @@ SELECT lo.machine, lo.target, lo.clients AS clients_low, hi.clients AS clients_h
 FROM point_stats lo JOIN point_stats hi ON hi.machine = lo.machine AND hi.target = lo.target
 WHERE lo.clients = (SELECT min(clients) FROM point_stats p WHERE p.machine = lo.machine)
   AND hi.clients = (SELECT max(clients) FROM point_stats p WHERE p.machine = lo.machine)
-  AND lo.windows_ok > 0 AND hi.windows_ok > 0;
+  AND lo.tps_median IS NOT NULL AND hi.tps_median IS NOT NULL;

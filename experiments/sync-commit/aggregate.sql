@@ -21,7 +21,7 @@ WITH best AS (
            -- The peak's measured neighbours on its curve (NULL at the curve's first or last point).
            measured_below(list(clients), arg_max(clients, tps_median)) AS peak_clients_below,
            measured_above(list(clients), arg_max(clients, tps_median)) AS peak_clients_above
-    FROM points WHERE windows_ok > 0 AND windows_client_saturated = 0
+    FROM points WHERE tps_median IS NOT NULL AND windows_client_saturated = 0
     GROUP BY machine, workload
 )
 SELECT b.*,

@@ -39,7 +39,7 @@ SELECT p.machine, p.workload, p.clients, p.tps_median, p.tps_min, p.tps_max,
 FROM clients_sweep.points p
 JOIN main.usl_fits f ON f.machine = p.machine AND f.workload = p.workload
     AND f.experiment = 'clients-sweep' AND f.basis = 'medians' AND NOT f.anchored
-WHERE p.windows_ok > 0
+WHERE p.tps_median IS NOT NULL
 ORDER BY p.machine, p.workload, p.clients;
 
 -- name: folk_formula

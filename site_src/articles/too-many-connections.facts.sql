@@ -21,11 +21,19 @@ FROM clients_sweep.peaks k LEFT JOIN clients_sweep.near_peak n USING (machine, w
 ORDER BY machine, workload;
 
 -- name: at_most_clients
--- The highest client count measured on each machine, against that machine's peak.
+-- The highest client count measured in a steady state on each machine and workload, against its peak (a
+-- point whose windows were mostly connecting has no throughput: unsteady_points names it).
 SELECT r.*
 FROM clients_sweep.relative_to_peak r
-WHERE r.clients = (SELECT max(p.clients) FROM clients_sweep.points p WHERE p.machine = r.machine)
+WHERE r.tps_share IS NOT NULL
+QUALIFY r.clients = max(r.clients) OVER (PARTITION BY r.machine, r.workload)
 ORDER BY machine, workload;
+
+-- name: unsteady_points
+-- Points left out of every throughput and latency figure: their clients took more than the steady-state
+-- share of the window to connect (connlab.contract.names.CONNECTING_SHARE_LIMIT).
+SELECT machine, workload, clients, unsteady_reason FROM clients_sweep.points WHERE NOT steady
+ORDER BY machine, workload, clients;
 
 -- name: workloads
 SELECT DISTINCT workload FROM clients_sweep.points ORDER BY workload;
@@ -78,7 +86,8 @@ SELECT * FROM connect_cost.costs ORDER BY machine, transport, clients;
 SELECT * FROM connect_cost.points ORDER BY machine, clients, transport, workload;
 
 -- name: pooler_persistent
-SELECT * FROM pgbouncer.persistent ORDER BY machine, clients;
+-- Client counts with a figure on both sides (a side mostly spent connecting has none: no steady state).
+SELECT * FROM pgbouncer.persistent WHERE pooled_over_direct IS NOT NULL ORDER BY machine, clients;
 
 -- name: pooler_churn
 SELECT * FROM pgbouncer.churn ORDER BY machine, auth;

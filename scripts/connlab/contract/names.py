@@ -35,6 +35,13 @@ CLIENT_SATURATION_SHARE = 0.9
 # applied once to the windows (connlab.data.views.CLIENT_BOUND_SQL) and stated on the methodology page.
 CLIENT_NEAR_LIMIT_SHARE = 0.85
 OTHERS_WELL_BELOW_SHARE = 0.5
+# A point is in a steady state when its windows' clients connected within this share of the window (the
+# median over its passes, so that a point's passes are kept or left out together: dropping only the passes
+# that connected slowest would pick the passes). pgbench's rate leaves the connecting out, but while hundreds
+# of clients are still connecting fewer are in flight, and a window mostly spent connecting leaves a rate
+# over a sliver. Throughput and latency of a point that was not steady are left out of every figure; applied
+# once to the windows (connlab.data.views.STEADY_SQL) and stated on the methodology page.
+CONNECTING_SHARE_LIMIT = 0.1
 # A peak is placed where its measured neighbours on its curve lie within this factor of it: half a doubling
 # step, the project's band for "at" a point per core. Claims about peaks are judged only where the points
 # place them (connlab.data.peak_bracket); the methodology page states it.

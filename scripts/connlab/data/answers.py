@@ -48,6 +48,7 @@ from connlab.data.chart_rows import (
     trade_curve,
 )
 from connlab.data.disagreements import disagreements
+from connlab.data.peak_bracket import Peak
 
 # Machines named in a sentence; past this many, the count and the median stand for the rest.
 NAMED_UP_TO = 5
@@ -105,7 +106,11 @@ HEADLINES: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
             "Throughput of held connections through PgBouncer ÷ direct, read-write crowd",
             ("pgbouncer",),
         ),
-        ("pooler-near-a-core", "PgBouncer's own CPU with 200 select-only clients, in cores", ("pgbouncer",)),
+        (
+            "pooler-near-a-core",
+            "PgBouncer's own CPU at 25 select-only clients per server core, in cores",
+            ("pgbouncer",),
+        ),
     ],
     "four-poolers": [
         (
@@ -625,6 +630,10 @@ def _one(rows: list[dict], **where: object) -> dict | None:
     return found[0] if len(found) == 1 else None
 
 
+def _positive_or_none(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and value > 0 else None
+
+
 def pool_size(machine: str, sweep: dict, fits: dict, trade: dict) -> dict | None:
     """The machine's recommended pool size and the figures it was reconciled from; None where the machine
     ran none of the experiments that bear on it."""
@@ -640,6 +649,13 @@ def pool_size(machine: str, sweep: dict, fits: dict, trade: dict) -> dict | None
     pools = [r for r in trade.get("pool_spread", []) if r.get("machine") == machine]
     sources: list[dict] = []
     if peak:
+        # Whether the measured neighbours place the peak (within PEAK_RESOLUTION each side); where they do
+        # not, the answer says where the peak may lie, in words (connlab.data.peak_bracket).
+        placed = Peak(
+            float(peak["peak_clients"]),
+            _positive_or_none(peak.get("peak_clients_below")),
+            _positive_or_none(peak.get("peak_clients_above")),
+        )
         sources.append(
             {
                 "kind": "sweep",
@@ -648,6 +664,8 @@ def pool_size(machine: str, sweep: dict, fits: dict, trade: dict) -> dict | None
                 "high": float(peak["near_peak_max_clients"]),
                 "per_core": peak["peak_clients_per_core"],
                 "server_cores": peak["server_cores"],
+                "placed": placed.resolved(),
+                "gap": None if placed.resolved() else placed.gap("clients"),
             }
         )
     if fit and fit.get("n_star") is not None:
@@ -682,6 +700,8 @@ def pool_size(machine: str, sweep: dict, fits: dict, trade: dict) -> dict | None
         source["far"] = ratio is None or ratio > REFUTE_FACTOR
     return {
         "machine": machine,
+        "placed": chosen.get("placed", True),
+        "gap": chosen.get("gap"),
         "pool_size": round(value),
         "low": round(chosen.get("low", value)),
         "high": round(chosen.get("high", value)),

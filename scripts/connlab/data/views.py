@@ -2,7 +2,11 @@
 
 `windows` (a table, so that the experiment's SQL does not parse every CSV again per query): the raw rows of
 one profile per machine, the most thorough it has (full > quick > tiny), so a
-quick rerun on a machine with committed full results never dilutes them.
+quick rerun on a machine with committed full results never dilutes them. Each window carries
+`connect_share` (the share of it pgbench spent connecting its clients) and `steady` (its point's median share
+is at most CONNECTING_SHARE_LIMIT); a point that was not steady has no throughput or latency in `windows`
+(STEADY_STATE_COLUMNS read as NULL), so no figure, peak, fit or claim downstream reads a rate measured over a
+sliver of its window. raw_windows keeps what pgbench printed.
 
 `peak_stats`: each (machine, workload, CPU budget)'s peak: the highest median throughput among points where
 pgbench never saturated its own cores (a client-bound point measures the client, not the server), with its
@@ -23,7 +27,7 @@ about where the peak lies can say whether the points resolve it (connlab.data.cl
 
 from __future__ import annotations
 
-from connlab.contract.names import CLIENT_NEAR_LIMIT_SHARE, OTHERS_WELL_BELOW_SHARE
+from connlab.contract.names import CLIENT_NEAR_LIMIT_SHARE, CONNECTING_SHARE_LIMIT, OTHERS_WELL_BELOW_SHARE
 
 # The busiest process decides: a window's rate is the client's (a bound) when pgbench used at least
 # CLIENT_NEAR_LIMIT_SHARE of its cores (its quota where it had one; a quota of 0 is none) while the server and
@@ -51,14 +55,40 @@ CREATE OR REPLACE MACRO measured_above(points DOUBLE[], peak DOUBLE) AS
     list_min(list_filter(points, lambda x: x > peak));
 """
 
+# A point's windows: one client count of one workload through one target, on one CPU budget and one version
+# of the server and the pooler (point_stats' grouping, with the versions a versions experiment varies).
+POINT_COLUMNS = (
+    "machine, profile, workload, target, transport, server_cpu_budget, clients, "
+    "pooler_version, postgres_version"
+)
+# The steady-state figures: what a point that was mostly connecting leaves out (its CPU, memory, connection
+# and error figures stay, as they are not rates over the window's steady part).
+STEADY_STATE_COLUMNS = (
+    "tps", "latency_avg_ms", "latency_stddev_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
+)  # fmt: skip
+# A point is steady when the median share of its good windows spent connecting is at most
+# CONNECTING_SHARE_LIMIT (a point without a good window has nothing to leave out).
+STEADY_SQL = f"""coalesce(
+    median(CASE WHEN ok THEN connect_share END) OVER (PARTITION BY {POINT_COLUMNS})
+        <= {CONNECTING_SHARE_LIMIT},
+    true)"""
+
 BEST_PROFILE_VIEW = f"""
 CREATE OR REPLACE TABLE windows AS
-SELECT * REPLACE ({CLIENT_BOUND_SQL} AS client_saturated) FROM raw_windows
-QUALIFY CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END
-      = max(CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END) OVER (PARTITION BY machine)
+WITH best AS (
+    SELECT * REPLACE ({CLIENT_BOUND_SQL} AS client_saturated),
+           coalesce(initial_connection_ms, 0) / (1000.0 * nullif(duration_s, 0)) AS connect_share
+    FROM raw_windows
+    QUALIFY CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END
+          = max(CASE profile WHEN 'full' THEN 3 WHEN 'quick' THEN 2 ELSE 1 END) OVER (PARTITION BY machine)
+), judged AS (
+    SELECT *, {STEADY_SQL} AS steady FROM best
+)
+SELECT * REPLACE ({", ".join(f"CASE WHEN steady THEN {c} END AS {c}" for c in STEADY_STATE_COLUMNS)})
+FROM judged
 """
 
-POINT_STATS_VIEW = """
+POINT_STATS_VIEW = f"""
 CREATE OR REPLACE VIEW point_stats AS
 SELECT
     machine, profile, workload, target, transport, server_cpu_budget AS server_cores, clients,
@@ -70,6 +100,16 @@ SELECT
     count(*) AS windows,
     count(*) FILTER (WHERE ok) AS windows_ok,
     count(*) FILTER (WHERE client_saturated) AS windows_client_saturated,
+    -- Whether the point was steady (its throughput and latency figures are NULL otherwise), and the share of
+    -- its good windows spent connecting, for the page that says why a point has no figure.
+    bool_and(steady) AS steady,
+    median(connect_share) FILTER (WHERE ok) AS connect_share_median,
+    max(connect_share) FILTER (WHERE ok) AS connect_share_max,
+    CASE WHEN NOT bool_and(steady) THEN
+        'at ' || clients || ' clients, connecting took '
+        || round(100 * median(connect_share) FILTER (WHERE ok))::INTEGER
+        || '% of the window (a steady state needs {CONNECTING_SHARE_LIMIT:.0%} at most)'
+    END AS unsteady_reason,
     -- The most pgbench used of its own cores (or quota) in any pass: a claim on the point says it where
     -- the load generator, not the server, set the figure.
     max(client_cpu_cores / nullif(coalesce(client_cpu_budget, client_cores), 0)) AS client_cpu_share_max,
@@ -139,6 +179,6 @@ SELECT
     measured_below(list(clients_per_core), arg_max(clients_per_core, tps_median)) AS peak_per_core_below,
     measured_above(list(clients_per_core), arg_max(clients_per_core, tps_median)) AS peak_per_core_above
 FROM point_stats
-WHERE windows_ok > 0 AND windows_client_saturated = 0
+WHERE tps_median IS NOT NULL AND windows_client_saturated = 0
 GROUP BY machine, workload, server_cores
 """

@@ -146,6 +146,10 @@ def basis(found: list[dict], cores: int, scaled: bool) -> dict | None:
         line = f"as measured on the machines nearest in cores ({names}; {nearest_text(near)})"
     if indicative:
         line += ", indicative (quick runs only)"
+    # A peak its measured neighbours do not place (connlab.data.answers.pool_size): where it may lie.
+    gaps = [f"{r['machine']}: {r['gap']}" for r in at if r.get("gap")]
+    if gaps:
+        line += "; the peak is not placed (" + "; ".join(gaps) + ")"
     return {
         "kind": kind,
         "line": line,
@@ -208,6 +212,7 @@ def pool_per_core(pool_sizes: dict, heads: dict[str, dict]) -> list[dict]:
                 "high": lead.get("high", lead["pool_size"]) / cores,
                 "versions": {},
                 "pool_size": lead["pool_size"],
+                "gap": lead.get("gap"),
                 **heads[machine],
             }
         )
@@ -351,6 +356,7 @@ def pgbouncer_trade(
     Each figure is pooled ÷ direct as measured (not scaled); the pool comes from Pool sizing's rows."""
     pools = {row["cores"]: row for row in pool_rows}
     found = {role: readings(claims.get(claim_id), heads) for role, claim_id in TRADE.items()}
+    unsettled = {role: undecided(claims.get(claim_id), heads) for role, claim_id in TRADE.items()}
     rows = []
     for cores in CORE_CHOICES:
         figures = {}
@@ -361,8 +367,22 @@ def pgbouncer_trade(
                 figures[role] = {**base, "label": label, "decision": decision(base)}
         if not figures and cores not in pools:
             continue
-        rows.append({"cores": cores, "figures": figures, "pool": pools.get(cores)})
+        # A way of connecting no machine decided is said, with why, rather than left off the list.
+        open_roles = {role: cells for role, cells in unsettled.items() if cells and role not in figures}
+        rows.append({"cores": cores, "figures": figures, "pool": pools.get(cores), "undecided": open_roles})
     return rows
+
+
+def undecided(claim: dict | None, heads: dict[str, dict]) -> list[dict]:
+    """The measured machines whose points could not decide a claim, each with the reason in words (a point
+    mostly spent connecting, a client-bound rate): what the answer says where no machine gives a figure."""
+    return [
+        {"machine": machine_label(str(cell["machine"]), heads[str(cell["machine"])]["server_cores"]),
+         "reason": str(cell["reason"])}
+        for cell in (claim or {}).get("verdicts", [])
+        if str(cell["machine"]) in heads and cell.get("value") is None and cell.get("reason")
+        and cell.get("verdict") == "cannot be evaluated"
+    ]  # fmt: skip
 
 
 # -- four poolers -----------------------------------------------------------------------------------------

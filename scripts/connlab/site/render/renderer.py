@@ -12,6 +12,7 @@ import functools
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import stat
 import statistics
@@ -39,6 +40,7 @@ from connlab.contract.names import (
     CLAIMS_SUBDIR,
     CLIENT_NEAR_LIMIT_SHARE,
     CLIENT_SATURATION_SHARE,
+    CONNECTING_SHARE_LIMIT,
     DEFAULT_PG_MAJOR,
     LOOPBACK_HOST,
     MACHINES_JSON,
@@ -231,6 +233,8 @@ class PageRenderer:
             # The busiest-process rule (connlab.data.views.CLIENT_BOUND_SQL), for the pages that state it.
             client_near_limit_share=CLIENT_NEAR_LIMIT_SHARE,
             others_well_below_share=OTHERS_WELL_BELOW_SHARE,
+            # The steady-state rule (connlab.data.views.STEADY_SQL), for the page that states it.
+            connecting_share_limit=CONNECTING_SHARE_LIMIT,
             # How close a peak's measured neighbours must be for a claim about the peak to be judged.
             peak_resolution=PEAK_RESOLUTION,
             pooler_series_step_s=POOLER_SERIES_STEP_S,
@@ -669,24 +673,39 @@ def _render_site(data_dir: Path, docs_dir: Path, helper: WorkerPool) -> list[Pat
     return written
 
 
+# Pygments writes each run of whitespace between a script's words in a span of its own (class "w",
+# Token.Text.Whitespace) that no stylesheet colours, Material's nor the site's: in four-poolers' longest
+# script those spans were a third of the block, and its page was over issue 54's 600 KB of HTML. Written bare,
+# the block shows and copies the same text.
+_WHITESPACE_SPAN = re.compile(r'<span class="w">(\s*)</span>')
+# Part of a block's key (code_converter_key): a block highlighted before the whitespace was written bare is
+# highlighted again.
+HIGHLIGHT_FORM = "whitespace bare"
+
+
+def without_whitespace_spans(block: str) -> str:
+    """A highlighted block with its whitespace tokens' spans taken off (their text kept)."""
+    return _WHITESPACE_SPAN.sub(r"\1", block)
+
+
 @functools.cache
 def code_converter_key() -> str:
     """What a highlighted block is made with besides its text: the Markdown extensions mkdocs.yml names, with
-    their options, and the versions of the libraries that convert and highlight it."""
+    their options, the versions of the libraries that convert and highlight it, and what is done after."""
     versions = [importlib.metadata.version(name) for name in ("markdown", "pymdown-extensions", "pygments")]
-    return digest(canonical_json(markdown_extensions()), *versions)
+    return digest(canonical_json(markdown_extensions()), *versions, HIGHLIGHT_FORM)
 
 
 def write_code_blocks(blocks: dict[str, str], stamped: Path) -> None:
     """Each block the articles name, highlighted by the Markdown extensions mkdocs.yml names (as MkDocs would
-    have converted it), where its file is missing: a file there is the same block from the same converter,
-    since the key names both. Blocks no article names any more are removed."""
+    have converted it, its whitespace written bare), where its file is missing: a file there is the same block
+    from the same converter, since the key names both. Blocks no article names any more are removed."""
     converter: FragmentConverter | None = None
     for key, fence in blocks.items():
         path = stamped / code_block(key)
         if not path.is_file():
             converter = converter or FragmentConverter(exists=lambda page: False)
-            write_if_changed(path, converter.convert("", fence))
+            write_if_changed(path, without_whitespace_spans(converter.convert("", fence)))
     named = {stamped / code_block(key) for key in blocks}
     for stale in set((stamped / CODE_BLOCKS_SUBDIR).glob(f"*{FRAGMENT_SUFFIX}")) - named:
         stale.unlink()
