@@ -273,6 +273,23 @@ def test_coverage_names_poolers_measured_and_missing() -> None:
     assert with_cores["poolers"][1]["versions"][0]["machines"]["cores"] == [1.0]
 
 
+def test_coverage_names_every_build_the_rows_ran_not_only_machine_yamls() -> None:
+    """Issue 55: a second PgBouncer build staged for pgbouncer-versions is on no PATH, so machine.yaml records
+    1.18.0 only; the rows record 1.25.2 under the spec's pooler names, and the page names both builds."""
+    facts = {
+        "measured": [
+            {"machine": "a", "experiment": "pgbouncer-versions",
+             "pooler_versions": ["pgbouncer-1.25 1.25.2", "pgbouncer-installed 1.18.0"]},
+            {"machine": "a", "experiment": "pooler-memory", "pooler_versions": ["pgbouncer 1.18.0"]},
+        ]
+    }  # fmt: skip
+    poolers = [{"machine": "a", "pooler": "pgbouncer", "version": "1.18.0", "available": True}]
+    found = coverage(facts, ["a"], ["pgbouncer-versions", "pooler-memory"], poolers)
+    (bouncer,) = found["poolers"]
+    assert [v["label"] for v in bouncer["versions"]] == ["PgBouncer 1.18.0", "PgBouncer 1.25.2"]
+    assert all(v["machines"]["names"] == ["a"] for v in bouncer["versions"])
+
+
 # -- over the built site ---------------------------------------------------------------------------------
 
 NOT_MEASURED = re.compile(r"not measured yet|no measurements yet|has not been measured", re.IGNORECASE)

@@ -3,7 +3,7 @@
 -- build/data/facts/machines.json.
 
 -- name: measured
-SELECT machine, experiment, profile, windows, server_cores, first_window, last_window
+SELECT machine, experiment, profile, windows, server_cores, first_window, last_window, pooler_versions
 FROM main.measured ORDER BY machine, experiment;
 
 -- name: columns

@@ -33,6 +33,7 @@ from pathlib import Path
 import orjson
 
 from connlab.contract.cache import canonical_bytes, loads_fast, read_json, remember_written
+from connlab.contract.experiment import load_experiment
 from connlab.contract.facts_files import facts_path
 from connlab.contract.files import write_bytes_if_changed, write_bytes_whole
 from connlab.contract.machine_schema import NOT_AVAILABLE
@@ -481,6 +482,23 @@ def coverage(
             )
         if row.get("seed_version"):
             seed_versions[pooler] = str(row["seed_version"])
+    # The builds the rows of these experiments ran, beside the one machine.yaml records (a second build of a
+    # pooler, staged for a versions experiment, is on no PATH).
+    # A row's target is the spec's pooler name ('pgbouncer-1.25'), its kind the spec's.
+    kind_of = {
+        pooler.name or pooler.kind: pooler.kind for name in wanted for pooler in load_experiment(name).poolers
+    }
+    for r in machines_facts.get("measured", []):
+        if r["experiment"] not in wanted or str(r["machine"]) not in ran_set:
+            continue
+        for built in r.get("pooler_versions") or []:
+            target, _, version = str(built).partition(" ")
+            pooler = kind_of.get(target, target)
+            if pooler not in by_pooler or not version:
+                continue
+            found = versions.setdefault(pooler, {}).setdefault(version, [])
+            if str(r["machine"]) not in found:
+                found.append(str(r["machine"]))
     did_not_run = [m for m in measured if m not in ran_set]
     return {
         "ran": ran,

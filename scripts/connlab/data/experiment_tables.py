@@ -153,7 +153,12 @@ SELECT machine, any_value(profile) AS profile, count(*) AS windows, max(server_c
        list_sort(list_distinct(list(duration_s))) AS window_lengths_s,
        list_sort(list_distinct(list(clients))) AS client_grid,
        list_sort(list_distinct(list(pool_size))) AS pool_sizes,
-       list_sort(list_distinct(list(cpu_budget_method))) AS cpu_methods
+       list_sort(list_distinct(list(cpu_budget_method))) AS cpu_methods,
+       -- The pooler builds the rows ran ('pgbouncer 1.25.2'): a machine may hold several builds of one
+       -- pooler, where machine.yaml records the one on its PATH.
+       list_sort(list_distinct(list(target || ' ' || pooler_version)
+                               FILTER (WHERE pooler_version IS NOT NULL AND target <> 'direct')))
+           AS pooler_versions
 FROM windows JOIN point_passes USING (machine) GROUP BY machine
 """
 
