@@ -75,7 +75,7 @@ PROBE_CODE     := $(wildcard scripts/connlab/probes/*.py scripts/connlab/probes/
 SHARED_CODE    := $(wildcard scripts/connlab/__init__.py scripts/connlab/cli.py scripts/connlab/errors.py scripts/connlab/paths.py \
                     scripts/connlab/interrupts.py scripts/connlab/contract/*.py scripts/connlab/contract/*/*.py) $(POOLER_CODE) \
                   $(PROBE_CODE)
-DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/analysis/*.py \
+DATA_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/data/*.py scripts/connlab/data/*/*.py scripts/connlab/analysis/*.py \
                     scripts/connlab/poolers/*/facts.py)
 SITE_CODE      := $(SHARED_CODE) $(wildcard scripts/connlab/site/*.py scripts/connlab/site/*/*.py scripts/connlab/site/*/*.mjs scripts/connlab/site/*/*.json)
 
@@ -234,8 +234,8 @@ serve: site
 # ---------------------------------------------------------------------------------------------------------
 # Quality
 # ---------------------------------------------------------------------------------------------------------
-# The tiers select tests by the markers tests/process_markers.py keeps honest. The site the tests read is
-# built from tests/fixtures/results by the tests themselves, never from results/.
+# The tiers select tests by the markers tests/support/process_markers.py keeps honest. The site the tests read
+# is built from tests/fixtures/results by the tests themselves, never from results/.
 UNIT_TESTS := not (e2e or browser or mkdocs or process or slow)
 # Workers for pytest-xdist. The end-to-end tests' clusters, ports, cgroups and locks are their own, so they
 # run side by side; they spend most of their time waiting on windows of a fixed length, so `make test` runs

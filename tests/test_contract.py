@@ -23,9 +23,9 @@ from connlab.contract.poolers.registry import CONFIGS
 from connlab.contract.probes.registry import PROBES
 from connlab.lab.poolers.registry import POOLERS
 from connlab.lab.samplers.registry import SAMPLERS
+from support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
-PACKAGE = REPO / "scripts"
+PACKAGE = REPO_ROOT / "scripts"
 STAGES = {
     "connlab.lab": ("connlab.lab",),
     "connlab.data": ("connlab.data", "connlab.analysis"),
@@ -140,7 +140,7 @@ def test_importing_the_site_loads_no_harness_nor_its_drivers() -> None:
 
 def stamp_code() -> dict[str, set[str]]:
     output = subprocess.run(
-        ["make", "-s", "stage-code"], cwd=REPO, capture_output=True, text=True, check=True
+        ["make", "-s", "stage-code"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
     )
     stamps = {}
     for line in output.stdout.splitlines():
@@ -150,7 +150,7 @@ def stamp_code() -> dict[str, set[str]]:
 
 
 def source_files(modules: set[str]) -> set[str]:
-    return {str(module_file(m).relative_to(REPO)) for m in modules}  # type: ignore[union-attr]
+    return {str(module_file(m).relative_to(REPO_ROOT)) for m in modules}  # type: ignore[union-attr]
 
 
 @pytest.mark.process

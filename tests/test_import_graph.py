@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1] / "scripts" / "connlab"
+from support.paths import REPO_ROOT
+
+PACKAGE_DIR = REPO_ROOT / "scripts" / "connlab"
 PACKAGE = "connlab"
 
 

@@ -19,19 +19,21 @@ FROM point_stats;
 CREATE OR REPLACE TABLE peaks AS
 SELECT * FROM peak_stats;
 
--- Every point relative to its machine's peak: the price of oversubscription. The range is the site's one
--- convention for a ratio: the point's slowest pass over the peak's fastest, to its fastest over the peak's
--- slowest (methodology page, "Verdicts").
+-- Every point relative to its machine's peak: the price of oversubscription, each ratio with the range
+-- its passes allow (ratio_low, ratio_high: the point's slowest pass over the peak's fastest, to its fastest
+-- over the peak's slowest).
 CREATE OR REPLACE TABLE relative_to_peak AS
 SELECT
     p.machine, p.workload, p.clients, p.clients_per_core,
     p.clients / k.peak_clients                          AS clients_over_peak,
     p.tps_median / k.peak_tps                           AS tps_share,
-    p.tps_min / k.peak_tps_max                          AS tps_share_min,
-    p.tps_max / k.peak_tps_min                          AS tps_share_max,
+    ratio_low(p.tps_min, p.tps_max, k.peak_tps_min, k.peak_tps_max) AS tps_share_min,
+    ratio_high(p.tps_min, p.tps_max, k.peak_tps_min, k.peak_tps_max) AS tps_share_max,
     p.latency_avg_median / k.peak_latency_ms            AS latency_factor,
-    p.latency_avg_min / k.peak_latency_max_ms           AS latency_factor_min,
-    p.latency_avg_max / k.peak_latency_min_ms           AS latency_factor_max,
+    ratio_low(p.latency_avg_min, p.latency_avg_max, k.peak_latency_min_ms, k.peak_latency_max_ms)
+                                                        AS latency_factor_min,
+    ratio_high(p.latency_avg_min, p.latency_avg_max, k.peak_latency_min_ms, k.peak_latency_max_ms)
+                                                        AS latency_factor_max,
     p.latency_p95_median / k.peak_latency_p95_ms        AS latency_p95_factor,
     -- Whether pgbench set the point's rate (the peak never is: peak_stats leaves such points out).
     p.windows_client_saturated > 0                      AS client_saturated,
@@ -161,22 +163,21 @@ WHERE c.published AND c.clients > k.peak_clients;
 -- includes the time its clients take to connect, and throughput and latency count only the transactions
 -- after that; while hundreds of clients are still connecting, fewer than `clients` are in flight, and the
 -- ratio falls below 1 by about the share of the window spent connecting (on one 4 s quick window at 400
--- clients: 1.8 s connecting, ratio 0.72). Only windows that connected within 10% of their length are in
--- a steady state that Little's law describes; the others are counted, and named on the page.
+-- clients: 1.8 s connecting, ratio 0.72). Only points in a steady state (the windows' rule,
+-- connlab.data.views: connecting took at most a tenth of the window) have a throughput; the others are
+-- counted, and named on the page.
 CREATE OR REPLACE TABLE littles_law AS
 WITH w AS (
-    SELECT machine, profile, workload, clients, duration_s, tps, latency_avg_ms,
-           latency_avg_ms * tps / (1000.0 * clients) AS ratio,
-           coalesce(initial_connection_ms, 0) / (1000.0 * duration_s) AS connect_share
-    FROM windows WHERE ok AND tps > 0
+    SELECT machine, profile, workload, clients, duration_s, connect_share,
+           latency_avg_ms * tps / (1000.0 * clients) AS ratio
+    FROM windows WHERE ok
 )
 SELECT machine, profile, workload, clients, any_value(duration_s) AS duration_s,
        count(*) AS windows,
-       count(*) FILTER (WHERE connect_share < 0.1) AS steady_windows,
-       median(ratio) FILTER (WHERE connect_share < 0.1) AS ratio,
-       min(ratio) FILTER (WHERE connect_share < 0.1) AS ratio_min,
-       max(ratio) FILTER (WHERE connect_share < 0.1) AS ratio_max,
-       median(ratio) AS ratio_all_windows,
+       count(ratio) AS steady_windows,
+       median(ratio) AS ratio,
+       min(ratio) AS ratio_min,
+       max(ratio) AS ratio_max,
        max(connect_share) AS connect_share_max
 FROM w
 GROUP BY machine, profile, workload, clients;

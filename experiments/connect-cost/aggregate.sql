@@ -22,14 +22,16 @@ SELECT
     t.connection_ms_median                          AS trust_connection_ms,
     s.connection_ms_median                          AS scram_connection_ms,
     s.ms_per_tx_median / h.ms_per_tx_median         AS scram_over_held,
-    s.ms_per_tx_min / h.ms_per_tx_max               AS scram_over_held_low,
-    s.ms_per_tx_max / h.ms_per_tx_min               AS scram_over_held_high,
+    ratio_low(s.ms_per_tx_min, s.ms_per_tx_max, h.ms_per_tx_min, h.ms_per_tx_max) AS scram_over_held_low,
+    ratio_high(s.ms_per_tx_min, s.ms_per_tx_max, h.ms_per_tx_min, h.ms_per_tx_max) AS scram_over_held_high,
     t.ms_per_tx_median / h.ms_per_tx_median         AS trust_over_held,
     h.tps_median / s.tps_median                     AS held_tps_over_scram_tps,
     (s.connection_ms_median - t.connection_ms_median) / s.connection_ms_median AS auth_share_of_handshake,
-    -- 1 - trust/SCRAM over the passes' extremes: the range the passes allow.
-    1 - t.connection_ms_max / s.connection_ms_min  AS auth_share_low,
-    1 - t.connection_ms_min / s.connection_ms_max  AS auth_share_high,
+    -- 1 - trust/SCRAM over the range the passes allow (its high end makes the share's low end).
+    1 - ratio_high(t.connection_ms_min, t.connection_ms_max, s.connection_ms_min, s.connection_ms_max)
+                                                    AS auth_share_low,
+    1 - ratio_low(t.connection_ms_min, t.connection_ms_max, s.connection_ms_min, s.connection_ms_max)
+                                                    AS auth_share_high,
     -- Whether pgbench set any of the three rates.
     h.windows_client_saturated + t.windows_client_saturated + s.windows_client_saturated > 0
                                                     AS client_saturated,

@@ -43,15 +43,16 @@ WHERE w.ok AND p.windows_client_saturated = 0
 GROUP BY ALL;
 
 CREATE OR REPLACE TABLE scaling_ranges AS
+WITH pass_range AS (
+    SELECT machine, workload, budget, min(peak_clients_per_core) AS low, max(peak_clients_per_core) AS high
+    FROM pass_peaks
+    GROUP BY machine, workload, budget
+)
 SELECT s.machine, s.workload, s.small_budget, s.large_budget, s.per_core_ratio,
        s.small_peak_per_core, s.small_peak_per_core_below, s.small_peak_per_core_above,
        s.large_peak_per_core, s.large_peak_per_core_below, s.large_peak_per_core_above,
-       (SELECT min(peak_clients_per_core) FROM pass_peaks q WHERE q.machine = s.machine
-          AND q.workload = s.workload AND q.budget = s.large_budget)
-     / (SELECT max(peak_clients_per_core) FROM pass_peaks q WHERE q.machine = s.machine
-          AND q.workload = s.workload AND q.budget = s.small_budget) AS per_core_ratio_low,
-       (SELECT max(peak_clients_per_core) FROM pass_peaks q WHERE q.machine = s.machine
-          AND q.workload = s.workload AND q.budget = s.large_budget)
-     / (SELECT min(peak_clients_per_core) FROM pass_peaks q WHERE q.machine = s.machine
-          AND q.workload = s.workload AND q.budget = s.small_budget) AS per_core_ratio_high
-FROM scaling s;
+       ratio_low(l.low, l.high, m.low, m.high) AS per_core_ratio_low,
+       ratio_high(l.low, l.high, m.low, m.high) AS per_core_ratio_high
+FROM scaling s
+LEFT JOIN pass_range l ON l.machine = s.machine AND l.workload = s.workload AND l.budget = s.large_budget
+LEFT JOIN pass_range m ON m.machine = s.machine AND m.workload = s.workload AND m.budget = s.small_budget;

@@ -73,8 +73,8 @@ pass_range AS (
 SELECT r.*, p.peak_per_core_low, p.peak_per_core_high,
        f.far_clients, f.far_per_core, f.far_tps, f.far_tps_min, f.far_tps_max, f.far_client_bound,
        f.far_tps / r.peak_tps AS far_share,
-       f.far_tps_min / r.peak_tps_max AS far_share_low,
-       f.far_tps_max / r.peak_tps_min AS far_share_high
+       ratio_low(f.far_tps_min, f.far_tps_max, r.peak_tps_min, r.peak_tps_max) AS far_share_low,
+       ratio_high(f.far_tps_min, f.far_tps_max, r.peak_tps_min, r.peak_tps_max) AS far_share_high
 FROM ranked r
 JOIN pass_range p USING (machine, workload, major)
 JOIN far_points f USING (machine, workload, major);
@@ -103,12 +103,14 @@ SELECT b.machine, o.workload, b.old_major, b.new_major, o.points,
        o.peak_per_core_below AS old_peak_per_core_below, o.peak_per_core_above AS old_peak_per_core_above,
        n.peak_per_core_below AS new_peak_per_core_below, n.peak_per_core_above AS new_peak_per_core_above,
        n.peak_per_core / o.peak_per_core AS peak_moved,
-       n.peak_per_core_low / o.peak_per_core_high AS peak_moved_low,
-       n.peak_per_core_high / o.peak_per_core_low AS peak_moved_high,
+       ratio_low(n.peak_per_core_low, n.peak_per_core_high, o.peak_per_core_low, o.peak_per_core_high)
+           AS peak_moved_low,
+       ratio_high(n.peak_per_core_low, n.peak_per_core_high, o.peak_per_core_low, o.peak_per_core_high)
+           AS peak_moved_high,
        o.peak_tps AS old_peak_tps, n.peak_tps AS new_peak_tps,
        n.peak_tps / o.peak_tps AS peak_tps_ratio,
-       n.peak_tps_min / o.peak_tps_max AS peak_tps_ratio_low,
-       n.peak_tps_max / o.peak_tps_min AS peak_tps_ratio_high,
+       ratio_low(n.peak_tps_min, n.peak_tps_max, o.peak_tps_min, o.peak_tps_max) AS peak_tps_ratio_low,
+       ratio_high(n.peak_tps_min, n.peak_tps_max, o.peak_tps_min, o.peak_tps_max) AS peak_tps_ratio_high,
        o.far_per_core, o.far_client_bound OR n.far_client_bound AS far_client_bound,
        o.far_share AS old_far_share, n.far_share AS new_far_share,
        o.far_share_low AS old_far_share_low, o.far_share_high AS old_far_share_high,
@@ -129,7 +131,8 @@ SELECT b.machine, o.workload, o.clients, o.clients_per_core, b.old_major, b.new_
        o.tps_median AS old_tps, o.tps_min AS old_tps_min, o.tps_max AS old_tps_max,
        n.tps_median AS new_tps, n.tps_min AS new_tps_min, n.tps_max AS new_tps_max,
        n.tps_median / o.tps_median AS new_over_old,
-       n.tps_min / o.tps_max AS new_over_old_low, n.tps_max / o.tps_min AS new_over_old_high
+       ratio_low(n.tps_min, n.tps_max, o.tps_min, o.tps_max) AS new_over_old_low,
+       ratio_high(n.tps_min, n.tps_max, o.tps_min, o.tps_max) AS new_over_old_high
 FROM (SELECT machine, min(major) AS old_major, max(major) AS new_major FROM points GROUP BY machine
       HAVING count(DISTINCT major) >= 2) b
 JOIN points o ON o.machine = b.machine AND o.major = b.old_major
@@ -157,11 +160,13 @@ CREATE OR REPLACE TABLE connect_pairs AS
 SELECT o.machine, o.major AS old_major, n.major AS new_major,
        o.connection_ms_median AS old_connection_ms, n.connection_ms_median AS new_connection_ms,
        n.connection_ms_median / o.connection_ms_median AS connection_ratio,
-       n.connection_ms_min / o.connection_ms_max AS connection_ratio_low,
-       n.connection_ms_max / o.connection_ms_min AS connection_ratio_high,
+       ratio_low(n.connection_ms_min, n.connection_ms_max, o.connection_ms_min, o.connection_ms_max)
+           AS connection_ratio_low,
+       ratio_high(n.connection_ms_min, n.connection_ms_max, o.connection_ms_min, o.connection_ms_max)
+           AS connection_ratio_high,
        n.new_tps / o.new_tps AS new_tps_ratio,
-       n.new_tps_min / o.new_tps_max AS new_tps_ratio_low,
-       n.new_tps_max / o.new_tps_min AS new_tps_ratio_high,
+       ratio_low(n.new_tps_min, n.new_tps_max, o.new_tps_min, o.new_tps_max) AS new_tps_ratio_low,
+       ratio_high(n.new_tps_min, n.new_tps_max, o.new_tps_min, o.new_tps_max) AS new_tps_ratio_high,
        o.client_saturated OR n.client_saturated AS client_saturated,
        greatest(o.client_cpu, n.client_cpu) AS client_cpu, o.client_cores
 FROM connect_cost o

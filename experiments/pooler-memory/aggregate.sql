@@ -51,7 +51,9 @@ FROM point_stats p JOIN connect c USING (machine, target, clients);
 -- not measurable, whatever the medians say; otherwise which one was faster, and by how much.
 CREATE OR REPLACE TABLE throughput_pairs AS
 SELECT a.machine, a.clients, a.pooler, b.pooler AS other,
-       a.tps_median / b.tps_median AS ratio, a.tps_min / b.tps_max AS ratio_low, a.tps_max / b.tps_min AS ratio_high,
+       a.tps_median / b.tps_median AS ratio,
+       ratio_low(a.tps_min, a.tps_max, b.tps_min, b.tps_max) AS ratio_low,
+       ratio_high(a.tps_min, a.tps_max, b.tps_min, b.tps_max) AS ratio_high,
        CASE WHEN a.tps_min <= b.tps_max AND b.tps_min <= a.tps_max THEN 'no measurable difference'
             WHEN a.tps_min > b.tps_max THEN 'faster' ELSE 'slower' END AS difference
 FROM throughput a JOIN throughput b ON b.machine = a.machine AND b.clients = a.clients AND a.pooler < b.pooler

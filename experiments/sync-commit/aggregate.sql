@@ -37,8 +37,8 @@ SELECT n.machine, n.clients,
        n.tps_median AS on_tps, n.tps_min AS on_tps_min, n.tps_max AS on_tps_max,
        f.tps_median AS off_tps, f.tps_min AS off_tps_min, f.tps_max AS off_tps_max,
        f.tps_median / n.tps_median AS off_over_on,
-       f.tps_min / n.tps_max AS off_over_on_low,
-       f.tps_max / n.tps_min AS off_over_on_high,
+       ratio_low(f.tps_min, f.tps_max, n.tps_min, n.tps_max) AS off_over_on_low,
+       ratio_high(f.tps_min, f.tps_max, n.tps_min, n.tps_max) AS off_over_on_high,
        f.tps_min > n.tps_max AS off_measurably_higher
 FROM points n JOIN points f ON f.machine = n.machine AND f.clients = n.clients
 WHERE n.workload = 'sync-on' AND f.workload = 'sync-off'
@@ -52,8 +52,8 @@ SELECT n.machine,
        f.peak_clients_below AS off_peak_clients_below, f.peak_clients_above AS off_peak_clients_above,
        n.peak_tps AS on_peak_tps, f.peak_tps AS off_peak_tps,
        f.peak_tps / n.peak_tps AS ceiling_ratio,
-       f.peak_tps_min / n.peak_tps_max AS ceiling_ratio_low,
-       f.peak_tps_max / n.peak_tps_min AS ceiling_ratio_high,
+       ratio_low(f.peak_tps_min, f.peak_tps_max, n.peak_tps_min, n.peak_tps_max) AS ceiling_ratio_low,
+       ratio_high(f.peak_tps_min, f.peak_tps_max, n.peak_tps_min, n.peak_tps_max) AS ceiling_ratio_high,
        n.plateau_min_clients AS on_plateau_min, n.plateau_max_clients AS on_plateau_max,
        f.plateau_min_clients AS off_plateau_min, f.plateau_max_clients AS off_plateau_max,
        -- The peak moved measurably only if either peak lies outside the other setting's plateau: the

@@ -317,7 +317,7 @@ def render() -> None:
 
 
 def _render() -> None:
-    from connlab.site.render.renderer import render_site
+    from connlab.site.render.all_pages import render_site
 
     started = time.perf_counter()
     written = render_site()

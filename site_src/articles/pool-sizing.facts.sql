@@ -56,11 +56,11 @@ ORDER BY k.machine, k.workload;
 
 -- name: littles_law
 -- Clients ÷ throughput is the mean time a client waits per transaction (Little's law, with no think
--- time); pgbench's own mean latency should match it. Windows still connecting for 10% or more of their
--- length are left out of the ratio (clients_sweep.littles_law says why).
+-- time); pgbench's own mean latency should match it. Points whose windows spent more than a tenth of
+-- their length connecting have no throughput and are left out of the ratio (clients_sweep.littles_law).
 SELECT l.machine, l.workload, l.clients, p.tps_median, p.latency_avg_median,
        1000.0 * l.clients / p.tps_median AS littles_law_ms,
-       l.ratio AS measured_over_predicted, l.ratio_all_windows, l.windows, l.steady_windows,
+       l.ratio AS measured_over_predicted, l.windows, l.steady_windows,
        l.connect_share_max, l.duration_s
 FROM clients_sweep.littles_law l JOIN clients_sweep.points p USING (machine, workload, clients)
 ORDER BY machine, workload, clients;
@@ -71,9 +71,8 @@ SELECT machine, any_value(profile) AS profile, count(*) FILTER (WHERE steady_win
        0.1 AS tolerance,
        bool_and(abs(ratio - 1) <= 0.1) FILTER (WHERE steady_windows > 0) AS within_tolerance,
        min(ratio) AS ratio_min, max(ratio) AS ratio_max, median(ratio) AS ratio_median,
-       count(*) FILTER (WHERE steady_windows < windows) AS ramped_points,
-       min(ratio_all_windows) AS ramped_ratio_min,
-       max(connect_share_max) AS connect_share_max,
+       count(*) FILTER (WHERE steady_windows = 0) AS ramped_points,
+       max(connect_share_max) FILTER (WHERE steady_windows = 0) AS connect_share_max,
        any_value(duration_s) AS duration_s
 FROM clients_sweep.littles_law
 GROUP BY machine ORDER BY machine;

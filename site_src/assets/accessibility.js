@@ -1,6 +1,6 @@
 /*
  * Connection Lab: what Material's theme leaves out for assistive technology, added after every page
- * load and instant navigation (axe-core checks the result in tests/test_site_pages.py).
+ * load and instant navigation (axe-core checks the result in tests/browser/test_site_pages.py).
  *
  * - The search dialog has role="dialog" but no name.
  * - Material wraps each table in a scroll wrapper; a keyboard user can only scroll a wrapper that can

@@ -80,6 +80,8 @@
   var layouts = new WeakMap();
   var fixedWidths = new WeakMap();
   var observed = new Set();
+  // Figures waiting for their turn to be drawn (drawAll), not yet requested.
+  var queued = new WeakSet();
   var resizeQueued = false;
 
   // Material's instant navigation re-creates every <script> inside the page content so
@@ -614,7 +616,7 @@
     // Figures drawn already are left alone: the page is announced twice where Material's script ran after
     // the charts (see the end of this file), and a palette switch or a resize redraws on its own.
     var figures = Array.prototype.filter.call(document.querySelectorAll(FIGURE), function (figure) {
-      return !requested.has(figure);
+      return !requested.has(figure) && !queued.has(figure);
     });
     if (figures.length === 0) return;
     // Offered whether or not the chart libraries load: the spec and its rows are in the page either way.
@@ -637,20 +639,54 @@
       });
   }
 
-  // Settles once every figure's first drawing is over (a failed one is marked by fail()).
+  // How far a figure is from the reader's view (0: in it), from its box as the page was first laid out; a
+  // figure not shown (in a tab not chosen) is last.
+  function distanceFromView(box) {
+    if (box.width === 0 && box.height === 0) return Infinity;
+    if (box.bottom < 0) return -box.bottom;
+    return Math.max(0, box.top - window.innerHeight);
+  }
+
+  // The next frame (so that what was just drawn is painted), or a short wait where frames are not being
+  // made (a tab in the background).
+  function nextFrame() {
+    return new Promise(function (resolve) {
+      requestAnimationFrame(function () {
+        setTimeout(resolve, 0);
+      });
+      setTimeout(resolve, 100);
+    });
+  }
+
+  // Settles once every figure's first drawing is over (a failed one is marked by fail()). One figure at a
+  // time, the nearest the reader's view first, each painted before the next starts: drawn all at once,
+  // every chart's work was interleaved with the others' and the first appeared only when nearly all were
+  // done (issue 54: the first chart within 3 s at a 4x CPU slowdown; scripts/bench/page_weight.py).
   function drawAll(figures) {
-    var scheme = currentScheme();
-    var sizes = figures.map(measure);
-    return Promise.all(
-      figures.map(function (figure, index) {
+    // Read for every figure before any is drawn: a read after a chart was drawn lays the page out again.
+    var sizes = new Map();
+    var distances = new Map();
+    figures.forEach(function (figure) {
+      sizes.set(figure, measure(figure));
+      distances.set(figure, distanceFromView(figure.getBoundingClientRect()));
+      queued.add(figure);
+    });
+    var ordered = figures.slice().sort(function (a, b) {
+      var first = distances.get(a), second = distances.get(b);
+      return first === second ? 0 : first < second ? -1 : 1; // stable: the page's order where equally far
+    });
+    return ordered.reduce(function (previous, figure) {
+      return previous.then(function () {
+        queued.delete(figure);
+        if (!figure.isConnected) return; // instant navigation took it away meanwhile
         var view = figure.querySelector(VIEW);
         if (resizeObserver && view && !observed.has(view)) {
           resizeObserver.observe(view);
           observed.add(view);
         }
-        return renderFigure(figure, scheme, undefined, sizes[index]);
-      })
-    );
+        return renderFigure(figure, currentScheme(), undefined, sizes.get(figure)).then(nextFrame);
+      });
+    }, Promise.resolve());
   }
 
   // Re-render only charts drawn (or being drawn) for another scheme: Material re-sets

@@ -21,6 +21,7 @@ import duckdb
 from connlab.analysis import usl
 from connlab.analysis.bulk import insert_rows
 from connlab.analysis.usl import MIN_POINTS, UslFit, fit_usl, fit_usl_many
+from connlab.contract import usl_formula
 from connlab.contract.cache import (
     canonical_json,
     digest,
@@ -163,7 +164,7 @@ def fit_in_shares(machines: list[MachineCurves], workers: int | None = None) -> 
 
 def fit_machines(by_machine: dict[str, MachineCurves], cache_dir: Path = FITS_CACHE_DIR) -> list[tuple]:
     """Every machine's fits, from the cache where its curves and the code are unchanged."""
-    code = source_digest(Path(usl.__file__), Path(__file__))
+    code = fits_code()
     keys = {machine: _cache_key(curves, code) for machine, curves in by_machine.items()}
     cached = {machine: read_json(cache_dir / f"{key}.json") for machine, key in keys.items()}
     missing = [machine for machine, rows in cached.items() if rows is None]
@@ -239,4 +240,4 @@ def fit_all(con: duckdb.DuckDBPyConnection, machine_keys: dict[str, str] | None 
 
 def fits_code() -> str:
     """The fitting code, for a machine's key."""
-    return source_digest(Path(usl.__file__), Path(__file__))
+    return source_digest(Path(usl.__file__), Path(usl_formula.__file__), Path(__file__))

@@ -15,6 +15,8 @@ from typing import overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from connlab.contract.usl_formula import throughput
+
 Array = NDArray[np.float64]
 
 MIN_POINTS_FOR_CONFIDENCE = 6
@@ -50,8 +52,7 @@ CHUNK = 4096
 
 def usl_throughput(clients: ArrayLike, lambda_: float, sigma: float, kappa: float) -> Array:
     """X(N) for every N in `clients` (vectorised; a scalar gives a 0-d array)."""
-    n = np.asarray(clients, dtype=float)
-    return lambda_ * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+    return throughput(np.asarray(clients, dtype=float), lambda_, sigma, kappa)
 
 
 @dataclass(frozen=True)
@@ -286,7 +287,7 @@ def _grid(n: Array, fixed_kappa: float | None) -> tuple[Array, Array, Array, Arr
     if fixed_kappa not in (None, 0.0):
         raise ValueError(f"κ is fitted or fixed at 0, not at {fixed_kappa}")
     sigma, kappa = _GRID_FREE_KAPPA if fixed_kappa is None else _GRID_NO_KAPPA
-    shape = n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+    shape = throughput(n, 1.0, sigma, kappa)
     return sigma[:, 0], kappa[:, 0], shape, np.einsum("ij,ij->i", shape, shape)
 
 
@@ -342,7 +343,7 @@ def _solve(
     A parameter at a bound that the gradient pushes outward is held there for that step (the step is taken
     in the others), and a step is clipped into the bounds. Residuals are divided by the fit's largest
     throughput and each parameter by its typical size, so that one damping suits 20 tps and 20,000 tps, and
-    λ ~ 10^4 beside κ ~ 10^-3. tests/test_usl.py checks the answers against scipy's least_squares.
+    λ ~ 10^4 beside κ ~ 10^-3. tests/analysis/test_usl.py checks the answers against scipy's least_squares.
     """
     count, width = n.shape
     params = np.column_stack([lam0, sigma0, np.where(fixed_kappa, 0.0, kappa0)])
@@ -410,9 +411,8 @@ def _solve(
 
 
 def _throughputs(n: Array, params: Array) -> Array:
-    """X(N) of each row's (λ, σ, κ), written as usl_throughput writes it."""
-    lam, sigma, kappa = params[:, 0:1], params[:, 1:2], params[:, 2:3]
-    return lam * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+    """X(N) of each row's (λ, σ, κ)."""
+    return throughput(n, params[:, 0:1], params[:, 1:2], params[:, 2:3])
 
 
 def _costs(n: Array, x: Array, params: Array) -> Array:

@@ -34,7 +34,7 @@ from connlab.data.aggregate_state import (
     previous_state,
     record_state,
 )
-from connlab.data.answers import write_answers
+from connlab.data.answers.write import write_answers
 from connlab.data.bring_tables import EXPERIMENT_WORKERS, bring_up_to_date
 from connlab.data.claims import judge_claims, measured_runs
 from connlab.data.cursor_pool import CursorPool

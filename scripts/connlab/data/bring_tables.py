@@ -75,9 +75,9 @@ def _transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 # Experiments brought up to date at once. Each one's SQL reads its own schema and the main tables only
-# (CONTRIBUTING.md, "An experiment"; tests/test_aggregate_incremental.py checks the SQL), so their order does
-# not matter; a statement runs inside DuckDB without Python's lock, and an added machine's twenty updates are
-# mostly such statements, each too small to keep DuckDB's own threads busy.
+# (CONTRIBUTING.md, "An experiment"; tests/data/test_aggregate_incremental.py checks the SQL), so their order
+# does not matter; a statement runs inside DuckDB without Python's lock, and an added machine's twenty updates
+# are mostly such statements, each too small to keep DuckDB's own threads busy.
 EXPERIMENT_WORKERS = max(1, min(4, os.cpu_count() or 1))
 
 

@@ -584,7 +584,7 @@ def evaluate_claims(
     """Write build/data/claims/<slug>.json: the source's id and every claim with a verdict per machine.
     changed: the only machines whose data changed since the file was written, with the same claims and
     code (None: every verdict is computed again). A machine's verdict depends on its own data alone (each
-    claim's query returns a row per machine, and tests/test_aggregate_incremental.py checks that the file
+    claim's query returns a row per machine, and tests/data/test_aggregate_incremental.py checks that the file
     is the one a build from nothing writes), so the others' verdicts are read back from the file."""
     return judge_claims(con, path, machines, out_dir, measured, changed).path
 

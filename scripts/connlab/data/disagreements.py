@@ -179,9 +179,9 @@ TRAITS: list[Trait] = [
 
 
 def disagreement(row: Mapping[str, object]) -> dict | None:
-    """One claim's disagreement, from its answers row (connlab.data.answers.claim_row): the verdicts with
-    their machines (all of them; the caller names the first few) and, per verdict, the conditions that
-    differ across the machines; None where the machines that judged the claim agree."""
+    """One claim's disagreement, from its answers row (connlab.data.answers.claim_rows.claim_row): the
+    verdicts with their machines (all of them; the caller names the first few) and, per verdict, the
+    conditions that differ across the machines; None where the machines that judged the claim agree."""
     cells = [c for c in row.get("cells") or [] if c.get("verdict") in MEASURED]  # type: ignore[attr-defined]
     verdicts = [v for v in MEASURED if any(c["verdict"] == v for c in cells)]
     if len(verdicts) < 2:

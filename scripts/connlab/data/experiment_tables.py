@@ -13,7 +13,7 @@ import duckdb
 from connlab.contract.columns import COLUMN_TYPES
 from connlab.contract.experiment import load_experiment
 from connlab.data.sql_text import sql_string
-from connlab.data.views import BEST_PROFILE_VIEW, NEIGHBOUR_MACROS, PEAK_STATS_VIEW, POINT_STATS_VIEW
+from connlab.data.views import BEST_PROFILE_VIEW, PEAK_STATS_VIEW, POINT_STATS_VIEW, SHARED_MACROS
 from connlab.errors import LabError
 from connlab.paths import AGGREGATE_SQL_NAME, EXPERIMENT_FILE_NAME, EXPERIMENTS_DIR
 
@@ -118,7 +118,7 @@ def _compute(
     """The experiment's tables from these raw files, in the given schema."""
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}; SET schema = '{schema}'")
     register_raw_windows(con, files, targets)
-    con.execute(NEIGHBOUR_MACROS)
+    con.execute(SHARED_MACROS)
     con.execute(BEST_PROFILE_VIEW)
     con.execute(POINT_STATS_VIEW)
     con.execute(PEAK_STATS_VIEW)
@@ -217,7 +217,7 @@ def update_machines(
 
     Every table an experiment's SQL makes holds rows of one machine each, computed from that machine's
     windows and the main tables (machines, published figures); CONTRIBUTING.md's "An experiment" says so, and
-    tests/test_aggregate_incremental.py checks it for every experiment. A table without a machine column
+    tests/data/test_aggregate_incremental.py checks it for every experiment. A table without a machine column
     cannot be updated per machine: False, and the caller computes the experiment whole. The changed
     machines' rows stay in the schema `changed_schema(experiment)` for the export to read; the caller drops
     it.

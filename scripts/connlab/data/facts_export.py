@@ -83,7 +83,8 @@ def export_facts(
     the facts that name machines in a file of its own (connlab.contract.facts_files). With the measured
     machines whose inputs changed since the files were written (None: all of them), only those machines'
     files are written again: a measured machine's rows depend on its own measurements alone, as every
-    experiment's rows do (tests/test_aggregate_incremental.py checks the files against aggregating anew)."""
+    experiment's rows do (tests/data/test_aggregate_incremental.py checks the files against aggregating
+    anew)."""
     slug = facts_sql.name.removesuffix(".facts.sql")
     redone = (measured or set()) if changed is None else (measured or set()) & changed
     skipped = sorted((measured or set()) - redone)

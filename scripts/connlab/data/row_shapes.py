@@ -14,8 +14,8 @@ pass, workload, client count and server budget), the cells the cross-field rules
 (connlab.data.window_rules), which validation applies to every line, and the measured figures that tell a
 pasted pass (connlab.data.pasted_passes). A file with a line of neither shape
 (a window that ran nothing, an empty figure in a window marked ok, a number with an exponent...) is left to
-the column-wise check, which answers it or leaves it in turn to the row-by-row one. tests/test_validate.py
-holds the three to the same answers.
+the column-wise check, which answers it or leaves it in turn to the row-by-row one.
+tests/data/test_validate.py holds the three to the same answers.
 """
 
 from __future__ import annotations

@@ -315,7 +315,7 @@ def _clean_file_problems(path: Path, text: str, machine_id: str | None) -> list[
     A cell's check depends on its column and text alone, and a results file repeats few distinct texts
     per column (ids, client counts, pass numbers), so a thousand machines' files are checked in a
     fraction of the row-by-row time. Whatever this returns equals what _window_problems yields
-    (tests/test_validate.py compares the two on valid and broken files).
+    (tests/data/test_validate.py compares the two on valid and broken files).
     """
     if not RUN_ID.match(path.stem) or not text.endswith("\n"):
         return None

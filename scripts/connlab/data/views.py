@@ -23,6 +23,9 @@ the flag the harness wrote: every table, peak, fit and claim downstream reads it
 `measured_below` and `measured_above` (macros): a peak's measured neighbours on its own curve, the nearest
 client counts measured below and above it (NULL where the peak is the curve's first or last point), so a claim
 about where the peak lies can say whether the points resolve it (connlab.data.claims, `decidable_by`).
+
+`ratio_low` and `ratio_high` (macros): the ends of a ratio's range under the project's one range convention
+(the methodology page's "One range convention"), from both sides' ranges.
 """
 
 from __future__ import annotations
@@ -48,11 +51,16 @@ CLIENT_BOUND_SQL = f"""(
         true)
 )"""
 
-NEIGHBOUR_MACROS = """
+# A ratio's range runs from the smallest numerator over the largest denominator to the largest over the
+# smallest. Each end takes both sides' ranges (numerator's min and max, then the denominator's), so a call
+# names the two ranges and the convention, here only, picks the ends; the ratio itself is the medians'.
+SHARED_MACROS = """
 CREATE OR REPLACE MACRO measured_below(points DOUBLE[], peak DOUBLE) AS
     list_max(list_filter(points, lambda x: x < peak));
 CREATE OR REPLACE MACRO measured_above(points DOUBLE[], peak DOUBLE) AS
     list_min(list_filter(points, lambda x: x > peak));
+CREATE OR REPLACE MACRO ratio_low(num_min, num_max, den_min, den_max) AS num_min / den_max;
+CREATE OR REPLACE MACRO ratio_high(num_min, num_max, den_min, den_max) AS num_max / den_min;
 """
 
 # A point's windows: one client count of one workload through one target, on one CPU budget and one version
@@ -86,7 +94,20 @@ WITH best AS (
 )
 SELECT * REPLACE ({", ".join(f"CASE WHEN steady THEN {c} END AS {c}" for c in STEADY_STATE_COLUMNS)})
 FROM judged
+-- One order whatever the window functions' partitions left: sums of floats (a slope, a mean) read the rows
+-- in it, so a machine aggregated alone (an incremental build) gives the same last digits as with the rest.
+ORDER BY machine, run_id, window_no, pass_no, started_at
 """
+
+# Over the windows pgbench reported a throughput and latency for (the CPU and probe figures: every window).
+OK_WINDOWS = " FILTER (WHERE ok)"
+
+
+def _median_and_range(value: str, name: str, where: str = "") -> str:
+    """A figure over a point's windows: its median and its range, from the slowest pass to the fastest (the
+    project's one range convention), as the columns <name>_median, <name>_min and <name>_max."""
+    return ",\n    ".join(f"{stat}({value}){where} AS {name}_{stat}" for stat in ("median", "min", "max"))
+
 
 POINT_STATS_VIEW = f"""
 CREATE OR REPLACE VIEW point_stats AS
@@ -107,36 +128,25 @@ SELECT
     max(connect_share) FILTER (WHERE ok) AS connect_share_max,
     CASE WHEN NOT bool_and(steady) THEN
         'at ' || clients || ' clients, connecting took '
-        || round(100 * median(connect_share) FILTER (WHERE ok))::INTEGER
+        -- rounded to a millionth first: a median a last bit either side of a half rounds the same way
+        || round(round(100 * median(connect_share) FILTER (WHERE ok), 6))::INTEGER
         || '% of the window (a steady state needs {CONNECTING_SHARE_LIMIT:.0%} at most)'
     END AS unsteady_reason,
     -- The most pgbench used of its own cores (or quota) in any pass: a claim on the point says it where
     -- the load generator, not the server, set the figure.
     max(client_cpu_cores / nullif(coalesce(client_cpu_budget, client_cores), 0)) AS client_cpu_share_max,
-    median(tps) FILTER (WHERE ok) AS tps_median,
-    min(tps) FILTER (WHERE ok) AS tps_min,
-    max(tps) FILTER (WHERE ok) AS tps_max,
+    {_median_and_range("tps", "tps", OK_WINDOWS)},
     (max(tps) FILTER (WHERE ok) - min(tps) FILTER (WHERE ok)) / median(tps) FILTER (WHERE ok) AS spread,
-    median(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_median,
-    min(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_min,
-    max(1000.0 * clients / tps) FILTER (WHERE ok) AS ms_per_tx_max,
-    median(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_median,
-    min(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_min,
-    max(latency_avg_ms) FILTER (WHERE ok) AS latency_avg_max,
+    {_median_and_range("1000.0 * clients / tps", "ms_per_tx", OK_WINDOWS)},
+    {_median_and_range("latency_avg_ms", "latency_avg", OK_WINDOWS)},
     median(latency_p50_ms) FILTER (WHERE ok) AS latency_p50_median,
-    median(latency_p95_ms) FILTER (WHERE ok) AS latency_p95_median,
-    min(latency_p95_ms) FILTER (WHERE ok) AS latency_p95_min,
-    max(latency_p95_ms) FILTER (WHERE ok) AS latency_p95_max,
+    {_median_and_range("latency_p95_ms", "latency_p95", OK_WINDOWS)},
     median(latency_p99_ms) FILTER (WHERE ok) AS latency_p99_median,
     median(latency_stddev_ms) FILTER (WHERE ok) AS latency_stddev_median,
-    median(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_median,
-    min(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_min,
-    max(avg_connection_ms) FILTER (WHERE ok) AS connection_ms_max,
+    {_median_and_range("avg_connection_ms", "connection_ms", OK_WINDOWS)},
     median(server_cpu_cores) AS server_cpu_median,
     median(client_cpu_cores) AS client_cpu_median,
-    median(pooler_cpu_cores) AS pooler_cpu_median,
-    min(pooler_cpu_cores) AS pooler_cpu_min,
-    max(pooler_cpu_cores) AS pooler_cpu_max,
+    {_median_and_range("pooler_cpu_cores", "pooler_cpu")},
     -- The pooler's own budget where its run had a cgroup of its own; a pooler CPU figure without one was
     -- read while the pooler ran inside the server's cgroup, whose CPU then counted the pooler's too.
     max(pooler_cpu_budget) AS pooler_cpu_budget,
@@ -149,9 +159,7 @@ SELECT
     max(server_backends_max) AS server_backends_max,
     min(server_backends_max) AS server_backends_min,
     sum(wait_samples) FILTER (WHERE ok) AS polls,
-    median(pool_cl_waiting_avg) AS cl_waiting_avg_median,
-    min(pool_cl_waiting_avg) AS cl_waiting_avg_min,
-    max(pool_cl_waiting_avg) AS cl_waiting_avg_max,
+    {_median_and_range("pool_cl_waiting_avg", "cl_waiting_avg")},
     max(pool_cl_waiting_max) AS cl_waiting_max,
     median(pool_maxwait_ms_max) AS maxwait_ms_median,
     max(pool_maxwait_ms_max) AS maxwait_ms_max,

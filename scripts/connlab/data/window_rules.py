@@ -62,8 +62,8 @@ ORDERED_PAIRS = (
     ("pool_cl_waiting_avg", "pool_cl_waiting_max"),
 )
 PERCENTILES = ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms")
-# Every column window_problems reads: the row shapes capture these from each line (tests/test_window_rules.py
-# fails when a rule reads one that is not listed).
+# Every column window_problems reads: the row shapes capture these from each line
+# (tests/data/test_window_rules.py fails when a rule reads one that is not listed).
 COLUMNS_READ = frozenset({
     "run_id", "profile", "pass_no", "pass_order", "started_at", "clients", "jobs", "duration_s",
     "client_cores", "server_cpu_budget", "clients_connected", "ok", "exit_code", "error", "tps",

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import psycopg
 from rich.console import Console
@@ -130,6 +132,19 @@ def run_provenance(facts: dict[str, object], calibration: Calibration | None) ->
     }
 
 
+# The plan's windows still to measure, each with its number in the plan.
+Numbered = list[tuple[int, Window]]
+
+
+@dataclass(frozen=True)
+class _Bar:
+    """The progress bar's tasks: this experiment's, and a run-all's across experiments (None: no run-all)."""
+
+    progress: Progress
+    task: TaskID
+    all_task: TaskID | None
+
+
 class _Sweep:
     """The measuring of one window after another into the results file, with the progress bar and the log
     line: the grid's windows and refinement's alike."""
@@ -149,7 +164,50 @@ class _Sweep:
         self.provenance, self.console, self.overall, self.planned = provenance, console, overall, planned
         self.running_pass: int | None = None  # the pass the poolers were started for: None, by the bench
 
-    def measure_extra(self, progress: Progress, task: TaskID, all_task: TaskID | None, extra: Extra) -> None:
+    def run(self, todo: Numbered, refinement: Refinement | None, unavailable: set[str]) -> None:
+        """The grid's windows still to measure, then refinement's, under one progress bar whose total counts
+        refinement at the most its budget allows."""
+        plan, results, overall = self.plan, self.results, self.overall
+        with _progress(self.console) as progress:
+            added = sum(1 for row in results.rows if row.get("added_for"))
+            refining = max(0, plan.refinement_windows() - added) if refinement else 0
+            task = progress.add_task(f"{plan.experiment} ({plan.profile_name})", total=len(todo) + refining)
+            all_task = progress.add_task(overall.line(), total=None) if overall else None
+            bar = _Bar(progress, task, all_task)
+            self.measure_grid(bar, todo)
+            if refinement is not None:
+                self.refine(bar, refinement, unavailable)
+            self.release_unused(bar)
+
+    def measure_grid(self, bar: _Bar, todo: Numbered) -> None:
+        """The plan's windows, in pass order."""
+        for number, window in todo:
+            raise_if_interrupted()  # a signal whose KeyboardInterrupt was dropped stops the sweep here
+            description = (
+                f"{self.plan.experiment} pass {window.pass_no} {window.workload.id} c={window.clients}"
+            )
+            self.measure(bar, number, window, description)
+
+    def refine(self, bar: _Bar, refinement: Refinement, unavailable: set[str]) -> None:
+        """Refinement's windows (connlab.lab.refine), a round at a time, each decided from the rows written,
+        until it asks for none; a pooler not on this machine is asked nothing."""
+        while True:
+            extras = [e for e in next_points(self.results.rows, refinement) if e.workload not in unavailable]
+            if not extras:
+                return
+            for extra in extras:
+                raise_if_interrupted()
+                self.measure_extra(bar, extra)
+
+    def release_unused(self, bar: _Bar) -> None:
+        """The budget is a bound: what refinement did not need is not left on the bar, nor in the ETA."""
+        progress = bar.progress
+        unused = progress.tasks[0].remaining or 0
+        progress.update(bar.task, total=progress.tasks[0].completed)
+        if self.overall:
+            self.overall.advance(unused * window_estimate_s(self.plan))
+
+    def measure_extra(self, bar: _Bar, extra: Extra) -> None:
         """A window refinement asked for, numbered after the plan's and the extras already written."""
         added = sum(1 for row in self.results.rows if row.get("added_for"))
         if extra.key in self.results.done_keys():
@@ -157,20 +215,15 @@ class _Sweep:
         window = window_of(self.plan, extra)
         description = f"{self.plan.experiment} {extra.workload} {extra.describe()}"
         number = self.planned + added + 1
-        self.measure(progress, task, all_task, number, window, description, extra)
+        self.measure(bar, number, window, description, extra)
 
     def measure(
-        self,
-        progress: Progress,
-        task: TaskID,
-        all_task: TaskID | None,
-        number: int,
-        window: Window,
-        description: str,
-        extra: Extra | None = None,
+        self, bar: _Bar, number: int, window: Window, description: str, extra: Extra | None = None
     ) -> None:
-        plan, overall = self.plan, self.overall
-        progress.update(task, description=description)
+        """One window measured (or recorded as its pooler's unsupported feature) and its row appended; the
+        bar, and a log file's line, told."""
+        plan, overall, progress = self.plan, self.overall, bar.progress
+        progress.update(bar.task, description=description)
         bench = self.benches.activate(window.workload.postgres)
         if restarts_poolers(plan, self.running_pass, window):
             bench.restart_poolers()
@@ -187,10 +240,10 @@ class _Sweep:
             progress.console.print(
                 f"  window {number}: {row['workload']} c={row['clients']} failed: {row['error']}"
             )
-        progress.advance(task)
-        if overall and all_task is not None:
+        progress.advance(bar.task)
+        if overall and bar.all_task is not None:
             overall.advance(window_estimate_s(plan))
-            progress.update(all_task, description=overall.line())
+            progress.update(bar.all_task, description=overall.line())
         if not self.console.is_terminal:
             # A log file gets no live bar; one line per window keeps the ETA visible there.
             left = progress.tasks[0].remaining or 0
@@ -221,6 +274,33 @@ def run_sweep(
     others to a later run of the same command without it, which resumes the same file (a full profile of
     several hours can be measured one workload at a time)."""
     console = console or Console(stderr=True)
+    _refuse_unknown_names(plan, machine_id, only_workloads)
+    windows = plan.windows()
+    refinement = refinement_of(plan, only_workloads)
+    results = _resume(plan, machine_id, windows, console)
+    todo = _windows_to_measure(windows, results, only_workloads, console)
+    LAB_DIR.mkdir(parents=True, exist_ok=True)
+    with open_benches(plan, f"{plan.experiment}-{results.run_id}", opener) as benches:
+        bench = benches.activate(plan.spec.workloads[0].postgres)
+        provenance = _record_machine(plan, machine_id, bench)
+        for reason in bench.unavailable.values():
+            console.print(f"[yellow]{reason}[/]: its windows are left out of this run", highlight=False)
+        for reason in bench.unsupported.values():
+            console.print(f"[yellow]{reason}[/]: its windows are recorded as such", highlight=False)
+        left_out = [(n, w) for n, w in todo if w.workload.target in bench.unavailable]
+        todo = [(n, w) for n, w in todo if w.workload.target not in bench.unavailable]
+        if overall:
+            overall.advance(setup_estimate_s(plan) + len(left_out) * window_estimate_s(plan))
+        sweep = _Sweep(plan, machine_id, results, benches, provenance, console, overall, len(windows))
+        sweep.run(todo, refinement, set(bench.unavailable))
+    if left_out:
+        _refuse_left_out(left_out, bench, results)
+    return results.path
+
+
+def _refuse_unknown_names(plan: Plan, machine_id: str, only_workloads: Sequence[str]) -> None:
+    """A workload the plan does not have, a machine id that is no safe folder name, or the folder of another
+    machine: refused before anything starts."""
     known = [workload.id for workload in plan.spec.workloads]
     unknown = [name for name in only_workloads if name not in known]
     if unknown:
@@ -235,16 +315,26 @@ def run_sweep(
         )
     # connlab.cli chose the id so; a caller that names one itself is held to the same rule.
     machine.refuse_another_machines_folder(machine_id)
+
+
+def _resume(plan: Plan, machine_id: str, windows: list[Window], console: Console) -> ResultsFile:
+    """The results file this run writes: an unfinished run's of the same profile and spec, resumed (its
+    refinement counted whole, whatever workloads this run measures), else a new one."""
     folder = experiment_results_dir(machine_id, plan.experiment)
-    windows = plan.windows()
-    refinement = refinement_of(plan, only_workloads)
     results = find_resumable(
         folder, plan.profile_name, plan.spec_hash, len(windows), _unfinished(refinement_of(plan))
     )
     if results is None:
-        results = ResultsFile(new_run_path(folder, plan.profile_name))
-    else:
-        console.print(f"resuming {results.path} ({len(results.rows)} of {len(windows)} windows done)")
+        return ResultsFile(new_run_path(folder, plan.profile_name))
+    console.print(f"resuming {results.path} ({len(results.rows)} of {len(windows)} windows done)")
+    return results
+
+
+def _windows_to_measure(
+    windows: list[Window], results: ResultsFile, only_workloads: Sequence[str], console: Console
+) -> Numbered:
+    """The plan's windows the results file does not hold yet, numbered in the plan; with only_workloads,
+    those workloads' only, the others named as left to a later run."""
     done = results.done_keys()
     todo = [(number, window) for number, window in enumerate(windows, 1) if window.key not in done]
     later = [window for _, window in todo if only_workloads and window.workload.id not in only_workloads]
@@ -257,62 +347,35 @@ def run_sweep(
             highlight=False,
             soft_wrap=True,
         )
-    LAB_DIR.mkdir(parents=True, exist_ok=True)
-    with open_benches(plan, f"{plan.experiment}-{results.run_id}", opener) as benches:
-        bench = benches.activate(plan.spec.workloads[0].postgres)
-        facts = machine.collect(
-            bench.cluster.version, bench.budget.method, plan.profile_name, bench.cluster.bindir
-        )
-        # A run over several PostgreSQL versions would calibrate on one of them, not necessarily the
-        # machine's own: that figure says nothing of the machine, so it is neither measured nor held to the
-        # folder's.
-        calibration = None if plan.spec.server.versions else calibrate(bench, plan)
-        if calibration is not None and plan.profile_name in HELD_PROFILES:
-            refuse_another_calibration(machine_id, calibration)
-            facts["calibration_tps"], facts["calibration_spread_tps"] = calibration.tps, calibration.spread
-        provenance = run_provenance(facts, calibration)
-        facts.update(bench.machine_facts())
-        machine.write_machine_file(machine_id, facts, keep_postgres=bool(plan.spec.server.versions))
-        for reason in bench.unavailable.values():
-            console.print(f"[yellow]{reason}[/]: its windows are left out of this run", highlight=False)
-        for reason in bench.unsupported.values():
-            console.print(f"[yellow]{reason}[/]: its windows are recorded as such", highlight=False)
-        left_out = [(n, w) for n, w in todo if w.workload.target in bench.unavailable]
-        todo = [(n, w) for n, w in todo if w.workload.target not in bench.unavailable]
-        if overall:
-            overall.advance(setup_estimate_s(plan) + len(left_out) * window_estimate_s(plan))
-        unavailable = set(bench.unavailable)
-        sweep = _Sweep(plan, machine_id, results, benches, provenance, console, overall, len(windows))
-        with _progress(console) as progress:
-            added = sum(1 for row in results.rows if row.get("added_for"))
-            refining = max(0, plan.refinement_windows() - added) if refinement else 0
-            task = progress.add_task(f"{plan.experiment} ({plan.profile_name})", total=len(todo) + refining)
-            all_task = progress.add_task(overall.line(), total=None) if overall else None
-            for number, window in todo:
-                raise_if_interrupted()  # a signal whose KeyboardInterrupt was dropped stops the sweep here
-                description = (
-                    f"{plan.experiment} pass {window.pass_no} {window.workload.id} c={window.clients}"
-                )
-                sweep.measure(progress, task, all_task, number, window, description)
-            while refinement is not None:
-                extras = [e for e in next_points(results.rows, refinement) if e.workload not in unavailable]
-                if not extras:
-                    break
-                for extra in extras:
-                    raise_if_interrupted()
-                    sweep.measure_extra(progress, task, all_task, extra)
-            # The budget is a bound: what refinement did not need is not left on the bar, nor in the ETA.
-            unused = progress.tasks[0].remaining or 0
-            progress.update(task, total=progress.tasks[0].completed)
-            if overall:
-                overall.advance(unused * window_estimate_s(plan))
-    if left_out:
-        # Two instances of one missing kind (a pooler with and without a setting) say it once.
-        reasons = list(dict.fromkeys(bench.unavailable.values()))
-        raise PoolerUnavailable(
-            f"{len(left_out)} window(s) not measured, their pooler cannot run here: "
-            f"{'; '.join(reasons)}. The {len(results.rows)} window(s) measured are kept "
-            f"in {results.path}; rerun the same command once it is installed to measure the rest",
-            reasons=reasons,
-        )
-    return results.path
+    return todo
+
+
+def _record_machine(plan: Plan, machine_id: str, bench: Bench) -> dict[str, object]:
+    """machine.yaml written from the bench just opened (with this run's calibration where it is measured and
+    held to the folder's), and what every row of this run carries of the machine (run_provenance)."""
+    facts = machine.collect(
+        bench.cluster.version, bench.budget.method, plan.profile_name, bench.cluster.bindir
+    )
+    # A run over several PostgreSQL versions would calibrate on one of them, not necessarily the
+    # machine's own: that figure says nothing of the machine, so it is neither measured nor held to the
+    # folder's.
+    calibration = None if plan.spec.server.versions else calibrate(bench, plan)
+    if calibration is not None and plan.profile_name in HELD_PROFILES:
+        refuse_another_calibration(machine_id, calibration)
+        facts["calibration_tps"], facts["calibration_spread_tps"] = calibration.tps, calibration.spread
+    provenance = run_provenance(facts, calibration)
+    facts.update(bench.machine_facts())
+    machine.write_machine_file(machine_id, facts, keep_postgres=bool(plan.spec.server.versions))
+    return provenance
+
+
+def _refuse_left_out(left_out: Numbered, bench: Bench, results: ResultsFile) -> NoReturn:
+    """Once the rest is measured: the windows whose pooler is not on this machine, named in one error."""
+    # Two instances of one missing kind (a pooler with and without a setting) say it once.
+    reasons = list(dict.fromkeys(bench.unavailable.values()))
+    raise PoolerUnavailable(
+        f"{len(left_out)} window(s) not measured, their pooler cannot run here: "
+        f"{'; '.join(reasons)}. The {len(results.rows)} window(s) measured are kept "
+        f"in {results.path}; rerun the same command once it is installed to measure the rest",
+        reasons=reasons,
+    )

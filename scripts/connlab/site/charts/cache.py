@@ -18,6 +18,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from connlab.contract import usl_formula
 from connlab.contract.cache import (
     canonical_json,
     digest,
@@ -28,16 +29,17 @@ from connlab.contract.cache import (
 )
 from connlab.interrupts import WorkerPool
 from connlab.paths import CACHE_DIR
+from connlab.site.charts import colours, frame, legends, spec_template
 from connlab.site.charts import kinds as charts
 from connlab.site.charts import scaling as scaling_chart
-from connlab.site.charts import spec_template
 from connlab.site.charts import usl as usl_chart
 from connlab.site.charts.html import VL_VERSION, render_svg, spec_text
 from connlab.site.charts.spec_template import with_rows
 
 Records = list[dict[str, Any]]
-# A spec depends on these modules' code and the Altair that runs it; an SVG on vl-convert and its Vega-Lite.
-SPEC_CODE = (charts, scaling_chart, usl_chart, spec_template)
+# A spec depends on these modules' code (the chart kinds and what they draw with) and the Altair that runs it;
+# an SVG on vl-convert and its Vega-Lite.
+SPEC_CODE = (charts, scaling_chart, usl_chart, usl_formula, frame, legends, colours, spec_template)
 SPECS_SUBDIR = "specs"
 SVGS_SUBDIR = "svg"
 TEMPLATES_SUBDIR = "templates"

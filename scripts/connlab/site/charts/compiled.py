@@ -57,8 +57,8 @@ COMPILER_PACKAGES = ("vega", "vega-lite", "vega-themes", "vega-util")
 CACHE_SUBDIR = "vega"
 
 # What charts.js gives every chart (its chartConfig, responsive and MIN_PLOT_WIDTH), repeated here because
-# the Vega must be compiled with it; tests/test_site_browser.py draws every chart of a machine's page and
-# of an article both ways and fails where the two disagree.
+# the Vega must be compiled with it; tests/browser/test_site_browser.py draws every chart of a machine's page
+# and of an article both ways and fails where the two disagree.
 NARROW_LEGEND = {"orient": "bottom", "direction": "vertical", "labelLimit": 0}
 # The palettes: Material's scheme -> the vega-themes theme vega-embed is given (charts.js: embedOptions).
 THEMES: dict[str, str | None] = {"light": None, "dark": "dark"}

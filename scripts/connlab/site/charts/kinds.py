@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from connlab.contract.names import machine_with_cores
 from connlab.errors import LabError
 from connlab.site.charts.colours import COLOUR_FIELD, coloured, kind_in
+from connlab.site.charts.frame import Records, chart_over
 from connlab.site.charts.lazy import lazy_import
 from connlab.site.charts.legends import LEGEND_LABEL_LIMIT, line_legend
 from connlab.site.charts.legends import LINE_AND_POINT as LINE_AND_POINT
@@ -28,15 +29,8 @@ if TYPE_CHECKING:
 else:
     alt = lazy_import("altair")
 
-Records = Sequence[dict[str, object]]
-WIDTH = "container"
-HEIGHT = 300
 # Built in a module of its own; named here so that a template finds every chart kind in one place.
 __all__ = ["usl_simulator", "usl_start"]
-
-
-def _base(records: Records) -> alt.Chart:
-    return alt.Chart(alt.Data(values=list(records))).properties(width=WIDTH, height=HEIGHT)
 
 
 def _clients_axis(title: str = "clients (log scale)") -> alt.X:
@@ -82,7 +76,7 @@ def metric_vs_clients(
     )
     detail = [alt.Detail(f"{dash}:N")] if dash else []
     band = (
-        _base(records)
+        chart_over(records)
         .mark_area(opacity=0.2)
         .encode(
             x_enc, alt.Y(f"{low}:Q", scale=y_scale, title=title), alt.Y2(f"{high}:Q"), band_color, *detail
@@ -98,7 +92,7 @@ def metric_vs_clients(
     ]
     y_enc = alt.Y(f"{median}:Q", scale=y_scale, title=title)
     if dash is None:
-        line = _base(records).mark_line(point=True).encode(x_enc, y_enc, color_enc, tooltip=tooltip)
+        line = chart_over(records).mark_line(point=True).encode(x_enc, y_enc, color_enc, tooltip=tooltip)
         return alt.layer(band, line).to_dict()
     # The dashes on a plain line, the points a layer of their own: on a line with points, Vega-Lite draws
     # the dash legend's symbols as dots, which cannot show a dash.
@@ -108,8 +102,10 @@ def metric_vs_clients(
         sort=None,
         legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2, symbolOpacity=1),
     )
-    line = _base(records).mark_line().encode(x_enc, y_enc, color_enc, dash_enc)
-    points = _base(records).mark_point(filled=True).encode(x_enc, y_enc, color_enc, *detail, tooltip=tooltip)
+    line = chart_over(records).mark_line().encode(x_enc, y_enc, color_enc, dash_enc)
+    points = (
+        chart_over(records).mark_point(filled=True).encode(x_enc, y_enc, color_enc, *detail, tooltip=tooltip)
+    )
     return alt.layer(band, line, points).to_dict()
 
 
@@ -186,7 +182,7 @@ def normalised_rows(records: Records) -> list[dict[str, object]]:
 def normalised_throughput(records: Records) -> dict:
     """Every machine on one chart: clients per server core against throughput as a share of that machine's
     peak. Published curves are dashed, and the dash legend says which curves come from an article."""
-    base = _base(normalised_rows(records)).encode(
+    base = chart_over(normalised_rows(records)).encode(
         x=alt.X(
             "clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core (log scale)"
         ),
@@ -225,7 +221,7 @@ def normalised_spread(records: Records) -> dict:
     x = alt.X("clients_per_core:Q", scale=alt.Scale(type="log"), title="clients per server core (log scale)")
     y_title = "throughput, share of the machine's peak"
     color = alt.Color("series:N", title="curve", legend=line_legend())
-    base = _base(spread_rows(records))
+    base = chart_over(spread_rows(records))
     band = base.mark_area(opacity=0.2).encode(
         x=x, y=alt.Y("tps_share_low:Q", title=y_title), y2="tps_share_high:Q", color=color
     )
@@ -269,16 +265,7 @@ def dots_with_ranges(
     written a line per line break in it (wrapped_label), so that a narrow column holds the plot beside it;
     category_tooltip: the field the tooltip names the category by (the label unwrapped)."""
     x_scale = alt.Scale(type="log")
-    y = alt.Y(
-        f"{category}:N",
-        title=None,
-        sort=None,
-        axis=alt.Axis(
-            labelExpr=WRAPPED_LABEL,
-            labelLimit=CATEGORY_LABEL_LIMIT,
-            labelOffset=alt.ExprRef(expr=CENTRED_LABEL_OFFSET),
-        ),
-    )
+    y = _category_axis(category)
     color_enc = alt.Color(f"{color}:N", title=color_title)
     # The field range on one layer only: Vega-Lite merges the layers' scales, and two layers' ranges (the
     # same field of the same rows) would be a conflict it warns of.
@@ -293,7 +280,7 @@ def dots_with_ranges(
         *tooltip,
     ]
     ranges = (
-        _base(records)
+        chart_over(records)
         .mark_rule(strokeWidth=3)
         .encode(
             y,
@@ -304,7 +291,7 @@ def dots_with_ranges(
         )
     )
     dots = (
-        _base(records)
+        chart_over(records)
         .mark_point(filled=True, size=90, opacity=1)
         .encode(
             y,
@@ -344,6 +331,20 @@ LABEL_LINE_CHARS = 14
 # The widest a line is drawn even so (px): a word longer than a line ends in an ellipsis (the tooltip holds
 # the label whole) rather than widening the chart past a phone's column.
 CATEGORY_LABEL_LIMIT = 90
+
+
+def _category_axis(field: str) -> alt.Y:
+    """A row per category of the field, its label a line per line break in it, centred on its row."""
+    return alt.Y(
+        f"{field}:N",
+        title=None,
+        sort=None,
+        axis=alt.Axis(
+            labelExpr=WRAPPED_LABEL,
+            labelLimit=CATEGORY_LABEL_LIMIT,
+            labelOffset=alt.ExprRef(expr=CENTRED_LABEL_OFFSET),
+        ),
+    )
 
 
 def wrapped_label(text: str, width: int = LABEL_LINE_CHARS) -> str:
@@ -437,7 +438,7 @@ def budget_rows(records: Records) -> list[dict[str, object]]:
 def throughput_by_budget(records: Records) -> dict:
     """One line per server CPU budget, against clients per core of that budget."""
     return (
-        _base(budget_rows(records))
+        chart_over(budget_rows(records))
         .mark_line(point=True)
         .encode(
             x=alt.X(
@@ -483,7 +484,7 @@ def wait_event_shares(records: Records) -> dict:
     """Stacked bars: each client count's active-backend samples split into running and the most frequent
     waits (the rest pooled as "other"), one row of bars per workload."""
     return (
-        _base(wait_event_rows(records))
+        chart_over(wait_event_rows(records))
         .mark_bar()
         .encode(
             y=alt.Y("point:N", title=None, sort=None),
@@ -512,7 +513,7 @@ def wait_event_shares(records: Records) -> dict:
 def idle_memory_measures(records: Records) -> dict:
     """Each way of counting the server's memory against the number of idle connections."""
     return (
-        _base(records)
+        chart_over(records)
         .mark_line(point=True)
         .encode(
             x=alt.X("clients:Q", title="idle connections"),
@@ -544,12 +545,12 @@ def pooled_over_direct_by_pool(records: Records) -> dict:
         alt.Tooltip("direct_tps:Q", title="direct tps", format=",.0f"),
     ]
     band = (
-        _base(records)
+        chart_over(records)
         .mark_area(opacity=0.2)
         .encode(x=x, y=alt.Y("pooled_over_direct_low:Q"), y2="pooled_over_direct_high:Q", color=color)
     )
     line = (
-        _base(records)
+        chart_over(records)
         .mark_line(point=True)
         .encode(
             x=x,
@@ -573,7 +574,7 @@ def pooler_rss_over_time(records: Records) -> dict:
     """Each pooler's resident memory every 10 s of a steady load from a cold start: warm-up, then a plateau
     or a drift. A colour per pooler kind (each pass of it a line of that colour)."""
     return (
-        _base(sustained_rows(records))
+        chart_over(sustained_rows(records))
         .mark_line(point=True)
         .encode(
             x=alt.X("seconds:Q", title="seconds since the load started"),
@@ -659,7 +660,7 @@ def pooled_over_direct_by_clients(records: Records) -> dict:
     lighter = alt.condition(alt.datum.decides, alt.value(1), alt.value(INDICATIVE_OPACITY))
     # A band and points per machine (or median) and profile; the line's dashes split it by profile already.
     detail = [alt.Detail("curve:N"), alt.Detail("runs:N")]
-    base = _base(trade_rows(records))
+    base = chart_over(trade_rows(records))
     band = base.mark_area().encode(
         x,
         alt.Y("ratio_low:Q", scale=y_scale, title=y_title),
@@ -741,16 +742,7 @@ def _pooler_version_dots(records: Records, x_title: list[str]) -> dict:
     in the legend) at the median of the passes with a rule over their range, in the pooler kind's colour;
     a quick run's machine lighter."""
     x_scale = alt.Scale(type="log")
-    y = alt.Y(
-        "label:N",
-        title=None,
-        sort=None,
-        axis=alt.Axis(
-            labelExpr=WRAPPED_LABEL,
-            labelLimit=CATEGORY_LABEL_LIMIT,
-            labelOffset=alt.ExprRef(expr=CENTRED_LABEL_OFFSET),
-        ),
-    )
+    y = _category_axis("label")
     # The machines in their names' order, on every row and in the legend alike.
     offset = alt.YOffset("curve:N", sort="ascending")
     # The axis names each row's pooler: no colour legend. The field range on one layer only (two layers'
@@ -760,7 +752,7 @@ def _pooler_version_dots(records: Records, x_title: list[str]) -> dict:
     )
     color = alt.Color("pooler:N", title="pooler", legend=None)
     lighter = alt.condition(alt.datum.decides, alt.value(1), alt.value(INDICATIVE_OPACITY))
-    base = _base(pooler_version_rows(records))
+    base = chart_over(pooler_version_rows(records))
     ranges = base.mark_rule(strokeWidth=3).encode(
         y, alt.X("low:Q", scale=x_scale), alt.X2("high:Q"), ranged, offset, opacity=lighter
     )

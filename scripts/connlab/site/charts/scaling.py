@@ -7,9 +7,9 @@ colours for text or background (charts.js themes them), log scales where values 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from connlab.site.charts.frame import Records, chart_over
 from connlab.site.charts.lazy import lazy_import
 
 if TYPE_CHECKING:
@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 else:
     alt = lazy_import("altair")
 
-Records = Sequence[dict[str, object]]
-HEIGHT = 300
 # The seed's rule of thumb, drawn as a reference line: four clients per core.
 REFERENCE_PER_CORE = 4
 
@@ -85,7 +83,7 @@ def peaks_by_cores(records: Records) -> dict:
     x = alt.X("server_cores:Q", scale=alt.Scale(type="log"), title="server cores (log scale)")
     y_scale = alt.Scale(type="log")
     color = alt.Color("source:N", title="machine (experiment)")
-    base = alt.Chart(alt.Data(values=labelled)).properties(width="container", height=HEIGHT)
+    base = chart_over(labelled)
     ranges = base.mark_rule(strokeWidth=2).encode(
         x=x, y=alt.Y("peak_clients_low:Q", scale=y_scale, title="clients at the peak (log scale)"),
         y2="peak_clients_high:Q", color=color,

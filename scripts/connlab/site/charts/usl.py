@@ -9,9 +9,12 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from connlab.contract.usl_formula import throughput
+from connlab.site.charts.frame import HEIGHT, WIDTH, Records, chart_over
 from connlab.site.charts.lazy import lazy_import
 from connlab.site.charts.legends import line_legend
 from connlab.site.charts.spec_template import emptied, with_rows
@@ -20,15 +23,6 @@ if TYPE_CHECKING:
     import altair as alt
 else:
     alt = lazy_import("altair")
-
-Records = Sequence[dict[str, object]]
-WIDTH = "container"
-HEIGHT = 300
-
-
-def _base(records: Records) -> alt.Chart:
-    return alt.Chart(alt.Data(values=list(records))).properties(width=WIDTH, height=HEIGHT)
-
 
 # Points of the model curve: spaced geometrically, so the line is smooth on the log clients axis.
 USL_CURVE_POINTS = 120
@@ -39,10 +33,54 @@ USL_SLIDER_STEPS = 1000
 USL_MODEL = "model (sliders)"
 USL_MEASURED = "measured (median, min–max)"
 USL_PEAK = "N*, where the model peaks"
+# The sliders' params in the formula's order (λ, σ, κ): the model curve's expression reads these names.
+USL_SLIDERS = ("lambda_", "sigma", "kappa")
 
 
-def _usl(n: float, lambda_: float, sigma: float, kappa: float) -> float:
-    return lambda_ * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
+def _operator(symbol: str, *, reflected: bool = False) -> Callable[[VegaTerm, object], VegaTerm]:
+    """A VegaTerm's method for the operator: self on its left, or on its right where reflected (2 - term)."""
+    if reflected:
+        return lambda term, other: _combined(other, symbol, term)
+    return lambda term, other: _combined(term, symbol, other)
+
+
+@dataclass(frozen=True)
+class VegaTerm:
+    """A Vega expression made by running Python's + - * / on names and numbers, so that a formula written
+    once in Python is also the expression the browser evaluates. It is bracketed as Python groups it: an
+    operand that binds less tightly than its operator, and a right-hand one that binds as tightly (in floats
+    a + (b + c) is not (a + b) + c), so the browser computes what Python does, in the same order."""
+
+    text: str
+    binding: int = 3  # a name or a number; + and - bind at 1, * and / at 2
+
+    __add__, __radd__ = _operator("+"), _operator("+", reflected=True)
+    __sub__, __rsub__ = _operator("-"), _operator("-", reflected=True)
+    __mul__, __rmul__ = _operator("*"), _operator("*", reflected=True)
+    __truediv__, __rtruediv__ = _operator("/"), _operator("/", reflected=True)
+
+
+def _term(value: object) -> VegaTerm | None:
+    if isinstance(value, VegaTerm):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return VegaTerm(repr(value))
+    return None
+
+
+def _combined(left: object, operator: str, right: object) -> VegaTerm:
+    left_term, right_term = _term(left), _term(right)
+    if left_term is None or right_term is None:
+        return NotImplemented
+    binding = 1 if operator in "+-" else 2
+    left_text = left_term.text if left_term.binding >= binding else f"({left_term.text})"
+    right_text = right_term.text if right_term.binding > binding else f"({right_term.text})"
+    return VegaTerm(f"{left_text} {operator} {right_text}", binding)
+
+
+# X(N) at a point of the model curve, as the browser evaluates it whenever a slider moves: the one formula
+# (connlab.contract.usl_formula) run on the curve point's clients and the sliders' names.
+USL_MODEL_TPS = throughput(VegaTerm("datum.clients"), *map(VegaTerm, USL_SLIDERS)).text
 
 
 def _usl_slider(name: str, label: str, value: float, top: float) -> dict:
@@ -66,7 +104,7 @@ def usl_params(records: Records) -> list[dict]:
     lambda_, sigma, kappa = fit
     n_max = USL_CURVE_REACH * max(float(record["clients"]) for record in records)
     curve_n = [n_max ** (i / (USL_CURVE_POINTS - 1)) for i in range(USL_CURVE_POINTS)]
-    y_top = 1.2 * max(max(float(r["tps_max"]) for r in records), *(_usl(n, *fit) for n in curve_n))
+    y_top = 1.2 * max(max(float(r["tps_max"]) for r in records), *(throughput(n, *fit) for n in curve_n))
     return [
         # Each slider's track is centred on the fitted value (twice it at the end), so the fit sits mid-track
         # and its last digits survive the step; σ stops at 1, where the model ends, and a zero fit gets room.
@@ -100,9 +138,7 @@ def usl_start(records: Records) -> dict[str, str | None]:
     prints it, and N* as the chart's label does from those same values. The page's sentence above the
     chart prints these, so the sentence, the sliders and the label never disagree by a rounding."""
     params = {p["name"]: p for p in usl_params(records)}
-    values = {
-        name: (params[name]["value"], params[name]["bind"]["step"]) for name in ("lambda_", "sigma", "kappa")
-    }
+    values = {name: (params[name]["value"], params[name]["bind"]["step"]) for name in USL_SLIDERS}
     return {
         **{name: shown(value, step) for name, (value, step) in values.items()},
         "n_star": peak_label(values["sigma"][0], values["kappa"][0]),
@@ -166,10 +202,7 @@ def _usl_model_line(x: alt.X, y_scale: alt.Scale, color: alt.Color) -> alt.Chart
             clients=f"pow(n_max, datum.i / {USL_CURVE_POINTS - 1})",
             series=json.dumps(USL_MODEL),
         )
-        .transform_calculate(
-            tps="lambda_ * datum.clients"
-            " / (1 + sigma * (datum.clients - 1) + kappa * datum.clients * (datum.clients - 1))"
-        )
+        .transform_calculate(tps=USL_MODEL_TPS)
         .mark_line(clip=True)
         .encode(x=x, y=alt.Y("tps:Q", scale=y_scale, title="transactions per second"), color=color)
         .properties(name="usl_model", width=WIDTH, height=HEIGHT)
@@ -185,13 +218,13 @@ def _usl_measured(labelled: Records, x: alt.X, y_scale: alt.Scale, color: alt.Co
         alt.Tooltip("tps_max:Q", title="max", format=",.0f"),
     ]
     ranges = (
-        _base(labelled)
+        chart_over(labelled)
         .mark_rule()
         .encode(x=x, y=alt.Y("tps_min:Q", scale=y_scale), y2="tps_max:Q", color=color, tooltip=tooltip)
         .properties(name="usl_ranges")
     )
     medians = (
-        _base(labelled)
+        chart_over(labelled)
         .mark_point(filled=True, size=50)
         .encode(x=x, y=alt.Y("tps_median:Q", scale=y_scale), color=color, tooltip=tooltip)
         .properties(name="usl_measured")

@@ -7,10 +7,10 @@ SHELL_MARKDOWN), at the depth of a machine page so that every relative link in i
 them clean, into a folder of its own (MKDOCS_SITE_DIR), through its public entry points (load_config, build)
 and hooks (connlab.site.publish.hooks); what changed is then copied into the site. A machine page is the
 shell with its title and content replaced by the machine's fragment, written again only when the shell or
-the fragment changed. Machine pages stay out of MkDocs' search index but for their title and the line that
-says what the machine is, which are added to the index file MkDocs wrote (search/search_index.json, the
-format Material's search reads: {"config", "docs": [{"location", "title", "text"}]}). Where the site has an
-address, the sitemap MkDocs wrote lists the machine pages in place of the shell.
+the fragment changed. Machine pages are added to the search index MkDocs wrote, each as one entry: its
+summary line, its headings' words and the words of its tables no other page holds (connlab.site.publish.search
+says why no more). Where the site has an address, the sitemap MkDocs wrote lists the machine pages in place
+of the shell.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from connlab.site.layout import (
     stamped_sources,
 )
 from connlab.site.publish.preloads import with_chart_preloads
+from connlab.site.publish.search import add_to_search, page_words
 from connlab.site.repository import repository_name, repository_url
 
 CONFIG_FILE = REPO_ROOT / "mkdocs.yml"
@@ -53,8 +54,11 @@ CONFIG_FILE = REPO_ROOT / "mkdocs.yml"
 MKDOCS_AUDIT_EVENT = "connlab.mkdocs.build"
 # Where MkDocs writes the shell (directory URLs): machines/_shell/index.html.
 SHELL_OUTPUT = Path(SHELL_PAGE).with_suffix("") / "index.html"
-# The machine pages stamped, each by the shell's and its fragment's digests, with its search entry.
+# The machine pages stamped, each by the shell's and its fragment's digests, with what its search entry is
+# made of (its summary line, and its headings' and tables' words: connlab.site.publish.search).
 STAMPED_INDEX = ".connlab-machine-pages.json"
+# Part of each machine page's key there: what a page's entry keeps changed, and each page is read again.
+SEARCH_FORM = "summary, headings, tables"
 SEARCH_INDEX = Path("search") / "search_index.json"
 # What MkDocs writes for crawlers (its sitemap.xml template: one <url> with a <loc> per page, and with
 # <lastmod>), and its gzipped copy.
@@ -232,7 +236,8 @@ def summary_line(fragment: str) -> str:
 
 
 def stamp_all(shell: str, fragments: dict[str, Path], site_dir: Path) -> tuple[int, list[dict[str, str]]]:
-    """Every machine page whose shell or fragment changed, stamped; the search entries of all of them."""
+    """Every machine page whose shell or fragment changed, stamped; what the search entries of all of them
+    are made of (connlab.site.publish.search.add_to_search makes them)."""
     index_path = site_dir / STAMPED_INDEX
     known = read_json(index_path)
     known = known if isinstance(known, dict) else {}
@@ -241,30 +246,21 @@ def stamp_all(shell: str, fragments: dict[str, Path], site_dir: Path) -> tuple[i
     stamped = 0
     for machine, fragment_path in sorted(fragments.items()):
         status = fragment_path.stat()
-        key = digest(shell_digest, str([status.st_size, status.st_mtime_ns, status.st_ino]))
+        key = digest(shell_digest, SEARCH_FORM, str([status.st_size, status.st_mtime_ns, status.st_ino]))
         target = site_dir / MACHINE_PAGES_DIR / machine / "index.html"
         entry = known.get(machine)
         if not (isinstance(entry, dict) and entry.get("key") == key and target.is_file()):
             fragment = fragment_path.read_text(encoding="utf-8")
             write_if_changed(target, stamp(shell, machine, fragment))
-            entry = {"key": key, "summary": summary_line(fragment)}
+            entry = {"key": key, "summary": summary_line(fragment), **page_words(fragment)}
             stamped += 1
         kept[machine] = entry
     write_atomically(index_path, json.dumps(kept))
     entries = [
-        {"location": f"{MACHINE_PAGES_DIR}/{machine}/", "title": machine, "text": entry["summary"]}
+        {"location": f"{MACHINE_PAGES_DIR}/{machine}/", "title": machine, **entry}
         for machine, entry in kept.items()
     ]
     return stamped, entries
-
-
-def add_to_search(index_file: Path, made: Path, entries: list[dict[str, str]]) -> None:
-    """The search index MkDocs made, with an entry per machine page (its title and summary line)."""
-    if not made.is_file():  # no search plugin configured
-        return
-    index = json.loads(made.read_text(encoding="utf-8"))
-    index["docs"] = [*index["docs"], *entries]
-    write_if_changed(index_file, json.dumps(index, ensure_ascii=False, separators=(",", ":")))
 
 
 def add_to_sitemap(site_dir: Path, made: Path, locations: list[str]) -> None:

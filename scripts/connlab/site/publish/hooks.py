@@ -17,8 +17,8 @@ names this file under `hooks:`): MkDocs calls each `on_<event>` function; nothin
   their highlighted tokens again); and a page with charts starts their requests from its head
   (connlab.site.publish.preloads).
 
-Written for the versions in WRITTEN_FOR (tests/test_publish.py holds the installed ones to them): the
-hooks' names and arguments are MkDocs 1.x's; a successor changes this file and mkdocs.yml only.
+Written for the versions in WRITTEN_FOR (tests/site/publish/test_publish.py holds the installed ones to
+them): the hooks' names and arguments are MkDocs 1.x's; a successor changes this file and mkdocs.yml only.
 """
 
 from __future__ import annotations

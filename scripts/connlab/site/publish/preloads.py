@@ -8,7 +8,8 @@ reads the head, and the scripts are compiled while the page starts. Which compil
 depends on the palette the reader chose and the window's width, known only in the browser: a small script
 at the end of the head asks for the variant charts.js will ask for first (compiledVariant, layoutFor).
 Every request is the one charts.js makes, so the browser uses each preloaded response and warns of none
-unused (tests/test_site_browser.py). On a machine's page the charts are drawn sooner (docs/PERFORMANCE.md).
+unused (tests/browser/test_site_browser.py). On a machine's page the charts are drawn sooner
+(docs/PERFORMANCE.md).
 
 It runs on every page MkDocs writes (hooks.py, on_post_page) and on every machine page stamped into the shell
 (build.py).

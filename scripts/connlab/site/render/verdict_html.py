@@ -246,8 +246,8 @@ def _summary_cell(row: Mapping[str, object], urls: Mapping[str, str]) -> str:
 # overestimated, words not filling their lines), each line 21 px, and a card's border, padding and margin
 # add 30 px. A table whose cards come to more than FULL_PX shows the first claims within SHOWN_PX (at least
 # MIN_SHOWN) and folds the rest into a <details>: with the machines' key and the fold's line, no table is
-# taller than six phone screens (tests/test_verdict_cards_browser.py), and a table that fits in five shows
-# every claim, so that a fold never hides one or two claims of a table that nearly fits.
+# taller than six phone screens (tests/browser/test_verdict_cards_browser.py), and a table that fits in five
+# shows every claim, so that a fold never hides one or two claims of a table that nearly fits.
 PHONE_SCREEN_PX = 844
 PHONE_LINE_CHARS = 45
 PHONE_LINE_PX = 21

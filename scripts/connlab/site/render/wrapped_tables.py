@@ -10,8 +10,8 @@ wrappers are in the page from its first layout, out of view ones skip from then 
 
 The table gets the class TABLE_CLASS, so that Material's script leaves it alone (it wraps only tables
 without a class); Material's look for tables without a class is restated for that class in
-site_src/assets/tables.css (tests/test_wrapped_tables.py holds the two to each other). A table that already
-has a class is left as it is, as Material's script leaves it.
+site_src/assets/tables.css (tests/site/render/test_wrapped_tables.py holds the two to each other). A table
+that already has a class is left as it is, as Material's script leaves it.
 """
 
 from __future__ import annotations

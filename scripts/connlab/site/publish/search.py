@@ -1,0 +1,152 @@
+"""Machine pages in the search index: each page's summary line, the words of its headings, and the words of
+its tables that no other page of the site holds.
+
+Machine pages are not MkDocs pages (connlab.site.publish.build stamps them), so MkDocs' search plugin never
+sees them; publishing adds an entry per machine page to the index file MkDocs wrote
+(search/search_index.json, the format Material's search reads: {"config", "docs": [{"location", "title",
+"text"}]}). An entry holding a page's whole text would not scale: a machine's page has some 50 KB of text,
+and the index is fetched by every page of the site, so ten thousand machines would make it hundreds of
+megabytes. Most of that text is the articles' own (each claim's sentence, each table's column names, the
+section titles) and numbers nobody searches for, so an entry holds words, each once:
+
+- the summary line (what the machine is), as it reads, first: Material shows the start of an entry;
+- every word of the page's headings (h2 to h6): a search for a section's title finds the machines' pages
+  that have that section;
+- the words of the page's tables that no page MkDocs built holds (an error a pooler printed, a wait event,
+  a configuration setting, a commit): the rest of a table's words find the article, whose tables have a
+  column or a line per machine, and every machine page with them would bury it.
+
+A word is what the index's tokenizer makes of the text (its config's `separator`), without the
+punctuation at its ends; one without a letter (a measured figure) is left out unless it is a version
+(1.18.0). docs/PERFORMANCE.md has the index's size per machine.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterable
+from html.parser import HTMLParser
+from pathlib import Path
+
+from connlab.contract.files import write_if_changed
+
+# Material's default, for an index whose config names none.
+DEFAULT_SEPARATOR = r"[\s\-]+"
+_EDGE_PUNCTUATION = re.compile(r"^\W+|\W+$")
+_LETTER = re.compile(r"[^\W\d_]")
+_VERSION = re.compile(r"\d+(?:\.\d+){2,}")
+_TAG = re.compile(r"<[^>]+>")
+_HEADING = re.compile(r"h[2-6]")
+
+
+def words(text: str, separator: str = DEFAULT_SEPARATOR) -> list[str]:
+    """The text's words as the index's tokenizer splits it, punctuation off their ends, each once (the first
+    spelling of a word kept, whatever its case): those with a letter, and versions."""
+    seen: set[str] = set()
+    kept = []
+    for token in re.split(separator, text):
+        word = _EDGE_PUNCTUATION.sub("", token)
+        if not (_LETTER.search(word) or _VERSION.fullmatch(word)) or word.lower() in seen:
+            continue
+        seen.add(word.lower())
+        kept.append(word)
+    return kept
+
+
+class _PageText(HTMLParser):
+    """The text of a page's headings (h2 to h6, without their permalink) and of its tables."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.headings: list[str] = []
+        self.tables: list[str] = []
+        self._heading = 0
+        self._table = 0
+        self._skip = 0  # inside a permalink, a script or a style: no reader's text
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style") or (tag == "a" and "headerlink" in (dict(attrs).get("class") or "")):
+            self._skip += 1
+        elif _HEADING.fullmatch(tag):
+            self._heading += 1
+        elif tag == "table":
+            self._table += 1
+        elif tag in ("br", "td", "th"):
+            self._text(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style") or (tag == "a" and self._skip):
+            self._skip = max(0, self._skip - 1)
+        elif _HEADING.fullmatch(tag):
+            self._heading = max(0, self._heading - 1)
+            self._text(" ")
+        elif tag == "table":
+            self._table = max(0, self._table - 1)
+            self._text(" ")
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self._text(data)
+
+    def _text(self, data: str) -> None:
+        if self._heading:
+            self.headings.append(data)
+        elif self._table:
+            self.tables.append(data)
+
+
+def page_words(fragment: str) -> dict[str, str]:
+    """A machine page's fragment: the words of its headings and of its tables (those not in its headings),
+    each a space-separated string, kept with the page's stamping (build.STAMPED_INDEX) so that a build
+    reads no fragment it does not stamp."""
+    parser = _PageText()
+    parser.feed(fragment)
+    parser.close()
+    # Split at spaces only: the index's own separator splits them again as it builds the entry.
+    headings = words(" ".join(parser.headings), r"\s+")
+    known = {word.lower() for word in headings}
+    tables = [word for word in words(" ".join(parser.tables), r"\s+") if word.lower() not in known]
+    return {"headings": " ".join(headings), "tables": " ".join(tables)}
+
+
+def vocabulary(docs: Iterable[dict[str, str]], separator: str) -> set[str]:
+    """Every word, lower-case, of the index's entries: their titles and their text (HTML in Material's
+    index)."""
+    text = " ".join(f"{doc.get('title', '')} {_TAG.sub(' ', doc.get('text', ''))}" for doc in docs)
+    return {word.lower() for word in words(html.unescape(text), separator)}
+
+
+def machine_entry(
+    location: str, title: str, summary: str, page: dict[str, str], elsewhere: set[str], separator: str
+) -> dict[str, str]:
+    """A machine page's entry: its summary line, then its headings' words not in the summary, then its
+    tables' words that neither the summary nor any page in `elsewhere` (the vocabulary of the pages MkDocs
+    built) holds."""
+    said = {word.lower() for word in words(f"{title} {summary}", separator)}
+    headings = [word for word in words(page.get("headings", ""), separator) if word.lower() not in said]
+    said |= {word.lower() for word in headings}
+    tables = [
+        word
+        for word in words(page.get("tables", ""), separator)
+        if word.lower() not in said and word.lower() not in elsewhere
+    ]
+    text = " ".join(part for part in (summary, " ".join(headings), " ".join(tables)) if part)
+    return {"location": location, "title": title, "text": text}
+
+
+def add_to_search(index_file: Path, made: Path, machines: list[dict[str, str]]) -> None:
+    """The search index MkDocs made, with an entry per machine page (machines: each page's location, title,
+    summary, and its headings' and tables' words from page_words)."""
+    if not made.is_file():  # no search plugin configured
+        return
+    index = json.loads(made.read_text(encoding="utf-8"))
+    separator = (index.get("config") or {}).get("separator") or DEFAULT_SEPARATOR
+    elsewhere = vocabulary(index["docs"], separator)
+    entries = [
+        machine_entry(page["location"], page["title"], page.get("summary", ""), page, elsewhere, separator)
+        for page in machines
+    ]
+    index["docs"] = [*index["docs"], *entries]
+    write_if_changed(index_file, json.dumps(index, ensure_ascii=False, separators=(",", ":")))
