@@ -3,10 +3,18 @@
 -- (a measured machine's rows of a query that names machines: facts/four-poolers/<machine>.json).
 
 -- name: poolers
--- Which of the four poolers each machine ran, in which version, beside the version the source article ran.
-SELECT v.machine, v.pooler, v.version, v.available, s.version AS seed_version
+-- Which of the four poolers each machine ran, in which version (machine.yaml's, the one on its PATH; builds:
+-- every version its rows ran, a staged build beside it), beside the version the source article ran.
+WITH builds AS (
+    SELECT r.machine, split_part(b, ' ', 1) AS pooler,
+           list_sort(list_distinct(list(split_part(b, ' ', 2)))) AS builds
+    FROM main.measured r, unnest(r.pooler_versions) AS u(b)
+    GROUP BY ALL
+)
+SELECT v.machine, v.pooler, v.version, v.available, s.version AS seed_version, b.builds
 FROM main.pooler_versions v
 LEFT JOIN main.pooler_versions s ON s.machine = 'published-four-poolers' AND s.pooler = v.pooler
+LEFT JOIN builds b ON b.machine = v.machine AND b.pooler = v.pooler
 JOIN main.machines m ON m.id = v.machine
 WHERE NOT m.published
 ORDER BY v.machine, v.pooler;

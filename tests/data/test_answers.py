@@ -269,11 +269,11 @@ def test_coverage_names_poolers_measured_and_missing() -> None:
 
 def test_coverage_names_every_build_the_rows_ran_not_only_machine_yamls() -> None:
     """Issue 55: a second PgBouncer build staged for pgbouncer-versions is on no PATH, so machine.yaml records
-    1.18.0 only; the rows record 1.25.2 under the spec's pooler names, and the page names both builds."""
+    1.18.0 only; the rows record 1.25.2 (main.measured by pooler kind), and the page names both builds."""
     facts = {
         "measured": [
             {"machine": "a", "experiment": "pgbouncer-versions",
-             "pooler_versions": ["pgbouncer-1.25 1.25.2", "pgbouncer-installed 1.18.0"]},
+             "pooler_versions": ["pgbouncer 1.18.0", "pgbouncer 1.25.2"]},
             {"machine": "a", "experiment": "pooler-memory", "pooler_versions": ["pgbouncer 1.18.0"]},
         ]
     }  # fmt: skip

@@ -112,3 +112,28 @@ def test_an_aggregate_sql_error_names_the_file(tmp_path: Path, monkeypatch: pyte
     assert message.startswith(f"{sql}: ")
     assert "no_such_column" in message
     assert len(message.splitlines()) == 1
+
+
+def test_measured_windows_name_each_pooler_build_by_its_kind() -> None:
+    """Issue 55: rows record the spec's pooler name ('pgbouncer-1.25') and the version it ran; main.measured
+    lists the builds by kind, so a page can name 'PgBouncer 1.25.2' beside machine.yaml's 1.18.0."""
+    kinds = experiment_tables.spec_pooler_kinds("pgbouncer-versions")
+    assert kinds["pgbouncer-1.25"] == kinds["pgbouncer-installed"] == "pgbouncer"
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE windows AS SELECT * FROM (VALUES "
+        "('m', 'pgbouncer-1.25', '1.25.2', 1), ('m', 'pgbouncer-installed', '1.18.0', 1), "
+        "('m', 'pgbouncer-installed-200', '1.18.0', 2), ('m', 'direct', NULL, 1)) "
+        "AS t(machine, target, pooler_version, pass_no)"
+    )
+    for column in ("profile", "workload", "started_at", "cpu_budget_method"):
+        con.execute(f"ALTER TABLE windows ADD COLUMN {column} VARCHAR")
+    for column in ("clients", "duration_s", "pool_size"):
+        con.execute(f"ALTER TABLE windows ADD COLUMN {column} INTEGER")
+    for column in ("server_cpu_budget", "steal_pct", "cpu_pressure_pct"):
+        con.execute(f"ALTER TABLE windows ADD COLUMN {column} DOUBLE")
+    con.execute("ALTER TABLE windows ADD COLUMN postgres_version VARCHAR")
+    con.execute("ALTER TABLE windows ADD COLUMN client_saturated BOOLEAN DEFAULT false")
+    con.execute(experiment_tables.measured_windows_table(kinds))
+    (built,) = con.execute(f"SELECT pooler_versions FROM {experiment_tables.MEASURED_WINDOWS}").fetchone()
+    assert built == ["pgbouncer 1.18.0", "pgbouncer 1.25.2"]

@@ -112,6 +112,14 @@ def spec_targets(experiment: str) -> dict[str, str]:
     }
 
 
+def spec_pooler_kinds(experiment: str) -> dict[str, str]:
+    """Each pooler entry's name, as rows record it in `target`, and its kind ('pgbouncer-1.25': 'pgbouncer');
+    an entry without a name is its kind."""
+    if not (EXPERIMENTS_DIR / experiment / EXPERIMENT_FILE_NAME).exists():
+        return {}
+    return {p.name or p.kind: p.kind for p in load_experiment(experiment, EXPERIMENTS_DIR).poolers}
+
+
 def _compute(
     con: duckdb.DuckDBPyConnection, schema: str, experiment: str, files: list[Path], targets: dict[str, str]
 ) -> None:
@@ -123,7 +131,7 @@ def _compute(
     con.execute(POINT_STATS_VIEW)
     con.execute(PEAK_STATS_VIEW)
     run_sql_file(con, EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME)
-    con.execute(MEASURED_WINDOWS_TABLE)
+    con.execute(measured_windows_table(spec_pooler_kinds(experiment)))
     # The windows themselves are read after the experiment's SQL only by the USL fits; kept in the database
     # they were nearly all of a thousand machines' file, written at the next checkpoint for nothing. The
     # views over them go with them.
@@ -133,7 +141,11 @@ def _compute(
     con.execute("SET schema = 'main'")
 
 
-MEASURED_WINDOWS_TABLE = f"""
+def measured_windows_table(kinds: dict[str, str]) -> str:
+    """The SQL of MEASURED_WINDOWS; kinds: each pooler entry's name and its kind (spec_pooler_kinds)."""
+    cases = " ".join(f"WHEN {sql_string(n)} THEN {sql_string(k)}" for n, k in sorted(kinds.items()))
+    kind = f"CASE target {cases} ELSE target END" if cases else "target"
+    return f"""
 CREATE TABLE {MEASURED_WINDOWS} AS
 WITH point_passes AS (
     -- The fewest passes any point got (refinement adds passes to some): what a verdict rests on at least.
@@ -154,9 +166,9 @@ SELECT machine, any_value(profile) AS profile, count(*) AS windows, max(server_c
        list_sort(list_distinct(list(clients))) AS client_grid,
        list_sort(list_distinct(list(pool_size))) AS pool_sizes,
        list_sort(list_distinct(list(cpu_budget_method))) AS cpu_methods,
-       -- The pooler builds the rows ran ('pgbouncer 1.25.2'): a machine may hold several builds of one
-       -- pooler, where machine.yaml records the one on its PATH.
-       list_sort(list_distinct(list(target || ' ' || pooler_version)
+       -- The pooler builds the rows ran, by kind ('pgbouncer 1.25.2'): a machine may hold several builds
+       -- of one pooler, where machine.yaml records the one on its PATH.
+       list_sort(list_distinct(list({kind} || ' ' || pooler_version)
                                FILTER (WHERE pooler_version IS NOT NULL AND target <> 'direct')))
            AS pooler_versions
 FROM windows JOIN point_passes USING (machine) GROUP BY machine

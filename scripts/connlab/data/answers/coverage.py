@@ -5,7 +5,6 @@ machine's heading in the verdict table (server cores, profile, date).
 
 from __future__ import annotations
 
-from connlab.contract.experiment import load_experiment
 from connlab.contract.poolers.registry import pooler_label
 from connlab.data.answers.machines import PROFILE_ORDER, by_machine, named
 
@@ -88,16 +87,11 @@ def coverage(
             seed_versions[pooler] = str(row["seed_version"])
     # The builds the rows of these experiments ran, beside the one machine.yaml records (a second build of a
     # pooler, staged for a versions experiment, is on no PATH).
-    # A row's target is the spec's pooler name ('pgbouncer-1.25'), its kind the spec's.
-    kind_of = {
-        pooler.name or pooler.kind: pooler.kind for name in wanted for pooler in load_experiment(name).poolers
-    }
     for r in machines_facts.get("measured", []):
         if r["experiment"] not in wanted or str(r["machine"]) not in ran_set:
             continue
         for built in r.get("pooler_versions") or []:
-            target, _, version = str(built).partition(" ")
-            pooler = kind_of.get(target, target)
+            pooler, _, version = str(built).partition(" ")  # by kind (connlab.data.experiment_tables)
             if pooler not in by_pooler or not version:
                 continue
             found = versions.setdefault(pooler, {}).setdefault(version, [])
