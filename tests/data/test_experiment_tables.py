@@ -134,6 +134,13 @@ def test_measured_windows_name_each_pooler_build_by_its_kind() -> None:
         con.execute(f"ALTER TABLE windows ADD COLUMN {column} DOUBLE")
     con.execute("ALTER TABLE windows ADD COLUMN postgres_version VARCHAR")
     con.execute("ALTER TABLE windows ADD COLUMN client_saturated BOOLEAN DEFAULT false")
+    con.execute(
+        "CREATE VIEW point_stats AS SELECT machine, "
+        "'at 400 clients (w), connecting took 40%' AS unsteady_reason FROM windows WHERE target = 'direct'"
+    )
     con.execute(experiment_tables.measured_windows_table(kinds))
-    (built,) = con.execute(f"SELECT pooler_versions FROM {experiment_tables.MEASURED_WINDOWS}").fetchone()
+    built, unsteady = con.execute(
+        f"SELECT pooler_versions, unsteady_points FROM {experiment_tables.MEASURED_WINDOWS}"
+    ).fetchone()
     assert built == ["pgbouncer 1.18.0", "pgbouncer 1.25.2"]
+    assert unsteady == ["at 400 clients (w), connecting took 40%"]

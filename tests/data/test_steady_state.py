@@ -97,7 +97,8 @@ def test_a_claim_on_a_point_mostly_connecting_cannot_be_evaluated_and_says_why(
     assert verdict["verdict"] == CANNOT_EVALUATE
     assert verdict["value"] is None
     assert verdict["reason"] == (
-        "at 200 clients, connecting took 17% of the window (a steady state needs 10% at most)"
+        "at 200 clients (direct-select-only), connecting took 17% of the window "
+        "(a steady state needs 10% at most)"
     )
 
 
@@ -105,3 +106,24 @@ def test_the_same_claim_on_a_steady_point_is_judged(tmp_path: Path, write_run: R
     verdict = crowd_verdict(tmp_path, write_run, direct_connect_ms=900.0)
     assert verdict["verdict"] == "does not hold"  # through PgBouncer about twice direct, not below it
     assert verdict["value"] == pytest.approx(1800 / 950)
+
+
+def test_a_claim_with_no_figure_where_points_were_left_out_names_them() -> None:
+    """A claim's query that finds no rate (its point was left out for connecting too long) gets the left-out
+    points as its reason; with none left out, a missing value stays an error the claim must explain."""
+    from connlab.contract.yaml_models import load_yaml_model
+    from connlab.data.claims import ClaimsFile, _verdict
+    from connlab.errors import LabError
+    from connlab.paths import ARTICLES_SRC_DIR
+
+    claims = load_yaml_model(ARTICLES_SRC_DIR / "pgbouncer-trade.claims.yaml", ClaimsFile).claims
+    claim = next(c for c in claims if c.id == "read-write-collapses-at-50-per-core")
+    row = {"machine": "box", "value": None}
+    texts = [
+        f"at {n} clients (direct-tpcb-like), connecting took 30% of the window" for n in (50, 100, 200, 400)
+    ]
+    verdict = _verdict(claim, row, "box", unsteady=texts)
+    assert verdict["verdict"] == CANNOT_EVALUATE
+    assert verdict["reason"] == "no steady-state figure here: " + "; ".join(texts[:3]) + "; and 1 more"
+    with pytest.raises(LabError, match="no value and no reason"):
+        _verdict(claim, row, "box", unsteady=[])

@@ -289,7 +289,9 @@ def _unresolved(claim: Claim, row: dict, value: float, where: str) -> str | None
     return unresolved(claim.decidable_by, claim.threshold, value, peak, over_peak, claim.peak_unit)
 
 
-def _verdict(claim: Claim, row: dict | None, where: str, gated: bool = True) -> dict:
+def _verdict(
+    claim: Claim, row: dict | None, where: str, gated: bool = True, unsteady: list[str] | None = None
+) -> dict:
     """One row's verdict. gated: whether the claim's peaks are held to the points measured around them (a
     measured machine; a source's printed figure is judged as printed)."""
     if row is None:
@@ -310,6 +312,15 @@ def _verdict(claim: Claim, row: dict | None, where: str, gated: bool = True) -> 
     base = {**EMPTY_VERDICT, **client, **note}
     if reason:
         return {**base, "verdict": CANNOT_EVALUATE, "reason": str(reason)}
+    if value is None and unsteady:
+        # The rates the claim reads were left out (a point mostly spent connecting has none): say which.
+        shown = "; ".join(unsteady[:UNSTEADY_NAMED_UP_TO])
+        more = (
+            f"; and {len(unsteady) - UNSTEADY_NAMED_UP_TO} more"
+            if len(unsteady) > UNSTEADY_NAMED_UP_TO
+            else ""
+        )
+        return {**base, "verdict": CANNOT_EVALUATE, "reason": f"no steady-state figure here: {shown}{more}"}
     if value is None:
         raise LabError(f"{where}: no value and no reason; say in words why the claim cannot be evaluated")
     if low is not None and high is not None and low > high:
@@ -401,6 +412,10 @@ def _check_peak_columns(claim: Claim, names: list[str], where: str) -> None:
             raise LabError(f"{where}: {columns[0]} needs its neighbours too (missing: {', '.join(lacking)})")
 
 
+# Points a reason names one by one, past which it gives their count.
+UNSTEADY_NAMED_UP_TO = 3
+
+
 class Runs(BaseModel):
     """What main.measured says of one machine's windows in one experiment: when, how many were
     client-bound, in which profile, and the most steal and CPU pressure any of them saw."""
@@ -418,6 +433,8 @@ class Runs(BaseModel):
     client_grid: list[int] = []
     pool_sizes: list[int] = []
     cpu_methods: list[str] = []
+    # Points whose rates were left out for connecting too long, in words (connlab.data.views).
+    unsteady_points: list[str] = []
 
 
 def measured_runs(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Runs]:
@@ -443,6 +460,7 @@ def measured_runs(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Runs]
             client_grid=row.get("client_grid") or [],
             pool_sizes=row.get("pool_sizes") or [],
             cpu_methods=row.get("cpu_methods") or [],
+            unsteady_points=row.get("unsteady_points") or [],
         )
         for row in rows
     }
@@ -515,8 +533,9 @@ def check_claim(
 
     def verdict_of(machine: str) -> dict:
         where = f"{path}: claim {claim.id}: {machine}"
-        verdict = _verdict(claim, by_machine.get(machine), where, gated=machine in among)
         own = {name: runs[(machine, name)] for name in experiments if (machine, name) in runs}
+        unsteady = sorted({text for r in own.values() for text in r.unsteady_points})
+        verdict = _verdict(claim, by_machine.get(machine), where, gated=machine in among, unsteady=unsteady)
         _check_client(claim, verdict, own, where)
         if verdict["verdict"] != NOT_MEASURED:
             verdict["measured_on"] = measured_on(list(own.values()))

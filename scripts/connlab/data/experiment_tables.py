@@ -153,6 +153,11 @@ WITH point_passes AS (
         SELECT machine, count(DISTINCT pass_no) AS passes FROM windows
         GROUP BY machine, workload, target, clients, server_cpu_budget, postgres_version, pooler_version
     ) GROUP BY machine
+), unsteady AS (
+    -- The points left out of every rate for connecting too long (connlab.data.views), in words: what a
+    -- claim with no figure at such a point says (connlab.data.claims).
+    SELECT machine, list_sort(list_distinct(list(unsteady_reason))) AS unsteady_points
+    FROM point_stats WHERE unsteady_reason IS NOT NULL GROUP BY machine
 )
 SELECT machine, any_value(profile) AS profile, count(*) AS windows, max(server_cpu_budget) AS server_cores,
        min(started_at) AS first_window, max(started_at) AS last_window,
@@ -170,8 +175,9 @@ SELECT machine, any_value(profile) AS profile, count(*) AS windows, max(server_c
        -- of one pooler, where machine.yaml records the one on its PATH.
        list_sort(list_distinct(list({kind} || ' ' || pooler_version)
                                FILTER (WHERE pooler_version IS NOT NULL AND target <> 'direct')))
-           AS pooler_versions
-FROM windows JOIN point_passes USING (machine) GROUP BY machine
+           AS pooler_versions,
+       coalesce(any_value(unsteady.unsteady_points), []) AS unsteady_points
+FROM windows JOIN point_passes USING (machine) LEFT JOIN unsteady USING (machine) GROUP BY machine
 """
 
 

@@ -172,7 +172,7 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
     selects = [
         f"SELECT machine, {sql_string(name)} AS experiment, profile, windows, server_cores, first_window, "
         f"last_window, windows_client_saturated, steal_pct_max, cpu_pressure_pct_max, passes, "
-        f"window_lengths_s, client_grid, pool_sizes, cpu_methods, pooler_versions "
+        f"window_lengths_s, client_grid, pool_sizes, cpu_methods, pooler_versions, unsteady_points "
         f"FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
         for name in experiment_names()
         if (EXPERIMENTS_DIR / name / AGGREGATE_SQL_NAME).exists()
@@ -187,7 +187,7 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
             "NULL::DOUBLE AS cpu_pressure_pct_max, NULL::BIGINT AS passes, "
             "NULL::INTEGER[] AS window_lengths_s, NULL::INTEGER[] AS client_grid, "
             "NULL::INTEGER[] AS pool_sizes, NULL::VARCHAR[] AS cpu_methods, "
-            "NULL::VARCHAR[] AS pooler_versions "
+            "NULL::VARCHAR[] AS pooler_versions, NULL::VARCHAR[] AS unsteady_points "
             "WHERE false"
         )
     )

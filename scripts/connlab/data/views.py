@@ -127,7 +127,7 @@ SELECT
     median(connect_share) FILTER (WHERE ok) AS connect_share_median,
     max(connect_share) FILTER (WHERE ok) AS connect_share_max,
     CASE WHEN NOT bool_and(steady) THEN
-        'at ' || clients || ' clients, connecting took '
+        'at ' || clients || ' clients (' || workload || '), connecting took '
         -- rounded to a millionth first: a median a last bit either side of a half rounds the same way
         || round(round(100 * median(connect_share) FILTER (WHERE ok), 6))::INTEGER
         || '% of the window (a steady state needs {CONNECTING_SHARE_LIMIT:.0%} at most)'

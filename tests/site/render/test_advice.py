@@ -267,7 +267,7 @@ def test_pgbouncer_trade_decides_by_how_the_application_connects(fixture_advice:
     assert "crowd" not in figures
     (crowd,) = row["undecided"]["crowd"]
     assert crowd["machine"] == "amd-epyc-2c-24g-2, 1 server core"
-    assert crowd["reason"].startswith("at 200 clients, connecting took ")
+    assert crowd["reason"].startswith("at 200 clients (direct-select-only), connecting took ")
     # Every pooler figure names the version measured.
     assert all(f["versions"] == ["PgBouncer 1.18.0"] for f in figures.values() if f["machines"])
     assert row["pool"]["pool"] == _row(fixture_advice["pool-sizing"], 8)["pool"]
