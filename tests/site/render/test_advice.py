@@ -108,7 +108,8 @@ def test_pool_sizing_on_eight_cores_differs_from_one_and_names_its_machines_with
     # The 8-core machine's quick grid has nothing between 16 and 256 clients: its peak of 32 is not placed,
     # and the basis says where it may lie (issue 52: placed means a measured neighbour within √2 each side).
     assert eight["basis"]["line"].endswith(
-        "; the peak is not placed (intel-xeon-16c-126g: no point measured between 16 and 256 clients "
+        "; the peak is not placed (intel-xeon-16c-126g, 8 server cores: no point measured between 16 and "
+        "256 clients "
         "but the peak's own 32)"
     )
     assert eight["max_connections"] > eight["pool"]

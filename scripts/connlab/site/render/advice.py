@@ -147,7 +147,7 @@ def basis(found: list[dict], cores: int, scaled: bool) -> dict | None:
     if indicative:
         line += ", indicative (quick runs only)"
     # A peak its measured neighbours do not place (connlab.data.answers.pool_size): where it may lie.
-    gaps = [f"{r['machine']}: {r['gap']}" for r in at if r.get("gap")]
+    gaps = [f"{machine_label(r['machine'], r['server_cores'])}: {r['gap']}" for r in at if r.get("gap")]
     if gaps:
         line += "; the peak is not placed (" + "; ".join(gaps) + ")"
     return {
