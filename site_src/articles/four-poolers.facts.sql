@@ -109,7 +109,9 @@ ORDER BY o.machine;
 -- the medians with the passes' range, and whether pgbench saturated its cores at either point (then both
 -- figures are pgbench's, not the poolers').
 SELECT o.machine, o.clients, x.target AS other, o.tps_median, x.tps_median AS other_tps_median,
-       o.tps_median / x.tps_median AS ratio, o.tps_min / x.tps_max AS ratio_low, o.tps_max / x.tps_min AS ratio_high,
+       o.tps_median / x.tps_median AS ratio,
+       ratio_low(o.tps_min, o.tps_max, x.tps_min, x.tps_max) AS ratio_low,
+       ratio_high(o.tps_min, o.tps_max, x.tps_min, x.tps_max) AS ratio_high,
        o.client_saturated OR x.client_saturated AS client_saturated,
        greatest(o.client_cpu, x.client_cpu) AS client_cpu
 FROM pooler_churn.churn o JOIN pooler_churn.churn x USING (machine, clients)

@@ -195,7 +195,10 @@ def test_the_registry_is_the_folders() -> None:
 @pytest.mark.parametrize(
     ("files", "refusal"),
     [
-        ({"brokenprobe/__init__.py": ""}, r"brokenprobe/: no probe\.py: a probe's folder declares it there"),
+        (
+            {"brokenprobe/__init__.py": ""},
+            r"brokenprobe/: no probe\.py: a plug-in's folder declares it there \(PROBE\)$",
+        ),
         (
             {"brokenprobe/__init__.py": "", "brokenprobe/probe.py": "WHAT = 'no PROBE here'\n"},
             r"brokenprobe/probe\.py: PROBE: missing, or not a Probe$",

@@ -23,8 +23,8 @@ from connlab.data.claims import (
     NOT_MEASURED,
     ClaimsFile,
     Threshold,
-    evaluate_claims,
     judge,
+    judge_claims,
     summarise,
 )
 from connlab.data.main_tables import load_machines, register_machines
@@ -73,7 +73,7 @@ def write_claims(tmp_path: Path, *claims: dict[str, Any], source: str = "holds-b
 def evaluated(
     con: duckdb.DuckDBPyConnection, path: Path, tmp_path: Path, **kwargs: Any
 ) -> list[dict[str, Any]]:
-    out = evaluate_claims(con, path, MACHINES, tmp_path / "claims", **kwargs)
+    out = judge_claims(con, path, MACHINES, tmp_path / "claims", **kwargs).path
     assert out == tmp_path / "claims" / "demo.json"
     data = json.loads(out.read_text())
     assert data["source"] == "holds-box"
@@ -194,7 +194,7 @@ def test_a_value_without_a_reason_stops_the_build(con: duckdb.DuckDBPyConnection
     """A row with no value must say why: a silent gap would read as 'not measured' on a measured machine."""
     path = write_claims(tmp_path, claim("silent", "SELECT machine, NULL::DOUBLE AS value FROM t"))
     with pytest.raises(LabError, match="claim silent: holds-box: no value and no reason"):
-        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+        judge_claims(con, path, MACHINES, tmp_path / "claims")
     assert not (tmp_path / "claims" / "demo.json").exists()
 
 
@@ -204,7 +204,7 @@ def test_a_range_upside_down_stops_the_build(con: duckdb.DuckDBPyConnection, tmp
         claim("upside", "SELECT machine, value, high AS low, low AS high FROM t WHERE low IS NOT NULL"),
     )
     with pytest.raises(LabError, match=r"claim upside: holds-box: low 0\.7 is above high 0\.55"):
-        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+        judge_claims(con, path, MACHINES, tmp_path / "claims")
 
 
 def test_two_rows_for_one_machine_stop_the_build(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
@@ -212,12 +212,12 @@ def test_two_rows_for_one_machine_stop_the_build(con: duckdb.DuckDBPyConnection,
         tmp_path, claim("twice", "SELECT machine, value FROM t UNION ALL SELECT machine, value FROM t")
     )
     with pytest.raises(LabError, match="claim twice: more than one row for machine holds-box"):
-        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+        judge_claims(con, path, MACHINES, tmp_path / "claims")
 
 
 def test_no_machines_gives_empty_verdicts(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     path = write_claims(tmp_path, claim("any", "SELECT machine, value FROM t"))
-    out = evaluate_claims(con, path, [], tmp_path / "claims")
+    out = judge_claims(con, path, [], tmp_path / "claims").path
     [result] = json.loads(out.read_text())["claims"]
     assert result["verdicts"] == []
     assert result["summary"] == "no measured machine has the data"
@@ -230,7 +230,7 @@ def test_a_failing_query_names_the_file_and_the_claim(con: duckdb.DuckDBPyConnec
         claim("broken-claim", "SELECT machine, value FROM no_such_table"),
     )
     with pytest.raises(LabError) as caught:
-        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+        judge_claims(con, path, MACHINES, tmp_path / "claims")
     message = str(caught.value)
     assert message.startswith(f"{path}: claim broken-claim: query failed: ")
     assert "no_such_table" in message
@@ -241,7 +241,7 @@ def test_a_failing_query_names_the_file_and_the_claim(con: duckdb.DuckDBPyConnec
 def test_a_query_without_the_value_column(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     path = write_claims(tmp_path, claim("no-value", "SELECT machine, low FROM t"))
     with pytest.raises(LabError) as caught:
-        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+        judge_claims(con, path, MACHINES, tmp_path / "claims")
     assert str(caught.value) == (
         f"{path}: claim no-value: query must return columns machine and value (missing: value)"
     )
@@ -255,7 +255,7 @@ def test_a_claims_file_with_an_unknown_key(con: duckdb.DuckDBPyConnection, tmp_p
     )
     line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "colour:" in text)
     with pytest.raises(LabError) as caught:
-        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+        judge_claims(con, path, MACHINES, tmp_path / "claims")
     message = str(caught.value)
     assert message.startswith(f"{path}:{line}: claims.1.colour: unknown key")
     assert len(message.splitlines()) == 1
@@ -266,21 +266,21 @@ def test_a_claim_needs_a_reading(con: duckdb.DuckDBPyConnection, tmp_path: Path)
     del unnamed["reading"]
     path = write_claims(tmp_path, unnamed)
     with pytest.raises(LabError, match=r"claims\.0\.reading"):
-        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+        judge_claims(con, path, MACHINES, tmp_path / "claims")
 
 
 def test_a_claims_file_that_is_not_yaml(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     path = tmp_path / "demo.claims.yaml"
     path.write_text("source: x\nclaims:\n  - id: x\n    claim: a: b\n")
     with pytest.raises(LabError) as caught:
-        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+        judge_claims(con, path, MACHINES, tmp_path / "claims")
     assert str(caught.value).startswith(f"{path}:4: (yaml): ")
 
 
 def test_a_claim_id_must_be_a_slug(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     path = write_claims(tmp_path, claim("Not A Slug", "SELECT machine, value FROM t"))
     with pytest.raises(LabError, match=r"claims\.0\.id: String should match pattern"):
-        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+        judge_claims(con, path, MACHINES, tmp_path / "claims")
 
 
 def test_a_value_that_is_not_a_number_names_the_claim(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
@@ -288,7 +288,7 @@ def test_a_value_that_is_not_a_number_names_the_claim(con: duckdb.DuckDBPyConnec
     file and the claim named, as for a failing query, not with a ValueError traceback."""
     path = write_claims(tmp_path, claim("text-value", "SELECT machine, 'lots' AS value FROM t"))
     with pytest.raises(LabError, match="claim text-value"):
-        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+        judge_claims(con, path, MACHINES, tmp_path / "claims")
 
 
 def test_the_articles_claims_files_load() -> None:
@@ -322,7 +322,7 @@ def test_a_claim_across_machines_gives_one_verdict(con: duckdb.DuckDBPyConnectio
 def test_a_claim_across_machines_returns_one_row(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     path = write_claims(tmp_path, claim("many", "SELECT value FROM t", scope="across"))
     with pytest.raises(LabError, match="claim many: a claim across machines returns one row, got 5"):
-        evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+        judge_claims(con, path, MACHINES, tmp_path / "claims")
 
 
 def test_the_experiments_an_article_reads_come_from_its_queries() -> None:
@@ -365,10 +365,10 @@ def test_a_file_without_a_machines_verdict_checks_the_claim_on_every_machine(
     con: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:
     path = write_claims(tmp_path, claim("from-table", "SELECT machine, value, low, high, reason FROM t"))
-    out = evaluate_claims(con, path, MACHINES[:3], tmp_path / "claims")
+    out = judge_claims(con, path, MACHINES[:3], tmp_path / "claims").path
     con.execute("UPDATE t SET value = 0.1, low = 0.1, high = 0.1 WHERE machine = 'holds-box'")
     # A machine the file has no verdict for (and that is not among the changed ones): checked anew, with all.
-    evaluate_claims(con, path, MACHINES, tmp_path / "claims", changed={"fails-box"})
+    judge_claims(con, path, MACHINES, tmp_path / "claims", changed={"fails-box"})
     [result] = json.loads(out.read_text())["claims"]
     assert by_machine(result)["holds-box"]["verdict"] == DOES_NOT_HOLD
     assert by_machine(result)["absent-box"]["verdict"] == NOT_MEASURED
@@ -416,7 +416,7 @@ def test_running_out_of_ports_states_the_clients_own_limit(tmp_path: Path) -> No
     path = tmp_path / "ports.claims.yaml"
     dumped = ports_claim.model_dump(exclude_defaults=False)
     path.write_text(yaml.safe_dump({"source": "lab", "claims": [dumped]}, sort_keys=False))
-    out = evaluate_claims(con, path, list(machines), tmp_path / "claims")
+    out = judge_claims(con, path, list(machines), tmp_path / "claims").path
     [result] = json.loads(out.read_text())["claims"]
     verdicts = by_machine(result)
     short = (

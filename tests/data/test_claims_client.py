@@ -28,8 +28,8 @@ from connlab.data.claims import (
     Threshold,
     claim_experiments,
     client_words,
-    evaluate_claims,
     judge_bound,
+    judge_claims,
     measured_on,
 )
 from connlab.errors import LabError
@@ -75,7 +75,7 @@ def claim(query: str, threshold: dict[str, Any] | None = None, **extra: Any) -> 
 def verdicts(con: duckdb.DuckDBPyConnection, tmp_path: Path, **fields: Any) -> dict[str, dict[str, Any]]:
     path = tmp_path / "demo.claims.yaml"
     path.write_text(yaml.safe_dump({"source": "free-box", "claims": [claim(**fields)]}, sort_keys=False))
-    out = evaluate_claims(con, path, MACHINES, tmp_path / "claims")
+    out = judge_claims(con, path, MACHINES, tmp_path / "claims").path
     [result] = json.loads(out.read_text())["claims"]
     return {v["machine"]: v for v in result["verdicts"]}
 
@@ -216,7 +216,7 @@ def test_a_pooler_without_a_core_of_its_own_cannot_be_near_one(tmp_path: Path) -
         )
     )
     machines = ["small-budget", "shared-old", "shared-new", "room"]
-    out = evaluate_claims(con, path, machines, tmp_path / "claims")
+    out = judge_claims(con, path, machines, tmp_path / "claims").path
     by_machine = {v["machine"]: v for v in json.loads(out.read_text())["claims"][0]["verdicts"]}
     assert by_machine["small-budget"]["reason"].startswith("PgBouncer's own budget was 0.5 of a core")
     assert "inside the server's cgroup" in by_machine["shared-old"]["reason"]
@@ -225,7 +225,7 @@ def test_a_pooler_without_a_core_of_its_own_cannot_be_near_one(tmp_path: Path) -
     assert by_machine["room"]["verdict"] == HOLDS
     # Away from the operating point: judged nowhere, the reason naming the nearest point.
     con.execute("UPDATE pgbouncer_trade.pool_sizes SET clients = 200 * server_cores")
-    out = evaluate_claims(con, path, machines, tmp_path / "claims")
+    out = judge_claims(con, path, machines, tmp_path / "claims").path
     far = {v["machine"]: v for v in json.loads(out.read_text())["claims"][0]["verdicts"]}
     assert far["room"]["verdict"] == CANNOT_EVALUATE
     assert far["room"]["reason"] == (
@@ -245,7 +245,7 @@ def _one_claim_verdicts(
     path = tmp_path / f"{claim_id}.claims.yaml"
     dumped = {"source": machines[0], "claims": [definition.model_dump(exclude_defaults=False)]}
     path.write_text(yaml.safe_dump(dumped, sort_keys=False))
-    out = evaluate_claims(con, path, machines, tmp_path / "claims")
+    out = judge_claims(con, path, machines, tmp_path / "claims").path
     return {v["machine"]: v for v in json.loads(out.read_text())["claims"][0]["verdicts"]}
 
 
@@ -477,7 +477,7 @@ def test_the_run_to_run_swing_leaves_client_bound_points_out(tmp_path: Path) -> 
     path = tmp_path / "swing.claims.yaml"
     dumped = [found[name].model_dump(exclude_defaults=False) for name in wanted]
     path.write_text(yaml.safe_dump({"source": "box", "claims": dumped}, sort_keys=False))
-    out = evaluate_claims(con, path, ["box"], tmp_path / "claims")
+    out = judge_claims(con, path, ["box"], tmp_path / "claims").path
     swing, memory = (
         {v["machine"]: v for v in c["verdicts"]}["box"] for c in json.loads(out.read_text())["claims"]
     )

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from connlab.data.aggregate import aggregate_all
-from connlab.data.claims import CANNOT_EVALUATE, DOES_NOT_HOLD, HOLDS, Threshold, evaluate_claims
+from connlab.data.claims import CANNOT_EVALUATE, DOES_NOT_HOLD, HOLDS, Threshold, judge_claims
 from connlab.data.peak_bracket import Peak, decides, unresolved, value_range
 from connlab.errors import LabError
 from support.helpers import Rows, db_records
@@ -122,7 +122,7 @@ def verdicts(con: duckdb.DuckDBPyConnection, tmp_path: Path, measured: list[str]
     path = tmp_path / "demo.claims.yaml"
     path.write_text(yaml.safe_dump({"source": "published-box", "claims": [peak_claim(**extra)]}))
     machines = ["quick-box", "fine-box", "far-box", "published-box"]
-    out = evaluate_claims(con, path, machines, tmp_path / "claims", measured)
+    out = judge_claims(con, path, machines, tmp_path / "claims", measured).path
     return {v["machine"]: v for v in json.loads(out.read_text())["claims"][0]["verdicts"]}
 
 

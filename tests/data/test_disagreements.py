@@ -10,7 +10,7 @@ import yaml
 
 from connlab.contract.experiment import load_experiment
 from connlab.data.answers.claim_rows import explained
-from connlab.data.claims import evaluate_claims
+from connlab.data.claims import judge_claims
 from connlab.data.disagreements import disagreement, disagreements
 from connlab.data.verdict_conditions import conditions, short_version
 
@@ -203,7 +203,7 @@ def test_conditions_take_the_least_thorough_profile_and_the_most_steal_of_the_cl
 
 
 def test_each_verdict_carries_the_conditions_of_its_claims_experiments(tmp_path: Path) -> None:
-    """evaluate_claims reads main.measured, main.machines and main.pooler_versions into every verdict."""
+    """judge_claims reads main.measured, main.machines and main.pooler_versions into every verdict."""
     con = duckdb.connect()
     con.execute(
         "CREATE SCHEMA pooler_churn; CREATE TABLE pooler_churn.t AS SELECT * FROM (VALUES ('calm', 3.0), "
@@ -240,7 +240,7 @@ def test_each_verdict_carries_the_conditions_of_its_claims_experiments(tmp_path:
         "query": "SELECT machine, value FROM pooler_churn.t",
     }
     path.write_text(yaml.safe_dump({"source": "calm", "claims": [claim]}))
-    out = evaluate_claims(con, path, ["calm", "stolen"], tmp_path / "claims")
+    out = judge_claims(con, path, ["calm", "stolen"], tmp_path / "claims").path
     [result] = json.loads(out.read_text())["claims"]
     calm, stolen = result["verdicts"]
     # Only the claim's own experiment counts (idle-memory's steal is not pooler-churn's).

@@ -15,7 +15,7 @@ from typing import overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from connlab.contract.usl_formula import throughput
+from connlab.contract.usl_formula import peak_clients, throughput
 
 Array = NDArray[np.float64]
 
@@ -70,7 +70,7 @@ class UslFit:
         """N* = sqrt((1 − σ)/κ), where throughput peaks; None when it never falls (κ ≈ 0) or σ ≥ 1."""
         if self.kappa < NEGLIGIBLE or self.sigma >= 1.0:
             return None
-        return math.sqrt((1.0 - self.sigma) / self.kappa)
+        return peak_clients(self.sigma, self.kappa)
 
     @property
     def ceiling_tps(self) -> float | None:

@@ -49,6 +49,7 @@ from connlab.data.main_tables import (
 )
 from connlab.data.result_files import result_files_by_experiment
 from connlab.data.verdict_conditions import machine_facts
+from connlab.data.views import SHARED_MACROS
 from connlab.paths import (
     AGGREGATE_SQL_NAME,
     ARTICLES_SRC_DIR,
@@ -121,6 +122,9 @@ def aggregate_all(
         bring_up_to_date(con, states, previous, files)
         _remove_table_csvs(out_dir, states.keys() | previous.keys())
         register_measured(con)
+        # The facts queries write a ratio's range as the experiments' SQL does (views.SHARED_MACROS, made
+        # there in each experiment's schema).
+        con.execute(f"SET schema = 'main'; {SHARED_MACROS}")
         fit_all(con, fit_keys(states))
         write_if_changed(out_dir / MACHINES_JSON, json.dumps(machines, sort_keys=True))
         # Articles and pages alike may name the figures they quote (the Machines page compares machines).

@@ -592,22 +592,6 @@ def experiments_read(claims: ClaimsFile) -> list[str]:
     return sorted(name for name in experiment_names() if name.replace("-", "_") in schemas)
 
 
-def evaluate_claims(
-    con: duckdb.DuckDBPyConnection,
-    path: Path,
-    machines: list[str],
-    out_dir: Path,
-    measured: list[str] | None = None,
-    changed: set[str] | None = None,
-) -> Path:
-    """Write build/data/claims/<slug>.json: the source's id and every claim with a verdict per machine.
-    changed: the only machines whose data changed since the file was written, with the same claims and
-    code (None: every verdict is computed again). A machine's verdict depends on its own data alone (each
-    claim's query returns a row per machine, and tests/data/test_aggregate_incremental.py checks that the file
-    is the one a build from nothing writes), so the others' verdicts are read back from the file."""
-    return judge_claims(con, path, machines, out_dir, measured, changed).path
-
-
 class JudgedClaims(NamedTuple):
     """A claims file as written, and what it holds: the answers read it next in the same process, which
     need not parse every machine's verdicts again."""
@@ -625,9 +609,14 @@ def judge_claims(
     changed: set[str] | None = None,
     read: tuple[dict[tuple[str, str], Runs], dict] | None = None,
 ) -> JudgedClaims:
-    """evaluate_claims, returning what it wrote with the file's path. read: what every article's claims read
-    of the database alike (measured_runs, machine_facts), where the caller judging several has read it once
-    (a read that grows with the machines)."""
+    """Write build/data/claims/<slug>.json: the source's id and every claim with a verdict per machine; return
+    what it wrote with the file's path. changed: the only machines whose data changed since the file was
+    written, with the same claims and code (None: every verdict is computed again). A machine's verdict
+    depends on its own data alone (each claim's query returns a row per machine, and
+    tests/data/test_aggregate_incremental.py checks that the file is the one a build from nothing writes),
+    so the others' verdicts are read back from the file. read: what every article's claims read of the
+    database alike (measured_runs, machine_facts), where the caller judging several has read it once (a read
+    that grows with the machines)."""
     claims = load_yaml_model(path, ClaimsFile)
     measured = measured if measured is not None else machines
     target = out_dir / path.name.replace(".claims.yaml", ".json")

@@ -8,38 +8,30 @@ columns, the aggregation's pooler versions and the check-it-yourself blocks.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 import connlab.poolers
+from connlab.contract.plugin_folders import declarations, folder_module
 from connlab.contract.poolers.setup import PoolerConfig
 from connlab.errors import LabError
 
 
 def package_of(kind: str) -> str:
-    """The module of a kind's folder: a package name cannot hold `-`, so pgbouncer-pair is pgbouncer_pair."""
-    return f"{connlab.poolers.__name__}.{kind.replace('-', '_')}"
+    """The module of a kind's folder (pgbouncer-pair's is pgbouncer_pair)."""
+    return folder_module(connlab.poolers, kind)
 
 
 def discover() -> dict[str, PoolerConfig]:
     """Every folder's declaration by kind, in the kinds' order. A folder whose config.py lacks a
-    `PoolerConfig` named CONFIG, or declares a kind its folder is not named after, is refused in one line."""
+    `PoolerConfig` named CONFIG, declares a kind its folder is not named after, or declares fields that do
+    not fit together, is refused in one line."""
     configs: dict[str, PoolerConfig] = {}
-    for folder in pkgutil.iter_modules(connlab.poolers.__path__, f"{connlab.poolers.__name__}."):
-        if not folder.ispkg:
-            continue
-        module = importlib.import_module(f"{folder.name}.config")
-        config = getattr(module, "CONFIG", None)
-        if not isinstance(config, PoolerConfig):
-            raise LabError(f"{module.__file__}: CONFIG: missing, or not a PoolerConfig")
-        if (expected := package_of(config.kind)) != folder.name:
-            raise LabError(f"{module.__file__}: kind {config.kind!r}: its folder must be {expected}")
+    for found in declarations(connlab.poolers, "config", "CONFIG", PoolerConfig, "kind"):
+        config: PoolerConfig = found.declaration
         if config.version_field is not None and not config.version_field.isidentifier():
-            raise LabError(f"{module.__file__}: kind {config.kind!r}: one with a version has no '-'")
+            raise LabError(f"{found.file}: kind {config.kind!r}: one with a version has no '-'")
         if config.facts and (config.version_field is None or "version" in config.facts):
-            raise LabError(f"{module.__file__}: kind {config.kind!r}: facts need a version, and are not it")
+            raise LabError(f"{found.file}: kind {config.kind!r}: facts need a version, and are not it")
         if not all(fact.isidentifier() for fact in config.facts):
-            raise LabError(f"{module.__file__}: kind {config.kind!r}: a fact's name is a field's: no '-'")
+            raise LabError(f"{found.file}: kind {config.kind!r}: a fact's name is a field's: no '-'")
         configs[config.kind] = config
     return dict(sorted(configs.items()))
 

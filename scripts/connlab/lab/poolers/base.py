@@ -49,7 +49,7 @@ from connlab.errors import LabError
 from connlab.interrupts import hold_interrupts, hold_signals
 from connlab.lab.host import as_server_user, chown_to_server_user
 from connlab.lab.pooler_memory import TreeMemory, snapshot
-from connlab.paths import staged_pooler_bin_dir
+from connlab.paths import built_pooler_bin, staged_pooler_bin_dir
 
 __all__ = [
     "FeatureUnsupported",
@@ -98,11 +98,22 @@ def logging_to(log_path: Path, command: list[str]) -> list[str]:
     return ["sh", "-c", 'exec "$@" >>"$0" 2>&1', str(log_path), *command]
 
 
+# The usual install folders: Debian puts PgBouncer and PgPool-II in /usr/sbin, a hand-built pooler lands in
+# /usr/local/bin.
+INSTALL_DIRS = ("/usr/local/bin", "/usr/bin", "/usr/sbin")
+
+
+def install_places(program: str) -> tuple[str, ...]:
+    """Where a pooler's program is looked for after its variable and PATH: the usual install folders, then
+    the build `make poolers` leaves in build/ for the poolers Debian packages none of."""
+    return (*(f"{folder}/{program}" for folder in INSTALL_DIRS), str(built_pooler_bin(program)))
+
+
 class PoolerProcess:
     """Shared start/stop/watch for poolers that run as one foreground process (which may fork).
 
-    A subclass sets `declaration` (its folder's CONFIG, which gives it `name`, `label` and `binary_name`),
-    `env_var` and `known_paths`, implements `config_files()` and `command()`, and may override `version()`
+    A subclass sets `declaration` (its folder's CONFIG, which gives it `name`, `label`, `binary_name` and
+    `known_paths`) and `env_var`, implements `config_files()` and `command()`, and may override `version()`
     (default: what `--version` prints), `stop_signal`, `extra_environment()`, `reset_server_connections()`,
     `counters()` and `support()`.
     """
@@ -114,6 +125,7 @@ class PoolerProcess:
     label: ClassVar[str]
     env_var: ClassVar[str]
     binary_name: ClassVar[str]
+    # Where the program is looked for after env_var and PATH (install_places).
     known_paths: ClassVar[tuple[str, ...]] = ()
     log_file: ClassVar[str] = "pooler.log"
     stop_signal: ClassVar[signal.Signals] = signal.SIGINT
@@ -125,6 +137,7 @@ class PoolerProcess:
         declaration = cls.__dict__.get("declaration")
         if declaration is not None:
             cls.name, cls.label, cls.binary_name = declaration.kind, declaration.label, declaration.binary
+            cls.known_paths = install_places(declaration.binary)
 
     def __init__(self, setup: PoolerSetup) -> None:
         self.setup = setup

@@ -8,24 +8,20 @@ collection (connlab.lab.machine) and a named server's poolers (connlab.lab.remot
 
 from __future__ import annotations
 
-import importlib
-
-from connlab.contract.poolers.registry import CONFIGS, package_of
-from connlab.errors import LabError
+import connlab.poolers
+from connlab.contract.plugin_folders import parts
+from connlab.contract.poolers.registry import CONFIGS
 from connlab.lab.poolers.base import PoolerProcess
 
 
+def _fits(adapter: object, kind: str) -> bool:
+    return isinstance(adapter, type) and issubclass(adapter, PoolerProcess) and adapter.name == kind
+
+
 def discover() -> dict[str, type[PoolerProcess]]:
-    """Each kind's adapter class; a folder whose adapter.py lacks ADAPTER, or whose ADAPTER's name is not
-    the folder's kind, is refused in one line."""
-    found: dict[str, type[PoolerProcess]] = {}
-    for kind in CONFIGS:
-        module = importlib.import_module(f"{package_of(kind)}.adapter")
-        adapter = getattr(module, "ADAPTER", None)
-        if getattr(adapter, "name", None) != kind:
-            raise LabError(f"{module.__file__}: ADAPTER: missing, or its name is not {kind!r}")
-        found[kind] = adapter  # type: ignore[assignment]
-    return found
+    """Each kind's adapter class; a folder whose adapter.py lacks ADAPTER, or whose ADAPTER is not a
+    PoolerProcess named for the folder's kind, is refused in one line."""
+    return parts(connlab.poolers, CONFIGS, "adapter", "ADAPTER", _fits)
 
 
 POOLERS: dict[str, type[PoolerProcess]] = discover()

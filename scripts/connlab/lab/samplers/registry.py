@@ -5,24 +5,20 @@ connlab/probes/<name>/sampler.py, one for each folder the declarations' registry
 
 from __future__ import annotations
 
-import importlib
-
-from connlab.contract.probes.registry import PROBES, package_of
-from connlab.errors import LabError
+import connlab.probes
+from connlab.contract.plugin_folders import parts
+from connlab.contract.probes.registry import PROBES
 from connlab.lab.samplers.base import ThreadedProbe
 
 
+def _fits(sampler: object, name: str) -> bool:
+    return isinstance(sampler, type) and issubclass(sampler, ThreadedProbe) and sampler.name == name
+
+
 def discover() -> dict[str, type[ThreadedProbe]]:
-    """Each probe's sampler class; a folder whose sampler.py lacks SAMPLER, or whose SAMPLER's name is not
-    the folder's probe, is refused in one line."""
-    found: dict[str, type[ThreadedProbe]] = {}
-    for name in PROBES:
-        module = importlib.import_module(f"{package_of(name)}.sampler")
-        sampler = getattr(module, "SAMPLER", None)
-        if not (isinstance(sampler, type) and issubclass(sampler, ThreadedProbe)) or sampler.name != name:
-            raise LabError(f"{module.__file__}: SAMPLER: missing, or not a ThreadedProbe named {name!r}")
-        found[name] = sampler
-    return found
+    """Each probe's sampler class; a folder whose sampler.py lacks SAMPLER, or whose SAMPLER is not a
+    ThreadedProbe named for the folder's probe, is refused in one line."""
+    return parts(connlab.probes, PROBES, "sampler", "SAMPLER", _fits)
 
 
 SAMPLERS: dict[str, type[ThreadedProbe]] = discover()

@@ -34,7 +34,6 @@ from connlab.contract.names import SERVER_USER
 from connlab.contract.poolers import features
 from connlab.lab.poolers import admin
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, PoolerUnavailable
-from connlab.paths import built_pooler_bin
 from connlab.poolers.odyssey import config
 
 CONSOLE_DB = config.CONSOLE_DB
@@ -54,12 +53,6 @@ class Odyssey(PoolerProcess):
     declaration = config.CONFIG
     env_var: ClassVar[str] = "ODYSSEY_BIN"
     log_file: ClassVar[str] = config.LOG_FILE
-    # After PATH: the usual install paths, then the build `make odyssey` leaves in build/.
-    known_paths: ClassVar[tuple[str, ...]] = (
-        f"/usr/local/bin/{config.CONFIG.binary}",
-        f"/usr/bin/{config.CONFIG.binary}",
-        str(built_pooler_bin(config.CONFIG.binary)),
-    )
     config_name: ClassVar[str] = config.CONF
 
     def __init__(self, setup: PoolerSetup, version: config.Version | None = None) -> None:

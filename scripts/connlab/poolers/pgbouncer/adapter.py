@@ -22,7 +22,6 @@ from connlab.poolers.pgbouncer import config
 class PgBouncer(PoolerProcess):
     declaration = config.CONFIG
     env_var = "CONNLAB_PGBOUNCER"
-    known_paths = (f"/usr/sbin/{config.CONFIG.binary}",)
     log_file = config.LOG_FILE
 
     def config_files(self) -> dict[str, str]:

@@ -52,7 +52,7 @@ from connlab.contract.poolers import features
 from connlab.errors import LabError
 from connlab.lab.poolers import admin
 from connlab.lab.poolers.base import SUPPORTED, PoolerProcess, PoolerSetup, logging_to
-from connlab.paths import DEBIAN_JEMALLOC, built_pooler_bin
+from connlab.paths import DEBIAN_JEMALLOC
 from connlab.poolers.pgcat import config
 
 ADMIN_DB = config.ADMIN_DB
@@ -86,12 +86,6 @@ class PgCat(PoolerProcess):
     declaration = config.CONFIG
     env_var: ClassVar[str] = "PGCAT_BIN"
     log_file: ClassVar[str] = config.LOG_FILE
-    # After PATH: the usual install paths, then the one `make poolers` leaves in build/.
-    known_paths: ClassVar[tuple[str, ...]] = (
-        f"/usr/local/bin/{config.CONFIG.binary}",
-        f"/usr/bin/{config.CONFIG.binary}",
-        str(built_pooler_bin(config.CONFIG.binary)),
-    )
     config_name: ClassVar[str] = config.CONF
 
     def __init__(self, setup: PoolerSetup) -> None:

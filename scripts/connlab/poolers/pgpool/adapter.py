@@ -66,7 +66,6 @@ def children_counts(titles: list[str]) -> dict[str, float]:
 class PgPool(PoolerProcess):
     declaration = config.CONFIG
     env_var: ClassVar[str] = "PGPOOL_BIN"
-    known_paths: ClassVar[tuple[str, ...]] = (f"/usr/sbin/{config.CONFIG.binary}",)
 
     @classmethod
     def pg_enc(cls) -> str:

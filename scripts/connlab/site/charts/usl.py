@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from connlab.contract.usl_formula import throughput
+from connlab.contract.usl_formula import peak_clients, throughput
 from connlab.site.charts.frame import HEIGHT, WIDTH, Records, chart_over
 from connlab.site.charts.lazy import lazy_import
 from connlab.site.charts.legends import line_legend
@@ -81,6 +81,10 @@ def _combined(left: object, operator: str, right: object) -> VegaTerm:
 # X(N) at a point of the model curve, as the browser evaluates it whenever a slider moves: the one formula
 # (connlab.contract.usl_formula) run on the curve point's clients and the sliders' names.
 USL_MODEL_TPS = throughput(VegaTerm("datum.clients"), *map(VegaTerm, USL_SLIDERS)).text
+# N*, where the model peaks, from the same module, with Vega's sqrt.
+USL_PEAK_CLIENTS = peak_clients(
+    VegaTerm("sigma"), VegaTerm("kappa"), lambda term: VegaTerm(f"sqrt({term.text})")
+).text
 
 
 def _usl_slider(name: str, label: str, value: float, top: float) -> dict:
@@ -129,7 +133,7 @@ def peak_label(sigma: float, kappa: float) -> str | None:
     digits); None where the model has no peak."""
     if kappa <= 0 or sigma >= 1:
         return None
-    tenths = math.floor(math.sqrt((1 - sigma) / kappa) * 10 + 0.5)
+    tenths = math.floor(peak_clients(sigma, kappa) * 10 + 0.5)
     return str(tenths // 10) if tenths % 10 == 0 else f"{tenths / 10:.1f}"
 
 
@@ -239,7 +243,7 @@ def _usl_peak(color: alt.Color) -> list[alt.Chart]:
     peak = (
         alt.Chart(alt.Data(values=[{"at": "peak"}]))
         .transform_filter("kappa > 0 && sigma < 1")
-        .transform_calculate(peak_clients="sqrt((1 - sigma) / kappa)", series=json.dumps(USL_PEAK))
+        .transform_calculate(peak_clients=USL_PEAK_CLIENTS, series=json.dumps(USL_PEAK))
         .transform_filter("datum.peak_clients >= 1 && datum.peak_clients <= n_max")
         .transform_calculate(label="'N* ≈ ' + round(datum.peak_clients * 10) / 10")
         .properties(width=WIDTH, height=HEIGHT)

@@ -223,18 +223,14 @@ def _summary_cell(row: Mapping[str, object], urls: Mapping[str, str]) -> str:
     if isinstance(spread, Mapping):
         shown = _figure(spread["median"], spread["low"], spread["high"])
         parts.append(f"median {shown}, {INDICATIVE} only" if row.get("indicative") else f"median {shown}")
-    groups = row.get("verdicts") or {}
-    assert isinstance(groups, Mapping)
-    for verdict in ORDER:
-        if verdict in groups:
+    # The deciding verdicts first, then the indicative ones (quick runs only), each in ORDER.
+    for key, indicative in (("verdicts", False), ("indicative_verdicts", True)):
+        groups = row.get(key) or {}
+        assert isinstance(groups, Mapping)
+        for verdict in (v for v in ORDER if v in groups):
             group = groups[verdict]
-            parts.append(f"{mark(verdict)} on {group['count']}: {names(group, urls)}")
-    indicative = row.get("indicative_verdicts") or {}
-    assert isinstance(indicative, Mapping)
-    for verdict in ORDER:
-        if verdict in indicative:
-            group = indicative[verdict]
-            parts.append(f"{mark(verdict, True)} {INDICATIVE} on {group['count']}: {names(group, urls)}")
+            said = f"{mark(verdict, indicative)}{f' {INDICATIVE}' if indicative else ''}"
+            parts.append(f"{said} on {group['count']}: {names(group, urls)}")
     single = int(row.get("single_readings") or 0)  # type: ignore[call-overload]
     if single:
         parts.append(f"<small>{ONE_READING} on {single} machine{'' if single == 1 else 's'}</small>")
