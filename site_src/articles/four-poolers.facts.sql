@@ -156,3 +156,49 @@ LEFT JOIN prepared_statements.protocols pw ON pw.machine = c.machine AND pw.pool
 WHERE NOT c.published
   AND (s.machine IS NOT NULL OR m.machine IS NOT NULL OR h.machine IS NOT NULL OR pd.machine IS NOT NULL)
 ORDER BY c.machine;
+
+-- name: pgpool_versions
+-- PgPool-II's versions on one machine (pgpool-versions): each version's tree before the first query and its
+-- churn, a line per version.
+SELECT * FROM pgpool_versions.versions ORDER BY machine, string_split(pooler_version, '.')::INTEGER[];
+
+-- name: pgpool_versions_load
+-- The same versions under select-only load: the tree, the server backends and the throughput at each client
+-- count.
+SELECT * FROM pgpool_versions.load ORDER BY machine, clients, string_split(pooler_version, '.')::INTEGER[];
+
+-- name: pgpool_versions_summary
+-- One line per machine that measured two PgPool-II versions, for the article (every machine at once): the
+-- oldest and the newest, each one's tree before the first query and its throughput at the fewest clients,
+-- with the newest over the oldest and the range the passes allow.
+WITH ranked AS (
+    SELECT *, string_split(pooler_version, '.')::INTEGER[] AS version_key FROM pgpool_versions.versions
+), ends AS (
+    SELECT machine, arg_min(pooler_version, version_key) AS old_version,
+           arg_max(pooler_version, version_key) AS new_version
+    FROM ranked GROUP BY machine HAVING count(*) >= 2
+), few AS (
+    SELECT machine, min(clients) AS clients FROM pgpool_versions.load GROUP BY machine
+)
+SELECT e.machine, e.old_version, e.new_version, s.version AS seed_version,
+       o.start_rss_mib AS old_start_rss_mib, n.start_rss_mib AS new_start_rss_mib,
+       n.start_rss_mib / o.start_rss_mib AS start_rss_ratio,
+       ratio_low(n.start_rss_mib_min, n.start_rss_mib_max, o.start_rss_mib_min, o.start_rss_mib_max)
+           AS start_rss_ratio_low,
+       ratio_high(n.start_rss_mib_min, n.start_rss_mib_max, o.start_rss_mib_min, o.start_rss_mib_max)
+           AS start_rss_ratio_high,
+       o.start_processes AS old_start_processes, n.start_processes AS new_start_processes,
+       f.clients AS few_clients, lo.tps_median AS old_tps, ln.tps_median AS new_tps,
+       ln.tps_median / lo.tps_median AS tps_ratio,
+       ratio_low(ln.tps_min, ln.tps_max, lo.tps_min, lo.tps_max) AS tps_ratio_low,
+       ratio_high(ln.tps_min, ln.tps_max, lo.tps_min, lo.tps_max) AS tps_ratio_high
+FROM ends e
+JOIN pgpool_versions.versions o ON o.machine = e.machine AND o.pooler_version = e.old_version
+JOIN pgpool_versions.versions n ON n.machine = e.machine AND n.pooler_version = e.new_version
+JOIN few f ON f.machine = e.machine
+LEFT JOIN main.pooler_versions s ON s.machine = 'published-four-poolers' AND s.pooler = 'pgpool'
+LEFT JOIN pgpool_versions.load lo ON lo.machine = e.machine AND lo.pooler_version = e.old_version
+    AND lo.clients = f.clients
+LEFT JOIN pgpool_versions.load ln ON ln.machine = e.machine AND ln.pooler_version = e.new_version
+    AND ln.clients = f.clients
+ORDER BY e.machine;

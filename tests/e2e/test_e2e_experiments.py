@@ -182,15 +182,17 @@ def test_two_pgbouncer_processes_share_the_port_and_both_are_stopped(connlab_env
 
 
 def test_tls_windows_encrypt_and_plain_ones_do_not(connlab_env: dict[str, str]) -> None:
+    """A TLS window's clients connect with sslmode=require, which libpq refuses to complete unencrypted, and a
+    plain one's with sslmode=disable, which never encrypts: so every window of both kinds finishing its
+    transactions without an error is the proof, with no timing compared (a busy machine blurs those)."""
     rows = run("tls-trade", connlab_env)
+    plan = make_plan("tls-trade", "tiny")
+    assert {r["workload"] for r in rows} == {w.id for w in plan.spec.workloads}
     assert {r["workload"].rsplit("-", 1)[1] for r in rows} == {"plain", "tls"}
-    churn: dict[str, list[float]] = {}
     for row in rows:
-        if row["workload"].startswith("churn-"):
-            churn.setdefault(row["workload"], []).append(float(row["avg_connection_ms"]))
-    median = {workload: sorted(times)[len(times) // 2] for workload, times in churn.items()}
-    # A TLS handshake on top of SCRAM does not make a new direct connection cheaper than a plain one.
-    assert median["churn-direct-tls"] > median["churn-direct-plain"] * 0.9, churn
+        assert row["error"] == "" and int(row["failed_transactions"] or 0) == 0, row
+    # Each workload finished transactions in some window (one window of a busy machine may finish none).
+    assert {r["workload"] for r in rows if int(r["transactions"]) > 0} == {r["workload"] for r in rows}
     assert no_pooler_left(connlab_env) == []
 
 

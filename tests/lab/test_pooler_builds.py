@@ -59,6 +59,17 @@ def test_the_pgbouncer_versions_experiment_measures_the_installed_and_the_staged
     assert {workload.target for workload in plan.spec.workloads} == set(builds)
 
 
+def test_the_pgpool_versions_experiment_measures_the_installed_and_the_staged_build() -> None:
+    plan = make_plan("pgpool-versions", "tiny")
+    builds = {spec.instance: spec.build for spec in plan.spec.poolers}
+    assert builds == {"pgpool-installed": None, "pgpool-4.7": "4.7.2"}
+    assert {spec.kind for spec in plan.spec.poolers} == {"pgpool"}
+    # Both versions run the same way: the same pool, and every workload once through each.
+    assert len({spec.pool_size for spec in plan.spec.poolers}) == 1
+    targets = [workload.target for workload in plan.spec.workloads]
+    assert sorted(targets) == sorted([*builds, *builds])
+
+
 def test_the_staged_path_is_install_poolers_layout(build_root: Path) -> None:
     assert paths.staged_pooler_bin_dir("pgbouncer", "1.25.2") == build_root / "pgbouncer-1.25.2" / "bin"
     # install_poolers.sh names the same folder: <BUILD_ROOT>/pgbouncer-<version>/bin/pgbouncer.

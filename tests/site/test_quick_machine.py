@@ -27,7 +27,7 @@ SOURCE_MACHINES = ("amd-epyc-2c-24g", "amd-epyc-2c-24g-2")
 QUICK_MACHINE = "quick-only"
 # Experiments added after the source machines were measured: the quick machine has none of their windows
 # either, as a machine measured before them would not, and its page must still render.
-ADDED_AFTER_THE_SOURCES = {"backend-memory", "pgbouncer-versions"}
+ADDED_AFTER_THE_SOURCES = {"backend-memory", "pgbouncer-versions", "pgpool-versions"}
 
 
 def quick_cut(results: Path) -> None:

@@ -135,4 +135,6 @@ CONFIG = PoolerConfig(
     stop_signal="INT",
     snippet_prepare=snippet_prepare,
     remote=True,
+    # four-poolers' line per machine that measured two of its versions (pgpool-versions).
+    across_machine_facts=("pgpool_versions_summary",),
 )
