@@ -27,7 +27,6 @@ import html
 import json
 import re
 from collections.abc import Iterable
-from html.parser import HTMLParser
 from pathlib import Path
 
 from connlab.contract.files import write_if_changed
@@ -55,59 +54,36 @@ def words(text: str, separator: str = DEFAULT_SEPARATOR) -> list[str]:
     return kept
 
 
-class _PageText(HTMLParser):
-    """The text of a page's headings (h2 to h6, without their permalink) and of its tables."""
+# The parts of a fragment an entry reads, found in the HTML the build itself wrote (Python-Markdown's and
+# Material's, never a contributor's): a heading h2 to h6 and a table, neither nested in its own kind; inside
+# them, a heading's permalink and a script or a style are no reader's text, and a cell or a line break
+# separates words. A regular expression over the whole fragment finds them in C, where an HTML parser in
+# Python spent most of a cold site build's time on a thousand machines' pages (docs/PERFORMANCE.md).
+_HEADINGS = re.compile(r"<h([2-6])\b[^>]*>(.*?)</h\1\s*>", re.S | re.I)
+_TABLES = re.compile(r"<table\b[^>]*>(.*?)</table\s*>", re.S | re.I)
+_NOT_TEXT = re.compile(
+    r"<(script|style)\b[^>]*>.*?</\1\s*>|<a\b[^>]*\bclass=\"[^\"]*\bheaderlink\b[^\"]*\"[^>]*>.*?</a\s*>",
+    re.S | re.I,
+)
+_SEPARATING_TAG = re.compile(r"<(?:br|td|th)\b[^>]*>", re.I)
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.headings: list[str] = []
-        self.tables: list[str] = []
-        self._heading = 0
-        self._table = 0
-        self._skip = 0  # inside a permalink, a script or a style: no reader's text
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style") or (tag == "a" and "headerlink" in (dict(attrs).get("class") or "")):
-            self._skip += 1
-        elif _HEADING.fullmatch(tag):
-            self._heading += 1
-        elif tag == "table":
-            self._table += 1
-        elif tag in ("br", "td", "th"):
-            self._text(" ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style") or (tag == "a" and self._skip):
-            self._skip = max(0, self._skip - 1)
-        elif _HEADING.fullmatch(tag):
-            self._heading = max(0, self._heading - 1)
-            self._text(" ")
-        elif tag == "table":
-            self._table = max(0, self._table - 1)
-            self._text(" ")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip:
-            self._text(data)
-
-    def _text(self, data: str) -> None:
-        if self._heading:
-            self.headings.append(data)
-        elif self._table:
-            self.tables.append(data)
+def _text(html_part: str) -> str:
+    """A heading's or a table's text: no permalink, script or style; a space for each cell and line break."""
+    kept = _SEPARATING_TAG.sub(" ", _NOT_TEXT.sub("", html_part))
+    return html.unescape(_TAG.sub("", kept))
 
 
 def page_words(fragment: str) -> dict[str, str]:
     """A machine page's fragment: the words of its headings and of its tables (those not in its headings),
     each a space-separated string, kept with the page's stamping (build.STAMPED_INDEX) so that a build
     reads no fragment it does not stamp."""
-    parser = _PageText()
-    parser.feed(fragment)
-    parser.close()
+    heading_text = " ".join(_text(found.group(2)) for found in _HEADINGS.finditer(fragment))
+    table_text = " ".join(_text(found.group(1)) for found in _TABLES.finditer(fragment))
     # Split at spaces only: the index's own separator splits them again as it builds the entry.
-    headings = words(" ".join(parser.headings), r"\s+")
+    headings = words(heading_text, r"\s+")
     known = {word.lower() for word in headings}
-    tables = [word for word in words(" ".join(parser.tables), r"\s+") if word.lower() not in known]
+    tables = [word for word in words(table_text, r"\s+") if word.lower() not in known]
     return {"headings": " ".join(headings), "tables": " ".join(tables)}
 
 
