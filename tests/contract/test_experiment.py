@@ -18,6 +18,7 @@ from connlab.contract.experiment import (
     pass_order,
     window_options,
 )
+from connlab.contract.provenance import CALIBRATION_S, HELD_PROFILES
 from connlab.errors import LabError
 from connlab.paths import ARTICLES_SRC_DIR, EXPERIMENTS_DIR
 
@@ -141,6 +142,25 @@ def test_the_repository_experiments_load() -> None:
     assert "clients-sweep" in experiment_names()
     for name in experiment_names():
         assert load_experiment(name).profiles
+
+
+def test_every_held_profile_calibrates_alike() -> None:
+    """A quick run's calibration is held to a folder a full run made, and the other way round: both take it
+    the same way (connlab.contract.provenance.CALIBRATION_S)."""
+    for name in experiment_names():
+        spec = load_experiment(name)
+        assert {spec.profiles[p].calibration_s for p in HELD_PROFILES if p in spec.profiles} == {
+            CALIBRATION_S
+        }
+
+
+def test_a_held_profile_that_shortens_its_calibration_is_refused(tmp_path: Path) -> None:
+    text = REAL_SPEC.replace("  quick:\n", "  quick:\n    calibration_s: 3\n", 1)
+    assert text != REAL_SPEC
+    write_experiment(tmp_path, "short", text)
+    refusal = r"profiles\.quick\.calibration_s: every quick and full run calibrates"
+    with pytest.raises(LabError, match=refusal):
+        load_experiment("short", directory=tmp_path)
 
 
 def test_unknown_key_is_one_line_with_its_line_number(tmp_path: Path) -> None:

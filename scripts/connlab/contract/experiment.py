@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from connlab.contract.pgbench_options import PgbenchOptions
 from connlab.contract.probes.registry import PROBES
+from connlab.contract.provenance import CALIBRATION_S, HELD_PROFILES
 from connlab.contract.spec_parts import (
     DatabaseSpec,
     PoolerSpec,
@@ -37,7 +38,8 @@ class Profile(Strict):
     clients: list[int | str] | None = None
     scale: int | None = Field(default=None, ge=1)
     # A select-only window with one client, the same on every machine, places machines against each other.
-    calibration_s: int = Field(default=10, ge=1)
+    # Only the tiny profile, whose calibration is never held to the folder's, may shorten it.
+    calibration_s: int = Field(default=CALIBRATION_S, ge=1)
     # Only these workloads (ids): a quick look at the points an article's claims read, not every one.
     workloads: list[str] | None = None
     # Extra points and passes after the grid (connlab.lab.refine); None: the grid only. Set per profile, so
@@ -107,6 +109,13 @@ class Experiment(Strict):
             unknown = [w for w in profile.workloads or [] if w not in ids]
             if unknown:
                 raise ValueError(f"profiles.{name}.workloads: not among the workloads: {', '.join(unknown)}")
+        for name in HELD_PROFILES:
+            held = self.profiles.get(name)  # type: ignore[call-overload]
+            if held is not None and held.calibration_s != CALIBRATION_S:
+                raise ValueError(
+                    f"profiles.{name}.calibration_s: every {' and '.join(HELD_PROFILES)} run calibrates for "
+                    f"{CALIBRATION_S} s, so that its figure compares with the folder's; only tiny may set it"
+                )
         if self.pooler_start == "per-pass" and not self.poolers:
             raise ValueError("pooler_start: per-pass needs poolers")
         if self.server.versions and self.poolers:
