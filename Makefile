@@ -239,9 +239,9 @@ serve: site
 UNIT_TESTS := not (e2e or browser or mkdocs or process or slow)
 # Workers for pytest-xdist. The end-to-end tests' clusters, ports, cgroups and locks are their own, so they
 # run side by side; they spend most of their time waiting on windows of a fixed length, so `make test` runs
-# three workers per core (eight at most). `make check` is CPU-bound: one per core.
+# two workers per core (eight at most). `make check` is CPU-bound: one per core.
 CHECK_WORKERS ?= auto
-PYTEST_WORKERS ?= $(shell n=$$(( 3 * $$(nproc) )); echo $$(( n < 8 ? n : 8 )))
+PYTEST_WORKERS ?= $(shell n=$$(( 2 * $$(nproc) )); echo $$(( n < 8 ? n : 8 )))
 
 ## check: lint and the quick tests that start no process (no PostgreSQL, pooler, browser or MkDocs): between edits
 check: $(VENV_STAMP)
