@@ -3,8 +3,10 @@
 -- Input: the view windows (results/*/pgpool-versions/*.csv, most thorough profile per machine). The workload
 -- ids say what a window is: load-... or churn-..., then installed or build.
 
--- Under load, per version and client count: the tree's peak memory and processes, the server backends behind
--- it, and the throughput, medians with the passes' range.
+-- Under load, per version and client count: the tree's peak memory and processes, and the throughput,
+-- medians with the passes' range. No count of server backends: both versions run against one server, and
+-- the backends probe counts every pooler's. A point whose clients spent more than a tenth of its windows
+-- connecting has no throughput (the steady-state rule): connect_share_median says how much they spent.
 CREATE OR REPLACE TABLE load AS
 SELECT machine, pooler_version, clients,
        count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
@@ -13,7 +15,7 @@ SELECT machine, pooler_version, clients,
        max(pooler_rss_peak_bytes) / 1048576.0 AS rss_mib_max,
        median(pooler_pss_peak_bytes) / 1048576.0 AS pss_mib_median,
        max(pooler_processes_peak) AS processes,
-       max(server_backends_max) AS server_backends_max,
+       median(connect_share) FILTER (WHERE ok) AS connect_share_median,
        median(tps) FILTER (WHERE ok) AS tps_median,
        min(tps) FILTER (WHERE ok) AS tps_min,
        max(tps) FILTER (WHERE ok) AS tps_max,
