@@ -9,20 +9,15 @@ machine's own; skipped, saying which, where either is missing.
 
 from __future__ import annotations
 
-import csv
-import subprocess
-import sys
-from pathlib import Path
-
 import duckdb
 import pytest
 
-from connlab.contract.experiment import make_plan
 from connlab.contract.poolers import features
 from connlab.data.experiment_tables import register_raw_windows, run_sql_file
 from connlab.data.views import BEST_PROFILE_VIEW
 from connlab.lab.poolers.registry import POOLERS
-from connlab.paths import REPO_ROOT, experiment_dir
+from connlab.paths import experiment_dir
+from support.tiny_runs import tiny_run_by_workload
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("require_root", "require_postgres")]
 
@@ -47,15 +42,7 @@ def installed_version() -> str:
 def test_both_versions_measured_in_one_run_each_row_with_its_version(
     connlab_env: dict[str, str], installed_version: str
 ) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "connlab.cli", "run", EXPERIMENT, "--profile", "tiny", "--machine", MACHINE],
-        cwd=REPO_ROOT, env=connlab_env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    [path] = sorted((Path(connlab_env["CONNLAB_RESULTS_DIR"]) / MACHINE / EXPERIMENT).glob("*.csv"))
-    with path.open(newline="") as handle:
-        rows = {row["workload"]: row for row in csv.DictReader(handle)}
-    assert len(rows) == len(make_plan(EXPERIMENT, "tiny").windows())
+    path, rows = tiny_run_by_workload(EXPERIMENT, MACHINE, connlab_env)
     versions = {workload: row["pooler_version"] for workload, row in rows.items()}
     assert versions == {
         workload: BUILD if workload.endswith("-build") else installed_version for workload in rows
