@@ -33,25 +33,28 @@ from connlab.contract.files import write_if_changed
 
 # Material's default, for an index whose config names none.
 DEFAULT_SEPARATOR = r"[\s\-]+"
-_EDGE_PUNCTUATION = re.compile(r"^\W+|\W+$")
+# A token's word: from its first word character to its last (the punctuation at its ends left off).
+_WORD_CORE = re.compile(r"\w(?:.*\w)?", re.S)
 _LETTER = re.compile(r"[^\W\d_]")
 _VERSION = re.compile(r"\d+(?:\.\d+){2,}")
 _TAG = re.compile(r"<[^>]+>")
 _HEADING = re.compile(r"h[2-6]")
 
 
-def words(text: str, separator: str = DEFAULT_SEPARATOR) -> list[str]:
-    """The text's words as the index's tokenizer splits it, punctuation off their ends, each once (the first
-    spelling of a word kept, whatever its case): those with a letter, and versions."""
-    seen: set[str] = set()
-    kept = []
-    for token in re.split(separator, text):
-        word = _EDGE_PUNCTUATION.sub("", token)
-        if not (_LETTER.search(word) or _VERSION.fullmatch(word)) or word.lower() in seen:
+def words(text: str, separator: str | None = DEFAULT_SEPARATOR) -> list[str]:
+    """The text's words as the index's tokenizer splits it (None: at whitespace), punctuation off their ends,
+    each once (the first spelling of a word kept, whatever its case): those with a letter, and versions."""
+    tokens = text.split() if separator is None else re.split(separator, text)
+    kept: dict[str, str] = {}
+    # A page's tables repeat most of their tokens: each distinct token is looked at once, in first-seen order.
+    for token in dict.fromkeys(tokens):
+        core = _WORD_CORE.search(token)
+        word = core.group() if core else ""
+        key = word.lower()
+        if key in kept or not (_LETTER.search(word) or _VERSION.fullmatch(word)):
             continue
-        seen.add(word.lower())
-        kept.append(word)
-    return kept
+        kept[key] = word
+    return list(kept.values())
 
 
 # The parts of a fragment an entry reads, found in the HTML the build itself wrote (Python-Markdown's and
@@ -60,7 +63,8 @@ def words(text: str, separator: str = DEFAULT_SEPARATOR) -> list[str]:
 # separates words. A regular expression over the whole fragment finds them in C, where an HTML parser in
 # Python spent most of a cold site build's time on a thousand machines' pages (docs/PERFORMANCE.md).
 _HEADINGS = re.compile(r"<h([2-6])\b[^>]*>(.*?)</h\1\s*>", re.S | re.I)
-_TABLES = re.compile(r"<table\b[^>]*>(.*?)</table\s*>", re.S | re.I)
+_TABLE_START = re.compile(r"<table\b[^>]*>")
+_TABLE_END = "</table>"
 _NOT_TEXT = re.compile(
     r"<(script|style)\b[^>]*>.*?</\1\s*>|<a\b[^>]*\bclass=\"[^\"]*\bheaderlink\b[^\"]*\"[^>]*>.*?</a\s*>",
     re.S | re.I,
@@ -74,16 +78,30 @@ def _text(html_part: str) -> str:
     return html.unescape(_TAG.sub("", kept))
 
 
+def _tables(fragment: str) -> list[str]:
+    """The inside of each table, found by plain search for its end: a lazy regular expression over a page's
+    tables tried the end tag at every character."""
+    found = []
+    start = _TABLE_START.search(fragment)
+    while start:
+        end = fragment.find(_TABLE_END, start.end())
+        if end < 0:
+            break
+        found.append(fragment[start.end() : end])
+        start = _TABLE_START.search(fragment, end)
+    return found
+
+
 def page_words(fragment: str) -> dict[str, str]:
     """A machine page's fragment: the words of its headings and of its tables (those not in its headings),
     each a space-separated string, kept with the page's stamping (build.STAMPED_INDEX) so that a build
     reads no fragment it does not stamp."""
     heading_text = " ".join(_text(found.group(2)) for found in _HEADINGS.finditer(fragment))
-    table_text = " ".join(_text(found.group(1)) for found in _TABLES.finditer(fragment))
-    # Split at spaces only: the index's own separator splits them again as it builds the entry.
-    headings = words(heading_text, r"\s+")
+    table_text = " ".join(_text(table) for table in _tables(fragment))
+    # Split at whitespace only: the index's own separator splits them again as it builds the entry.
+    headings = words(heading_text, None)
     known = {word.lower() for word in headings}
-    tables = [word for word in words(table_text, r"\s+") if word.lower() not in known]
+    tables = [word for word in words(table_text, None) if word.lower() not in known]
     return {"headings": " ".join(headings), "tables": " ".join(tables)}
 
 
