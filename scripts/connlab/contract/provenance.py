@@ -27,11 +27,10 @@ DIGEST_PATTERN = rf"^[0-9a-f]{{{DIGEST_LENGTH}}}$"
 
 # Three passes give a range; each is a third of the profile's calibration time (at least a second).
 CALIBRATION_PASSES = 3
-# The calibration's length in every held profile, so that two runs' figures were taken the same way. On a
-# 2-core virtual machine, calibrations of one-second passes (the quick profile's, once) read 6,945-7,505
-# tps where passes of four seconds (the full profile's) read 4,605-5,666 the same morning (why is not
-# known: a host that lets a short burst run faster would do it), so a run held to a folder calibrated the
-# other way was refused on the machine that made the folder.
+# The calibration's length in every held profile, so that two runs' figures were taken the same way: on a
+# 2-core virtual machine, one-second passes (the quick profile's, once) read well above the full profile's
+# four-second passes the same morning (a host that lets a short burst run faster would do it), so a run
+# held to a folder calibrated the other way was refused on the machine that made the folder.
 CALIBRATION_S = 10
 # The least spread two calibrations of one machine may differ by, as a share of the folder's figure. On
 # the first amd machine six runs' single-window calibrations lay within 13,881-15,432 tps (6% either side
