@@ -3,7 +3,8 @@
 -- build/data/facts/machines.json.
 
 -- name: measured
-SELECT machine, experiment, profile, windows, server_cores, first_window, last_window, pooler_versions
+SELECT machine, experiment, profile, windows, server_cores, first_window, last_window, pooler_versions,
+       off_calibrations
 FROM main.measured ORDER BY machine, experiment;
 
 -- name: columns

@@ -259,7 +259,8 @@ def test_each_verdict_carries_the_conditions_of_its_claims_experiments(tmp_path:
     }
     assert calm["readings"] is None
     # A folder without a calibration: nothing checked its runs are one machine's, and its verdicts say so.
-    assert calm["unverified"] is False and stolen["unverified"] is True
+    assert calm["unverified"] is None
+    assert stolen["unverified"].startswith("This machine records no calibration, so nothing checked")
     assert stolen["conditions"]["steal_pct_max"] == 18.0
     # pooler-churn's tiny profile runs one pass: the verdict says it rests on one reading, though the
     # query did not.

@@ -130,7 +130,13 @@ def test_measured_windows_name_each_pooler_build_by_its_kind() -> None:
         con.execute(f"ALTER TABLE windows ADD COLUMN {column} VARCHAR")
     for column in ("clients", "duration_s", "pool_size"):
         con.execute(f"ALTER TABLE windows ADD COLUMN {column} INTEGER")
-    for column in ("server_cpu_budget", "steal_pct", "cpu_pressure_pct"):
+    for column in (
+        "server_cpu_budget",
+        "steal_pct",
+        "cpu_pressure_pct",
+        "run_calibration_tps",
+        "run_calibration_spread_tps",
+    ):
         con.execute(f"ALTER TABLE windows ADD COLUMN {column} DOUBLE")
     con.execute("ALTER TABLE windows ADD COLUMN postgres_version VARCHAR")
     con.execute("ALTER TABLE windows ADD COLUMN client_saturated BOOLEAN DEFAULT false")

@@ -1,5 +1,6 @@
-"""One id, one machine, as validation sees it: a folder whose runs disagree with its machine.yaml (another
-fingerprint, or a calibration further off than its spread) is refused, one line per run naming both."""
+"""One id, one machine, as validation sees it: a folder whose runs disagree with its machine.yaml's
+fingerprint is refused, one line per run naming both; a calibration further off than its spread is not
+(the verdicts that read such a run are marked: tests/data/test_main_tables.py)."""
 
 from __future__ import annotations
 
@@ -91,22 +92,9 @@ def test_a_run_of_another_machine_is_refused_in_one_line_naming_both(folder: Pat
     assert "MACHINE=<new id>" in line
 
 
-def test_a_calibration_outside_the_spread_is_refused_in_one_line_naming_both(folder: Path) -> None:
+def test_a_calibration_outside_the_spread_is_not_refused(folder: Path) -> None:
+    """This machine under other load: its rows are kept, and its verdicts marked when aggregated."""
     with_provenance(folder / RUN, machine_digest(), "6.18.44-fc-v669", 6000.0, 150.0)
-    [line] = validate_machine_folder(folder)
-    assert line.startswith(f"{folder / RUN}:2: run_calibration_tps: 6000 tps here, 10000 tps in {folder}")
-    assert "further apart than the calibration's spread (3333.3 tps)" in line
-    assert "MACHINE=<new id>" in line
-
-
-def test_a_tiny_runs_calibration_is_not_judged(folder: Path) -> None:
-    """The end-to-end tests' profile: one-second passes beside other tests say nothing of the machine."""
-    tiny = folder / "clients-sweep" / "tiny-20261201T002513Z.csv"
-    (folder / RUN).rename(tiny)
-    tiny.write_text(
-        tiny.read_text().replace("quick-20261201T002513Z", tiny.stem).replace(",quick,", ",tiny,")
-    )
-    with_provenance(tiny, machine_digest(), "6.18.44-fc-v669", 3000.0, 150.0)
     assert list(validate_machine_folder(folder)) == []
 
 

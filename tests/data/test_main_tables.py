@@ -3,6 +3,7 @@ status), published folders marked, and the pooler versions each machine records.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -10,10 +11,11 @@ import duckdb
 import pytest
 import yaml
 
+from connlab.data.aggregate import aggregate_all
 from connlab.data.main_tables import load_machines, register_machines
 from connlab.paths import MACHINE_FILE_NAME
-from support.helpers import records
-from support.rows import machine_facts
+from support.helpers import db_records, records
+from support.rows import RunWriter, machine_facts
 
 
 @pytest.fixture
@@ -105,3 +107,51 @@ def test_machines_carry_the_client_hosts_port_limit(tmp_path: Path) -> None:
         {"id": "remote-local", "client_ports": 28232, "tcp_tw_reuse": 2, "tcp_fin_timeout": 30,
          "time_wait_s": 60, "server_on_loopback": True},
     ]  # fmt: skip
+
+
+def test_a_run_calibrated_off_its_machine_marks_the_verdicts_that_read_it(
+    tmp_path: Path, write_run: RunWriter
+) -> None:
+    """A quick run whose calibration lies further from machine.yaml's than the calibration's spread is
+    kept, not refused: main.measured names its calibration, and every verdict that reads it says
+    unverified, with both figures. A run within the spread marks nothing, nor does a tiny run's
+    calibration (the tests' own, never held: connlab.contract.provenance.HELD_PROFILES)."""
+    results = tmp_path / "results"
+    for machine, profile, calibration in (("off", "quick", 6000.0), ("calm", "quick", 9000.0),
+                                          ("tiny", "tiny", 3000.0)):  # fmt: skip
+        (results / machine).mkdir(parents=True)
+        facts = machine_facts(machine, profile, calibration_tps=10000.0, calibration_spread_tps=300.0)
+        (results / machine / MACHINE_FILE_NAME).write_text(yaml.safe_dump(facts))
+        rows = [
+            {"clients": clients, "pass_no": number, "run_calibration_tps": calibration,
+             "run_calibration_spread_tps": 150.0}
+            for number in (1, 2, 3)
+            for clients in (1, 2, 4)
+        ]  # fmt: skip
+        write_run(results, machine, rows, profile=profile)
+    database = aggregate_all(results_dir=results, out_dir=tmp_path / "data")
+    assert db_records(
+        database,
+        "SELECT machine, off_calibrations FROM main.measured WHERE experiment = 'clients-sweep' ORDER BY 1",
+    ) == [
+        {"machine": "calm", "off_calibrations": []},
+        {"machine": "off", "off_calibrations": [6000.0]},
+        {"machine": "tiny", "off_calibrations": []},
+    ]
+    claims = json.loads((tmp_path / "data" / "claims" / "too-many-connections.json").read_text())
+    verdicts = [
+        verdict
+        for claim in claims["claims"]
+        for verdict in claim["verdicts"]
+        if verdict.get("machine") and verdict["verdict"] != "not measured"
+    ]
+    assert {verdict["machine"] for verdict in verdicts} == {"off", "calm", "tiny"}
+    for verdict in verdicts:
+        if verdict["machine"] == "off":
+            assert verdict["unverified"] == (
+                "A run this verdict reads calibrated at 6,000 tps, this machine at 10,000 tps: further apart "
+                "than the calibration's spread, so the machine was under other load then, or another "
+                "machine measured them."
+            )
+        else:
+            assert verdict["unverified"] is None

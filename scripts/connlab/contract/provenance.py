@@ -1,15 +1,17 @@
 """A run's provenance: which machine measured it, and how fast that machine was at the run's start.
 
-One id is one machine. The harness (connlab.lab.machine, connlab.lab.calibration) refuses a run whose
-machine differs from its folder's, and validation (connlab.data.machine_runs) refuses a folder whose runs
-disagree, by the same two rules, stated here once:
+One id is one machine. Two rules, stated here once:
 
 - the fingerprint: the facts that tell one machine from another of the same shape, as machine.yaml records
-  them (FINGERPRINT_FIELDS); each row of a run carries their digest and, readable, the kernel;
+  them (FINGERPRINT_FIELDS); each row of a run carries their digest and, readable, the kernel. The harness
+  (connlab.lab.machine) refuses a run whose fingerprint differs from its folder's, and validation
+  (connlab.data.machine_runs) a folder whose runs differ;
 - the calibration: select-only with one client, CALIBRATION_PASSES short passes at the run's start. Two
   calibrations agree when they are no further apart than the calibration's own spread: the larger of the
   two passes' ranges (slowest to fastest), and never less than CALIBRATION_FLOOR of the folder's figure.
-  Only runs of HELD_PROFILES are held to it.
+  Only runs of HELD_PROFILES are held to it. A run that does not agree is this machine under other load
+  (or another machine the fingerprint could not tell): the harness warns (connlab.lab.calibration), and
+  the verdicts that read it are marked unverified (connlab.data.main_tables, connlab.data.claims).
 """
 
 from __future__ import annotations
@@ -32,13 +34,10 @@ CALIBRATION_PASSES = 3
 # four-second passes the same morning (a host that lets a short burst run faster would do it), so a run
 # held to a folder calibrated the other way was refused on the machine that made the folder.
 CALIBRATION_S = 10
-# The least spread two calibrations of one machine may differ by, as a share of the folder's figure. On
-# the first amd machine six runs' single-window calibrations lay within 13,881-15,432 tps (6% either side
-# of their median) on an idle virtual machine, and on a shared one one-second passes spread over a fifth
-# of their median while other work ran; another kernel build of that machine measured 3-4x apart, and a
-# third machine of its shape 42% below it. A make all on a 2-core machine, with other work running beside
-# it, calibrated 26% above its first experiment's figure: a fifth refused the same machine, a third still
-# tells the 42% machine apart.
+# The least spread two calibrations of one machine may differ by, as a share of the folder's figure: wide
+# enough for a virtual machine with other work beside a run, narrow enough that a machine of the same shape
+# on another host reads apart. A run beyond it is marked, not refused: one quiet virtual machine's
+# calibration has moved further than this within an hour (results/amd-epyc-2c-24g-3's runs).
 CALIBRATION_FLOOR = 1 / 3
 # The profiles whose calibration is held to the folder's. The tiny profile is the end-to-end tests': its
 # one-second passes run beside other tests, so its figure is recorded in its rows but never judged, nor

@@ -238,7 +238,7 @@ EMPTY_VERDICT = {
     "measured_on": None,
     "conditions": None,
     "indicative": False,
-    "unverified": False,
+    "unverified": None,
 }
 
 
@@ -435,6 +435,8 @@ class Runs(BaseModel):
     cpu_methods: list[str] = []
     # Points whose rates were left out for connecting too long, in words (connlab.data.views).
     unsteady_points: list[str] = []
+    # The calibrations of its runs that lie off the machine's (connlab.data.main_tables), tps.
+    off_calibrations: list[float] = []
 
 
 def measured_runs(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Runs]:
@@ -461,9 +463,30 @@ def measured_runs(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Runs]
             pool_sizes=row.get("pool_sizes") or [],
             cpu_methods=row.get("cpu_methods") or [],
             unsteady_points=row.get("unsteady_points") or [],
+            off_calibrations=row.get("off_calibrations") or [],
         )
         for row in rows
     }
+
+
+def unverified_reason(facts: dict | None, runs: list[Runs]) -> str | None:
+    """Why nothing shows that a measured machine's verdict came from one machine under one load, in a
+    sentence (None where its runs agree with the machine's calibration, connlab.contract.provenance): its
+    folder records no calibration, or a run the verdict reads calibrated further from it than the
+    calibration's spread."""
+    known = facts or {}
+    if known.get("calibrated") is False:
+        return "This machine records no calibration, so nothing checked that its runs came from one machine."
+    reference = known.get("calibration_tps")
+    off = sorted({tps for r in runs for tps in r.off_calibrations})
+    if not off or reference is None:
+        return None
+    figures = " and ".join(f"{tps:,.0f}" for tps in off)
+    return (
+        f"{'A run' if len(off) == 1 else 'Runs'} this verdict reads calibrated at {figures} tps, this "
+        f"machine at {reference:,.0f} tps: further apart than the calibration's spread, so the machine "
+        "was under other load then, or another machine measured them."
+    )
 
 
 def measured_on(runs: list[Runs]) -> str | None:
@@ -551,11 +574,8 @@ def check_claim(
                 # A source's printed figure is judged as printed; a measured machine's verdict is only as
                 # firm as the least thorough profile of the windows it reads.
                 verdict["indicative"] = machine in among and is_indicative(verdict["conditions"]["profile"])
-                # A measured folder without a calibration: nothing showed its runs were one machine's
-                # (connlab.contract.provenance), and its verdicts say so.
-                verdict["unverified"] = (
-                    machine in among and (facts.get(machine) or {}).get("calibrated") is False
-                )
+                if machine in among:
+                    verdict["unverified"] = unverified_reason(facts.get(machine), list(own.values()))
         return {"machine": machine, **verdict}
 
     among = set(measured)

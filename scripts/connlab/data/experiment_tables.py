@@ -12,7 +12,8 @@ import duckdb
 
 from connlab.contract.columns import COLUMN_TYPES
 from connlab.contract.experiment import load_experiment
-from connlab.data.sql_text import sql_string
+from connlab.contract.provenance import HELD_PROFILES
+from connlab.data.sql_text import sql_in_list, sql_string
 from connlab.data.views import BEST_PROFILE_VIEW, PEAK_STATS_VIEW, POINT_STATS_VIEW, SHARED_MACROS
 from connlab.errors import LabError
 from connlab.paths import AGGREGATE_SQL_NAME, EXPERIMENT_FILE_NAME, EXPERIMENTS_DIR
@@ -176,7 +177,13 @@ SELECT machine, any_value(profile) AS profile, count(*) AS windows, max(server_c
        list_sort(list_distinct(list({kind} || ' ' || pooler_version)
                                FILTER (WHERE pooler_version IS NOT NULL AND target <> 'direct')))
            AS pooler_versions,
-       coalesce(any_value(unsteady.unsteady_points), []) AS unsteady_points
+       coalesce(any_value(unsteady.unsteady_points), []) AS unsteady_points,
+       -- Each run's calibration and its passes' spread, in the profiles held to the folder's: a run that
+       -- calibrated off the machine's marks the verdicts that read it (connlab.data.main_tables).
+       list_sort(list_distinct(list({{'tps': run_calibration_tps, 'spread': run_calibration_spread_tps}})
+                               FILTER (WHERE run_calibration_tps IS NOT NULL
+                                       AND profile IN {sql_in_list(HELD_PROFILES)})))
+           AS calibrations
 FROM windows JOIN point_passes USING (machine) LEFT JOIN unsteady USING (machine) GROUP BY machine
 """
 

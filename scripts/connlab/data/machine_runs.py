@@ -2,12 +2,11 @@
 
 Every run written since the fingerprint was recorded carries, on each row, the digest of its machine's
 fingerprint, its kernel and the calibration measured at its start (connlab.contract.provenance). A run
-whose fingerprint differs from the folder's, or whose calibration lies further from the folder's than the
-calibration's own spread, was measured on another machine (or on this one under other load): one line per
-such run names its file and what it differs from (a tiny run's calibration is not judged: HELD_PROFILES).
-The folder's figures are machine.yaml's; where machine.yaml lacks them (a file written before they were
-recorded), the first run that has them stands in. Runs written before these columns existed carry none of
-them: nothing here is asked of them.
+whose fingerprint differs from the folder's was measured on another machine: one line per such run names
+its file and what it differs from. The folder's fingerprint is machine.yaml's; where machine.yaml lacks it
+(a file written before it was recorded), the first run that has one stands in. Runs written before these
+columns existed carry none of them: nothing here is asked of them. A run whose calibration lies off the
+folder's is not refused here: the verdicts that read it are marked (connlab.data.main_tables).
 """
 
 from __future__ import annotations
@@ -18,12 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from connlab.contract.machine_schema import MachineFile
-from connlab.contract.provenance import (
-    HELD_PROFILES,
-    calibration_tolerance,
-    calibrations_agree,
-    fingerprint_digest,
-)
+from connlab.contract.provenance import fingerprint_digest
 
 FINGERPRINT_COLUMN = "machine_fingerprint"
 WAY_OUT = "move it to a folder of its own (a run names one with MACHINE=<new id>)"
@@ -107,37 +101,10 @@ def _another_machine(run: RunProvenance, field: str, where: object, here: str, t
     )
 
 
-def _calibration_problems(
-    machine_file: Path, machine: MachineFile | None, runs: list[RunProvenance]
-) -> Iterator[str]:
-    calibrated = [
-        (run, run.calibration_tps)
-        for run in runs
-        if run.calibration_tps is not None and run.path.stem.split("-", 1)[0] in HELD_PROFILES
-    ]
-    if machine is not None and machine.calibration_tps is not None:
-        reference, spread, where = machine.calibration_tps, machine.calibration_spread_tps, str(machine_file)
-    elif calibrated:
-        first, reference = calibrated[0]
-        spread, where = first.calibration_spread, f"{first.path}:{first.line}"
-    else:
-        return
-    for run, tps in calibrated:
-        if not calibrations_agree(reference, spread, tps, run.calibration_spread):
-            tolerance = calibration_tolerance(reference, spread, run.calibration_spread)
-            yield (
-                f"{run.path}:{run.line}: run_calibration_tps: {tps:g} tps here, {reference:g} tps in "
-                f"{where}: further apart than the calibration's spread ({tolerance:.1f} tps), so another "
-                f"machine or this one under other load; {WAY_OUT}"
-            )
-
-
 def folder_problems(
     machine_file: Path, machine: MachineFile | None, runs: Iterable[RunProvenance]
 ) -> Iterator[str]:
-    """The runs of one machine folder (read_provenance of each run file) that disagree with its
-    machine.yaml, or, where it records no fingerprint or calibration, with the folder's first run that
-    does."""
+    """The runs of one machine folder (read_provenance of each run file) whose fingerprint disagrees with
+    its machine.yaml, or, where it records none, with the folder's first run that does."""
     ordered = sorted(runs, key=lambda run: (str(run.path), run.line))
     yield from _fingerprint_problems(machine_file, machine, ordered)
-    yield from _calibration_problems(machine_file, machine, ordered)

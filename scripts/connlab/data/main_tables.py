@@ -21,6 +21,7 @@ from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.contract.machine_schema import NOT_AVAILABLE, TIME_WAIT_S, MachineFile, parse_port_range
 from connlab.contract.names import PUBLISHED_PREFIX
 from connlab.contract.poolers.registry import CONFIGS, package_of
+from connlab.contract.provenance import calibrations_agree
 from connlab.contract.yaml_models import load_contributed_yaml
 from connlab.data.experiment_tables import MEASURED_WINDOWS
 from connlab.data.result_files import is_regular_file
@@ -116,14 +117,16 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
     included)."""
     con.execute(
         "CREATE OR REPLACE TABLE main.machines (id VARCHAR, published BOOLEAN, cores DOUBLE, "
-        "server_cores DOUBLE, calibration_tps DOUBLE, profile VARCHAR, netem VARCHAR, "
+        "server_cores DOUBLE, calibration_tps DOUBLE, calibration_spread_tps DOUBLE, profile VARCHAR, "
+        "netem VARCHAR, "
         "postgres_version VARCHAR, client_ports INTEGER, tcp_tw_reuse INTEGER, tcp_fin_timeout INTEGER, "
         "time_wait_s INTEGER, server_on_loopback BOOLEAN)"
     )
     rows = [
         [machine["id"], machine["published"], machine.get("cores"),
          machine.get("server_cores") or machine.get("cores"), machine.get("calibration_tps"),
-         machine.get("profile"), machine.get("netem"), machine.get("postgres_version"),
+         machine.get("calibration_spread_tps"), machine.get("profile"), machine.get("netem"),
+         machine.get("postgres_version"),
          _client_ports(machine), machine.get("tcp_tw_reuse"), machine.get("tcp_fin_timeout"), TIME_WAIT_S,
          _server_on_loopback(machine)]
         for machine in machines
@@ -167,13 +170,14 @@ def register_pooler_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 def register_measured(con: duckdb.DuckDBPyConnection) -> None:
     """main.measured: which experiments each machine measured, in which profile, and when (first and last
-    window), and how many of its windows were client-bound: what the site says once where a machine lacks
-    an experiment, and what a claim's verdict is checked against (connlab.data.claims)."""
+    window), how many of its windows were client-bound, and the calibrations of its runs that lie off the
+    machine's (off_calibrations): what the site says once where a machine lacks an experiment, and what a
+    claim's verdict is checked against (connlab.data.claims)."""
     selects = [
         f"SELECT machine, {sql_string(name)} AS experiment, profile, windows, server_cores, first_window, "
         f"last_window, windows_client_saturated, steal_pct_max, cpu_pressure_pct_max, passes, "
-        f"window_lengths_s, client_grid, pool_sizes, cpu_methods, pooler_versions, unsteady_points "
-        f"FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
+        f"window_lengths_s, client_grid, pool_sizes, cpu_methods, pooler_versions, unsteady_points, "
+        f"calibrations FROM {name.replace('-', '_')}.{MEASURED_WINDOWS}"
         for name in experiment_names()
         if (EXPERIMENTS_DIR / name / AGGREGATE_SQL_NAME).exists()
     ]
@@ -187,15 +191,46 @@ def register_measured(con: duckdb.DuckDBPyConnection) -> None:
             "NULL::DOUBLE AS cpu_pressure_pct_max, NULL::BIGINT AS passes, "
             "NULL::INTEGER[] AS window_lengths_s, NULL::INTEGER[] AS client_grid, "
             "NULL::INTEGER[] AS pool_sizes, NULL::VARCHAR[] AS cpu_methods, "
-            "NULL::VARCHAR[] AS pooler_versions, NULL::VARCHAR[] AS unsteady_points "
-            "WHERE false"
+            "NULL::VARCHAR[] AS pooler_versions, NULL::VARCHAR[] AS unsteady_points, "
+            "NULL::STRUCT(tps DOUBLE, spread DOUBLE)[] AS calibrations WHERE false"
         )
     )
-    con.execute(f"CREATE OR REPLACE TABLE main.measured AS {union}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE measured_runs AS {union}")
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE off_calibrations (machine VARCHAR, experiment VARCHAR, tps DOUBLE)"
+    )
+    insert_rows(con, "off_calibrations", _off_calibrations(con))
+    con.execute(
+        "CREATE OR REPLACE TABLE main.measured AS SELECT r.* EXCLUDE (calibrations), "
+        "coalesce(o.tps, []::DOUBLE[]) AS off_calibrations FROM measured_runs r LEFT JOIN "
+        "(SELECT machine, experiment, list(tps ORDER BY tps) AS tps FROM off_calibrations GROUP BY ALL) o "
+        "USING (machine, experiment)"
+    )
+    con.execute("DROP TABLE measured_runs; DROP TABLE off_calibrations")
     # Every experiment of the project, measured anywhere or not: what a machine did not run is named
     # against this list.
     con.execute("CREATE OR REPLACE TABLE main.experiments (experiment VARCHAR)")
     insert_rows(con, "main.experiments", [(name,) for name in experiment_names()])
+
+
+def _off_calibrations(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, float]]:
+    """Per machine and experiment, each calibration of the runs its figures come from that lie further from
+    machine.yaml's than the calibration's spread allows (connlab.contract.provenance): this machine under
+    other load then, or another machine. Such a run is kept and the verdicts that read it are marked
+    (connlab.data.claims), not refused: a quiet virtual machine's calibration moves further than that
+    within an hour, with nothing else running."""
+    found = []
+    for machine, experiment, calibrations, reference, spread in con.execute(
+        "SELECT r.machine, r.experiment, r.calibrations, m.calibration_tps, m.calibration_spread_tps "
+        "FROM measured_runs r JOIN main.machines m ON m.id = r.machine "
+        "WHERE m.calibration_tps IS NOT NULL AND len(r.calibrations) > 0"
+    ).fetchall():
+        found.extend(
+            (str(machine), str(experiment), run["tps"])
+            for run in calibrations
+            if not calibrations_agree(reference, spread, run["tps"], run["spread"])
+        )
+    return found
 
 
 def register_pooler_settings(con: duckdb.DuckDBPyConnection) -> None:

@@ -20,7 +20,7 @@ PROFILE_ORDER = {"tiny": 0, "quick": 1, "full": 2}
 
 def machine_facts(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
     """Each machine's PostgreSQL version, server cores, most thorough profile, measured pooler versions and
-    whether it records a calibration (none where the database lacks the main tables: a claim over tables of
+    the calibration it records, if any (none where the database lacks the main tables: a claim over tables of
     its own)."""
     facts: dict[str, dict] = {}
     try:
@@ -35,6 +35,7 @@ def machine_facts(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
                 # Whether machine.yaml records a calibration: without one, nothing checked that the
                 # folder's runs came from one machine (connlab.contract.provenance).
                 "calibrated": calibration is not None,
+                "calibration_tps": calibration,
             }
         rows = con.execute(
             "SELECT machine, pooler, version FROM main.pooler_versions WHERE available"

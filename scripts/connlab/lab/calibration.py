@@ -1,10 +1,13 @@
-"""The calibration at a run's start, and the refusal of a run whose calibration is not its folder's.
+"""The calibration at a run's start, and the warning where it is not its folder's.
 
 The calibration is select-only with one client, in CALIBRATION_PASSES short passes (connlab.lab.bench's
 calibrate): their median places machines against each other, and their range says how much the figure
-moves on this machine from one moment to the next. One id is one machine: a run whose calibration lies
-further from the folder's (machine.yaml) than that spread allows (connlab.contract.provenance) is refused
-before it writes anything, naming both figures and the way out.
+moves on this machine from one moment to the next. A run whose calibration lies further from the folder's
+(machine.yaml) than that spread allows (connlab.contract.provenance) is warned before it writes anything,
+naming both figures and the way out. It is not refused: a quiet virtual machine's calibration moves that
+far within an hour, so a refusal stopped `make all` on the machine that made the folder; the verdicts that
+read such a run are marked instead (connlab.data.claims). The fingerprint, not the calibration, tells
+another machine (connlab.lab.machine).
 """
 
 from __future__ import annotations
@@ -50,20 +53,22 @@ def folder_calibration(machine_id: str) -> tuple[float, float | None] | None:
     return float(recorded["calibration_tps"]), float(spread) if isinstance(spread, int | float) else None
 
 
-def refuse_another_calibration(machine_id: str, calibration: Calibration) -> None:
-    """LabError, naming both calibrations and the way out, where this run's calibration is further from
-    results/<machine_id>/'s than the calibration's spread."""
+def calibration_off(machine_id: str, calibration: Calibration) -> str | None:
+    """A line naming both calibrations and the way out, where this run's calibration is further from
+    results/<machine_id>/'s than the calibration's spread (None where it is not, or the folder has none).
+    The run goes on: its rows are kept and the verdicts that read them are marked (connlab.data.claims)."""
     recorded = folder_calibration(machine_id)
     if recorded is None:
-        return
+        return None
     reference, reference_spread = recorded
     if calibrations_agree(reference, reference_spread, calibration.tps, calibration.spread):
-        return
+        return None
     tolerance = calibration_tolerance(reference, reference_spread, calibration.spread)
-    raise LabError(
+    return (
         f"results/{machine_id}/ calibrates at {reference:g} tps (its machine.yaml), this run at "
         f"{calibration.tps:g} tps (passes {min(calibration.passes):g}-{max(calibration.passes):g}): further "
         f"apart than the calibration's spread ({tolerance:.1f} tps), so another machine or this one under "
-        f"other load; let it idle and rerun, or give it an id of its own, e.g. "
+        f"other load. The run goes on and the verdicts that read it will say unverified; for verdicts "
+        f"without that mark, let the machine idle and rerun, or give another machine an id of its own, e.g. "
         f"MACHINE={free_machine_id(machine_id)}"
     )

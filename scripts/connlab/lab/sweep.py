@@ -35,7 +35,7 @@ from connlab.errors import LabError
 from connlab.interrupts import raise_if_interrupted
 from connlab.lab import machine
 from connlab.lab.bench import Bench, calibrate, open_bench, pgbench_deadline_s
-from connlab.lab.calibration import Calibration, refuse_another_calibration
+from connlab.lab.calibration import Calibration, calibration_off
 from connlab.lab.overall import Overall, setup_estimate_s, window_estimate_s
 from connlab.lab.refine import Extra, Refinement, next_points, refinement_done, refinement_of, window_of
 from connlab.lab.results_file import ResultsFile, find_resumable, new_run_path
@@ -282,7 +282,7 @@ def run_sweep(
     LAB_DIR.mkdir(parents=True, exist_ok=True)
     with open_benches(plan, f"{plan.experiment}-{results.run_id}", opener) as benches:
         bench = benches.activate(plan.spec.workloads[0].postgres)
-        provenance = _record_machine(plan, machine_id, bench)
+        provenance = _record_machine(plan, machine_id, bench, console)
         for reason in bench.unavailable.values():
             console.print(f"[yellow]{reason}[/]: its windows are left out of this run", highlight=False)
         for reason in bench.unsupported.values():
@@ -350,9 +350,10 @@ def _windows_to_measure(
     return todo
 
 
-def _record_machine(plan: Plan, machine_id: str, bench: Bench) -> dict[str, object]:
-    """machine.yaml written from the bench just opened (with this run's calibration where it is measured and
-    held to the folder's), and what every row of this run carries of the machine (run_provenance)."""
+def _record_machine(plan: Plan, machine_id: str, bench: Bench, console: Console) -> dict[str, object]:
+    """machine.yaml written from the bench just opened (with this run's calibration where it is measured,
+    warned where it lies off the folder's), and what every row of this run carries of the machine
+    (run_provenance)."""
     facts = machine.collect(
         bench.cluster.version, bench.budget.method, plan.profile_name, bench.cluster.bindir
     )
@@ -361,7 +362,9 @@ def _record_machine(plan: Plan, machine_id: str, bench: Bench) -> dict[str, obje
     # folder's.
     calibration = None if plan.spec.server.versions else calibrate(bench, plan)
     if calibration is not None and plan.profile_name in HELD_PROFILES:
-        refuse_another_calibration(machine_id, calibration)
+        off = calibration_off(machine_id, calibration)
+        if off:
+            console.print(f"[yellow]warning[/]: {off}", highlight=False, soft_wrap=True)
         facts["calibration_tps"], facts["calibration_spread_tps"] = calibration.tps, calibration.spread
     provenance = run_provenance(facts, calibration)
     facts.update(bench.machine_facts())

@@ -410,14 +410,29 @@ def test_the_machine_line_says_whether_its_runs_were_checked_against_a_calibrati
         "profile": "full", "description": "", "published": False,
     }  # fmt: skip
 
-    def shown(machine: dict[str, Any]) -> str:
-        return re.sub(r"<[^>]+>", "", rendered_text(template.render(machines=[machine], machine_id="box")))
+    def shown(machine: dict[str, Any], off: list[dict[str, Any]] | None = None) -> str:
+        rendered = template.render(machines=[machine], machine_id="box", off_calibrations=off or [])
+        return re.sub(r"<[^>]+>", "", rendered_text(rendered))
 
     calibrated = shown({**base, "calibration_tps": 13882.0})
-    assert "calibration 13,882 tps, which each of its quick and full runs matched" in calibrated
+    assert "calibration 13,882 tps, which each quick and full run its figures come from matched" in calibrated
     assert "unverified" not in calibrated
     assert "unverified: no calibration recorded" in shown(base)
     assert "unverified" not in shown({**base, "published": True})
+    # Runs that calibrated off the machine's are named with their figures; the verdicts that read them say so.
+    off = shown(
+        {**base, "calibration_tps": 13882.0},
+        [
+            {"experiment": "queue-depth", "tps": [6100.0]},
+            {"experiment": "idle-memory", "tps": [5000.0, 7000.5]},
+        ],
+    )
+    assert "calibration 13,882 tps, which every other quick and full run its figures come from matched" in off
+    assert off.endswith(
+        "; unverified: queue-depth's run calibrated at 6,100 tps and idle-memory's runs calibrated at "
+        "5,000 and 7,000 tps, further off, so this machine was under other load then (or another machine "
+        "measured them), and the verdicts that read them are marked unverified."
+    )
 
 
 def test_unicode_passes_through_unchanged() -> None:

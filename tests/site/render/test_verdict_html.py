@@ -271,11 +271,13 @@ def test_claims_across_machines_have_a_table_of_their_own() -> None:
     assert across_verdicts([CLAIM]) == ""
 
 
-def test_a_verdict_of_a_machine_without_a_calibration_says_unverified_with_a_tooltip() -> None:
-    shown = cell(verdict("holds", 2.0, unverified=True))
+def test_an_unverified_verdict_says_so_with_the_claims_reason_as_its_tooltip() -> None:
+    """The reason (connlab.data.claims.unverified_reason) is the mark's title, escaped as text."""
+    reason = "A run this verdict reads calibrated at 6,000 tps, this machine at 10,000 tps: <further> apart."
+    shown = cell(verdict("holds", 2.0, unverified=reason))
     assert words(shown) == "✓ holds 2.0unverified"
-    assert 'title="This machine records no calibration' in shown
-    assert "unverified" not in cell(verdict("holds", 2.0, unverified=False))
+    assert f'title="{html.escape(reason)}"' in shown
+    assert "unverified" not in cell(verdict("holds", 2.0, unverified=None))
     assert "unverified" not in cell(verdict("holds", 2.0))
 
 

@@ -224,6 +224,11 @@ class PageRenderer(SiteData):
             },
             page=page,
             pool_size=self.pool_sizes().get(machine),
+            off_calibrations=[
+                {"experiment": r["experiment"], "tps": r["off_calibrations"]}
+                for r in measured_by_machine.get(machine, [])
+                if r.get("off_calibrations")
+            ],
         )
 
 

@@ -7,9 +7,9 @@ Markdown passes through as it is; Material's scroll wrappers are added to it lik
 Each verdict is a word, a mark and a colour (the classes of site_src/assets/verdicts.css), never colour
 alone; a cell gives the figure on the medians with the passes' range, a bound where pgbench saturated its
 core ("at least 3.0"), why a claim cannot be evaluated, "unverified" where its machine records no
-calibration, "one reading" where that is all a verdict rests on, and the days its experiments were measured.
-Every word and figure comes from the claims' JSON (connlab.data.claims) and the answers' rows
-(connlab.data.answers).
+calibration or a run it reads calibrated off the machine's, "one reading" where that is all a verdict rests
+on, and the days its experiments were measured. Every word and figure comes from the claims' JSON
+(connlab.data.claims) and the answers' rows (connlab.data.answers).
 
 Under 600 px wide the same tables are read as cards, one per claim (site_src/assets/verdicts.css): the claim,
 then each other cell on a line of its own, labelled with its column's heading from the cell's data-label (a
@@ -49,12 +49,12 @@ ONE_READING = (
     'window): no second reading shows how far it would move.">one reading</span>'
 )
 
-# A verdict of a folder that records no calibration (connlab.data.claims): nothing checked that its runs
-# came from one machine.
-UNVERIFIED = (
-    '<span class="verdict__unverified" title="This machine records no calibration, so nothing checked that '
-    'its runs came from one machine under one load.">unverified</span>'
-)
+
+def unverified(reason: str) -> str:
+    """The mark of a verdict that nothing shows came from one machine under one load, with the reason the
+    claims give (connlab.data.claims.unverified_reason) on hover."""
+    return f'<span class="verdict__unverified" title="{html.escape(reason)}">unverified</span>'
+
 
 Verdict = Mapping[str, object]
 
@@ -147,7 +147,7 @@ def cell(verdict: Verdict, indicative: bool = False) -> str:
     return body + _small(
         [
             prose(note) if note else "",
-            UNVERIFIED if verdict.get("unverified") else "",
+            unverified(str(verdict["unverified"])) if verdict.get("unverified") else "",
             ONE_READING if readings == 1 else "",
             f"measured {prose(measured_on)}" if measured_on else "",
         ]
