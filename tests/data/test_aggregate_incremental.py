@@ -99,7 +99,14 @@ def recomputed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     return seen
 
 
+@pytest.fixture
+def unseeded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every aggregation into a new folder computes each experiment whole, without a seed database."""
+    monkeypatch.setattr(aggregate, "_seed_database", lambda *args: None)
+
+
 @pytest.mark.slow
+@pytest.mark.usefixtures("unseeded")
 def test_adding_then_removing_a_machine_matches_aggregating_anew(
     results: Path, tmp_path: Path, recomputed: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -209,6 +216,26 @@ def test_a_changed_basis_or_a_lost_state_computes_the_experiment_whole(
     assert _outputs(kept) == before
 
 
+@pytest.mark.slow
+def test_a_database_started_from_a_seed_is_the_one_computed_whole(
+    results: Path, tmp_path: Path, recomputed: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new folder's database starts from the seed (the experiments computed from no rows): only the
+    experiments with rows are brought up to date, by the incremental path, and every file and table is
+    the one computing each experiment whole gives."""
+    aggregate_all(results_dir=results, out_dir=tmp_path / "first")  # makes the seed, where none is kept
+    recomputed.clear()
+    seeded = tmp_path / "seeded"
+    aggregate_all(results_dir=results, out_dir=seeded)
+    with_rows = {path.parent.name for path in results.glob("*/*/*.csv")}
+    assert {experiment for experiment, how in recomputed if how != "unchanged"} == with_rows
+    assert {how for _, how in recomputed} == {"updated", "unchanged"}
+    monkeypatch.setattr(aggregate, "_seed_database", lambda *args: None)
+    whole = tmp_path / "whole"
+    aggregate_all(results_dir=results, out_dir=whole)
+    assert _outputs(seeded) == _outputs(whole)
+
+
 def test_a_database_that_cannot_be_opened_is_started_again(results: Path, tmp_path: Path) -> None:
     kept = tmp_path / "kept"
     kept.mkdir()
@@ -227,14 +254,17 @@ def test_each_experiment_reads_its_own_schema_and_the_main_tables_only() -> None
         assert named <= {sql.parent.name.replace("-", "_")}, f"{sql} reads {sorted(named)}"
 
 
-# `connlab.cli aggregate`, marking (argv[1]) the first experiment whose tables were brought up to date.
+# `connlab.cli aggregate`, marking (argv[1]) the first experiment whose tables were brought up to date, with
+# no seed database.
 MARKED_AGGREGATION = """
 import sys
 from pathlib import Path
 
-from connlab.data import bring_tables
+from connlab.data import aggregate, bring_tables
 
 marker = Path(sys.argv[1])
+# Every experiment computed in the database itself, not in a seed made first (connlab.data.aggregate).
+aggregate._seed_database = lambda *args: None
 bring = bring_tables.bring_tables
 
 

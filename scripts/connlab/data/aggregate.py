@@ -11,14 +11,17 @@ tables are read (`duckdb build/data/connlab.duckdb`, one schema per experiment).
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import threading
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from pathlib import Path
 
 import duckdb
 
 from connlab.analysis.fits import fit_all
-from connlab.contract.cache import canonical_json
+from connlab.contract.cache import canonical_json, digest
 from connlab.contract.experiment import experiment_names
 from connlab.contract.files import write_if_changed
 from connlab.contract.names import CLAIMS_SUBDIR, MACHINES_JSON
@@ -53,6 +56,7 @@ from connlab.data.views import SHARED_MACROS
 from connlab.paths import (
     AGGREGATE_SQL_NAME,
     ARTICLES_SRC_DIR,
+    CACHE_DIR,
     DATA_DIR,
     EXPERIMENTS_DIR,
     FACTS_DIR,
@@ -63,6 +67,12 @@ from connlab.paths import (
 DATABASE_FILE = "connlab.duckdb"
 # Each machine.yaml as read, by the file's status (load_machines).
 MACHINE_FILES_CACHE = "machine-files.json"
+# A database whose experiments were computed from no rows, named by what they were computed from
+# (_seed_database).
+SEEDS_DIR = CACHE_DIR / "aggregation-seeds"
+# The seeds kept, the most recently used: one per code and published figures (the tests aggregate folders
+# with several sets of published figures), where any older code's would never match again.
+SEEDS_KEPT = 8
 
 
 def _open_kept(database: Path) -> duckdb.DuckDBPyConnection:
@@ -78,6 +88,62 @@ def _open_kept(database: Path) -> duckdb.DuckDBPyConnection:
 
 def _now(task: Callable[[], None]) -> None:
     task()
+
+
+def _seed_database(
+    database: Path, bases: dict[str, str], results_dir: Path, published: list[dict[str, object]]
+) -> None:
+    """Start a database that does not exist yet from a copy of one whose experiments were computed from no
+    rows beside the published folders (an experiment may set a source's figures beside its own; they are
+    part of the bases), kept in SEEDS_DIR by the experiments' bases. The aggregation then computes only the
+    experiments a machine has rows of, each by the incremental path, instead of every experiment whole: a
+    results folder of a few machines has rows of few experiments, and the tests aggregate many such
+    folders. The seed is made by the same code, once per bases; one another process removed meanwhile is
+    made again."""
+    key = digest(*(part for name, basis in sorted(bases.items()) for part in (name, basis)))
+    seed = SEEDS_DIR / f"{key}.duckdb"
+    try:
+        _copy_whole(seed, database)
+    except FileNotFoundError:
+        pass
+    else:
+        with suppress(FileNotFoundError):
+            os.utime(seed)  # the most recently used are kept
+        return
+    SEEDS_DIR.mkdir(parents=True, exist_ok=True)
+    partial = seed.with_name(f"{seed.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with duckdb.connect(str(partial)) as con:
+            register_machines(con, published)
+            register_pooler_tables(con)
+            register_published(con, results_dir)
+            register_pooler_settings(con)
+            previous_state(con)
+            bring_up_to_date(con, {name: {"": basis} for name, basis in bases.items()}, {}, {})
+        _copy_whole(partial, database)
+        partial.replace(seed)
+    finally:
+        partial.unlink(missing_ok=True)
+    by_use = sorted(SEEDS_DIR.glob("*.duckdb"), key=_modified, reverse=True)
+    for unused in by_use[SEEDS_KEPT:]:
+        unused.unlink(missing_ok=True)
+
+
+def _copy_whole(source: Path, target: Path) -> None:
+    """The copy appears whole or not at all: a copy interrupted half-way must not be a database."""
+    partial = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        shutil.copyfile(source, partial)
+        partial.replace(target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0  # removed by another process meanwhile
 
 
 def aggregate_all(
@@ -100,6 +166,13 @@ def aggregate_all(
     # Each machine.yaml's canonical text, once: every experiment's key and the facts' key include it.
     texts = {str(machine["id"]): canonical_json(machine) for machine in machines}
     common = common_basis(results_dir)
+    bases = {
+        experiment: experiment_basis(experiment, common)
+        for experiment in experiment_names()
+        if (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists()
+    }
+    if not database.exists():
+        _seed_database(database, bases, results_dir, [m for m in machines if m["published"]])
     con = _open_kept(database)
     try:
         previous = previous_state(con)
@@ -112,13 +185,8 @@ def aggregate_all(
         register_pooler_settings(con)
         files = result_files_by_experiment(results_dir)
         states: dict[str, dict[str, str]] = {}
-        for experiment in experiment_names():
-            if not (EXPERIMENTS_DIR / experiment / AGGREGATE_SQL_NAME).exists():
-                continue
-            states[experiment] = {
-                "": experiment_basis(experiment, common),
-                **machine_inputs(texts, files.get(experiment, {})),
-            }
+        for experiment, basis in bases.items():
+            states[experiment] = {"": basis, **machine_inputs(texts, files.get(experiment, {}))}
         bring_up_to_date(con, states, previous, files)
         _remove_table_csvs(out_dir, states.keys() | previous.keys())
         register_measured(con)
