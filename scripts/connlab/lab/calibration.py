@@ -3,11 +3,11 @@
 The calibration is select-only with one client, in CALIBRATION_PASSES short passes (connlab.lab.bench's
 calibrate): their median places machines against each other, and their range says how much the figure
 moves on this machine from one moment to the next. A run whose calibration lies further from the folder's
-(machine.yaml) than that spread allows (connlab.contract.provenance) is warned before it writes anything,
-naming both figures and the way out. It is not refused: a quiet virtual machine's calibration moves that
-far within an hour, so a refusal stopped `make all` on the machine that made the folder; the verdicts that
-read such a run are marked instead (connlab.data.claims). The fingerprint, not the calibration, tells
-another machine (connlab.lab.machine).
+(machine.yaml) than that spread allows (connlab.contract.provenance) gets a one-line warning before it
+measures, naming both figures and the way out. It is not refused: a quiet virtual machine's calibration
+moves that far within an hour, so a refusal stopped `make all` on the machine that made the folder; the
+verdicts that read such a run are marked instead (connlab.data.claims). The fingerprint, not the
+calibration, tells another machine (connlab.lab.machine).
 """
 
 from __future__ import annotations
