@@ -90,6 +90,16 @@ def _now(task: Callable[[], None]) -> None:
     task()
 
 
+def _register_main_tables(
+    con: duckdb.DuckDBPyConnection, machines: list[dict[str, object]], results_dir: Path
+) -> None:
+    """The main tables every experiment's SQL may read, but main.measured (connlab.data.main_tables)."""
+    register_machines(con, machines)
+    register_pooler_tables(con)
+    register_published(con, results_dir)
+    register_pooler_settings(con)
+
+
 def _seed_database(
     database: Path, bases: dict[str, str], results_dir: Path, published: list[dict[str, object]]
 ) -> None:
@@ -114,10 +124,7 @@ def _seed_database(
     partial = seed.with_name(f"{seed.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with duckdb.connect(str(partial)) as con:
-            register_machines(con, published)
-            register_pooler_tables(con)
-            register_published(con, results_dir)
-            register_pooler_settings(con)
+            _register_main_tables(con, published, results_dir)
             previous_state(con)
             bring_up_to_date(con, {name: {"": basis} for name, basis in bases.items()}, {}, {})
         _copy_whole(partial, database)
@@ -179,10 +186,7 @@ def aggregate_all(
         for gone in sorted(previous.keys() - set(experiment_names()) - {FACTS_STATE}):
             con.execute(f"DROP SCHEMA IF EXISTS {gone.replace('-', '_')} CASCADE")
             forget_state(con, gone, entirely=True)
-        register_machines(con, machines)
-        register_pooler_tables(con)
-        register_published(con, results_dir)
-        register_pooler_settings(con)
+        _register_main_tables(con, machines, results_dir)
         files = result_files_by_experiment(results_dir)
         states: dict[str, dict[str, str]] = {}
         for experiment, basis in bases.items():

@@ -21,7 +21,7 @@ from connlab.contract.experiment import experiment_names, load_experiment
 from connlab.contract.machine_schema import NOT_AVAILABLE, TIME_WAIT_S, MachineFile, parse_port_range
 from connlab.contract.names import PUBLISHED_PREFIX
 from connlab.contract.poolers.registry import CONFIGS, package_of
-from connlab.contract.provenance import calibrations_agree
+from connlab.contract.provenance import CALIBRATION_FLOOR, calibrations_agree
 from connlab.contract.yaml_models import load_contributed_yaml
 from connlab.data.experiment_tables import MEASURED_WINDOWS
 from connlab.data.result_files import is_regular_file
@@ -220,10 +220,13 @@ def _off_calibrations(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, fl
     (connlab.data.claims), not refused: a quiet virtual machine's calibration moves further than that
     within an hour, with nothing else running."""
     found = []
+    # Only the records with a run further off than the least tolerance reach Python, which judges them by
+    # the rule itself: every aggregation makes this table, over every machine and experiment.
     for machine, experiment, calibrations, reference, spread in con.execute(
         "SELECT r.machine, r.experiment, r.calibrations, m.calibration_tps, m.calibration_spread_tps "
         "FROM measured_runs r JOIN main.machines m ON m.id = r.machine "
-        "WHERE m.calibration_tps IS NOT NULL AND len(r.calibrations) > 0"
+        "WHERE m.calibration_tps IS NOT NULL AND len(list_filter(r.calibrations, lambda run: "
+        f"abs(run.tps - m.calibration_tps) > {CALIBRATION_FLOOR!r} * m.calibration_tps)) > 0"
     ).fetchall():
         found.extend(
             (str(machine), str(experiment), run["tps"])
