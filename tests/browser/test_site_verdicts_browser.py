@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from support.browser import evaluate_within
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
@@ -67,7 +69,7 @@ def measure(browser: Browser, url: str) -> dict | None:
     page = browser.new_page(viewport={"width": WIDTH, "height": 900})
     with contextlib.closing(page):
         page.goto(url)
-        return page.evaluate(MEASURE_JS)
+        return evaluate_within(page, MEASURE_JS)
 
 
 def built_claims(built_site: Path, slug: str, machine: str | None = None) -> list[str]:

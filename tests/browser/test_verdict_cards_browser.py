@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from support.browser import evaluate_within
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
@@ -116,7 +118,7 @@ def test_on_a_phone_each_claim_is_a_card_and_no_table_is_taller_than_six_screens
     browser: Browser, site_url: str, path: str
 ) -> None:
     with opened(browser, site_url + path, PHONE) as page:
-        blocks = page.evaluate(BLOCKS_JS)
+        blocks = evaluate_within(page, BLOCKS_JS)
     assert blocks, "the page has no verdict table"
     width, height = PHONE
     for block in blocks:
@@ -136,7 +138,7 @@ def test_on_a_phone_no_word_or_number_in_a_verdict_cell_is_broken(
     browser: Browser, site_url: str, path: str
 ) -> None:
     with opened(browser, site_url + path, PHONE) as page:
-        found = page.evaluate(BROKEN_TOKENS_JS)
+        found = evaluate_within(page, BROKEN_TOKENS_JS)
     assert found["tokens"] > 100, found
     assert found["broken"] == []
 
@@ -144,7 +146,7 @@ def test_on_a_phone_no_word_or_number_in_a_verdict_cell_is_broken(
 @pytest.mark.parametrize("path", PAGES, indirect=True)
 def test_on_a_desktop_the_verdict_tables_are_tables(browser: Browser, site_url: str, path: str) -> None:
     with opened(browser, site_url + path, DESKTOP) as page:
-        blocks = page.evaluate(BLOCKS_JS)
+        blocks = evaluate_within(page, BLOCKS_JS)
         headings = page.evaluate(
             "() => [...document.querySelectorAll('.verdict-table table:not(details table) thead')]"
             ".map(h => getComputedStyle(h).display)"

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ CHARTS_RENDERED_JS = """
   });
 }
 """
+
 # Figures inside a hidden container (e.g. an inactive content tab) legitimately have
 # zero width; every visible one must fill a real width.
 CHART_WIDTHS_JS = """
@@ -178,3 +179,13 @@ def wait_for_charts(w: Watched) -> None:
     widths = w.page.evaluate(CHART_WIDTHS_JS)
     narrow = [(chart_id, width) for chart_id, width in widths if width < 100]
     assert not narrow, f"charts not following the container width: {narrow}"
+
+
+def evaluate_within(page: Page, script: str, timeout_ms: float = TIMEOUT_MS) -> Any:
+    """What an async script (an `async () => ...` expression) returns, or Playwright's TimeoutError after
+    timeout_ms. page.evaluate has no deadline, and a script's own setTimeout never fires while the page's
+    renderer is stalled: one stalled renderer held a shard of the browser tests until pytest-timeout ended
+    it. wait_for_function keeps its deadline outside the page; the result is wrapped so that a falsy one
+    (null, an empty list) still ends the wait."""
+    wrapped = f"async () => ({{value: await ({script.strip()})()}})"
+    return page.wait_for_function(wrapped, timeout=timeout_ms).json_value()["value"]
