@@ -19,6 +19,11 @@ PYTHON   ?= python3
 VENV     := .venv
 BIN      := $(VENV)/bin
 CONNLAB  := $(BIN)/connlab
+# Compiled Python (bytecode, and pytest's rewritten test modules) is kept in the virtual environment, outside
+# the source tree, and written even where PYTHONDONTWRITEBYTECODE is set: without it every command, and every
+# pytest worker, compiles the package and rewrites every test module again on every run.
+export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
+unexport PYTHONDONTWRITEBYTECODE
 # CONNLAB_RESULTS_DIR and CONNLAB_BUILD_DIR move the results read and everything built (connlab reads the
 # same two variables), e.g. for a benchmark's build beside the real one.
 RESULTS  := $(or $(CONNLAB_RESULTS_DIR),results)
