@@ -6,6 +6,8 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from connlab.contract.cache import (
     canonical_bytes,
     read_json_written,
@@ -45,6 +47,7 @@ def test_a_json_file_this_process_wrote_is_read_back_as_written_while_unchanged(
     assert read_json_written(tmp_path / "missing.json") is None
 
 
+@pytest.mark.slow
 def test_what_aggregation_hands_on_is_what_its_files_say(tmp_path: Path) -> None:
     """The claims and answers aggregation keeps in memory for the render in the same process are the values
     its files hold, once it is done: nothing it did after writing them changed them, and every value

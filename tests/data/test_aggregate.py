@@ -207,6 +207,7 @@ def test_the_tables_are_in_the_experiments_schema(con: duckdb.DuckDBPyConnection
     }
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)  # a FIFO opened would wait for a writer forever: the timeout fails the test
 def test_aggregation_opens_no_fifo_nor_link_named_like_a_results_file(
     results_dir: Path, tmp_path: Path
@@ -222,6 +223,7 @@ def test_aggregation_opens_no_fifo_nor_link_named_like_a_results_file(
     assert [machine["id"] for machine in machines] == ["alpha", "beta", "published-ref"]
 
 
+@pytest.mark.slow
 def test_aggregate_all_writes_facts_for_the_articles(results_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "data"
     database = aggregate_all(results_dir=results_dir, out_dir=out)
@@ -238,6 +240,7 @@ def test_aggregate_all_writes_facts_for_the_articles(results_dir: Path, tmp_path
     assert read_facts(out / "facts", "too-many-connections") == facts
 
 
+@pytest.mark.slow
 def test_the_caller_can_finish_the_aggregation_later(results_dir: Path, tmp_path: Path) -> None:
     """`connlab build` has the aggregation's last task (closing the database) run on a thread while the later
     stages run: what those stages read is written before."""
@@ -257,6 +260,7 @@ def test_the_caller_can_finish_the_aggregation_later(results_dir: Path, tmp_path
     assert db_records(database, "SELECT count(*) AS n FROM clients_sweep.peaks") == [{"n": len(peaks)}]
 
 
+@pytest.mark.slow
 def test_the_table_csvs_of_older_builds_are_removed(results_dir: Path, tmp_path: Path) -> None:
     """Older builds wrote every experiment's tables as CSV files beside the facts; the tables are in the
     database, and a folder left by such a build goes."""
@@ -271,6 +275,7 @@ def test_the_table_csvs_of_older_builds_are_removed(results_dir: Path, tmp_path:
 # -- published reference data -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_published_rows_keep_their_folder_as_machine(results_dir: Path, tmp_path: Path) -> None:
     database = aggregate_all(results_dir=results_dir, out_dir=tmp_path / "data")
     rows = db_records(database, "SELECT * FROM main.published ORDER BY experiment, clients, metric")
@@ -377,6 +382,7 @@ def claim_verdicts(data: Path) -> dict[str, dict[str, tuple[str, float | None]]]
     }
 
 
+@pytest.mark.slow
 def test_the_articles_claims_on_a_measured_machine(tmp_path: Path, write_run: RunWriter) -> None:
     """A mixed curve peaking at 4 clients per core (8 clients, 2 server cores), measured at 3 and 5.5 per
     core either side so the points place the peak; at 200 clients (100 per core, the seed's point) it keeps
@@ -411,6 +417,7 @@ def test_the_articles_claims_on_a_measured_machine(tmp_path: Path, write_run: Ru
     assert gamma["connect-costs-tens-of-queries"] == ("not measured", None)
 
 
+@pytest.mark.slow
 def test_the_articles_claims_on_the_committed_published_folders(tmp_path: Path) -> None:
     results = tmp_path / "results"
     folders = sorted(PINNED_RESULTS.glob("published-*"))
@@ -429,6 +436,7 @@ def test_the_articles_claims_on_the_committed_published_folders(tmp_path: Path) 
     assert db_records(database, "SELECT count(*) AS n FROM clients_sweep.points") == [{"n": 0}]
 
 
+@pytest.mark.slow
 def test_littles_law_leaves_out_points_still_connecting(tmp_path: Path, write_run: RunWriter) -> None:
     """A point whose windows spent more than a tenth of their length connecting is not in a steady state:
     fewer clients were in flight than its client count. It is counted, without a ratio (the steady-state rule

@@ -236,6 +236,7 @@ def test_a_database_started_from_a_seed_is_the_one_computed_whole(
     assert _outputs(seeded) == _outputs(whole)
 
 
+@pytest.mark.slow
 def test_a_database_that_cannot_be_opened_is_started_again(results: Path, tmp_path: Path) -> None:
     kept = tmp_path / "kept"
     kept.mkdir()

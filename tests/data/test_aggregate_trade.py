@@ -17,6 +17,9 @@ from support.helpers import db_records, passes
 if TYPE_CHECKING:
     from support.rows import RunWriter
 
+# Each test aggregates a results folder whole: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 REFUSAL = "FATAL:  sorry, too many clients already"
 
 

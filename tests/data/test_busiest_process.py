@@ -92,6 +92,7 @@ def churn_verdict(tmp_path: Path, write_run: RunWriter, server_cpu: float, poole
     return {v["machine"]: v for v in claim["verdicts"]}["quick-box"]
 
 
+@pytest.mark.slow
 def test_a_rate_set_by_the_client_is_a_bound(tmp_path: Path, write_run: RunWriter) -> None:
     """Issue 52's case: 3.3 (2.9-3.7) was 'does not hold' against the seed's 19.8 while pgbench sat just under
     the harness's 90% and PostgreSQL and PgBouncer were nearly idle. The pooled rate is the client's, so the
@@ -104,6 +105,7 @@ def test_a_rate_set_by_the_client_is_a_bound(tmp_path: Path, write_run: RunWrite
     assert "at least 2.94" in verdict["reason"]
 
 
+@pytest.mark.slow
 def test_a_rate_the_server_was_busy_for_is_a_value(tmp_path: Path, write_run: RunWriter) -> None:
     """The same client load with PostgreSQL and PgBouncer using most of their core: the rate is theirs."""
     verdict = churn_verdict(tmp_path, write_run, server_cpu=0.5, pooler_cpu=0.3)

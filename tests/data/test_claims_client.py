@@ -299,6 +299,7 @@ def committed(committed_dir: Path) -> dict[str, list[dict[str, Any]]]:
     }
 
 
+@pytest.mark.slow
 def test_every_claim_on_measured_windows_says_how_it_treats_a_client_bound_point(committed_dir: Path) -> None:
     """Not only where today's results hold client-bound windows: a machine added tomorrow may have them
     anywhere, and its verdicts must say so too."""
@@ -362,6 +363,7 @@ def _saturated_in_raw() -> set[tuple[str, str]]:
     )
 
 
+@pytest.mark.slow
 def test_no_committed_verdict_rests_on_a_client_bound_window_unsaid(
     committed: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -402,6 +404,7 @@ def test_no_committed_verdict_rests_on_a_client_bound_window_unsaid(
     assert looked, "no claim read a client-bound experiment: the check above checked nothing"
 
 
+@pytest.mark.slow
 def test_committed_churn_verdicts_say_pgbench_was_the_limit(
     committed: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -420,6 +423,7 @@ def test_committed_churn_verdicts_say_pgbench_was_the_limit(
         assert verdict["verdict"] == CANNOT_EVALUATE and verdict["client_saturated"], machine
 
 
+@pytest.mark.slow
 def test_committed_verdicts_carry_their_experiments_dates(committed: dict[str, list[dict[str, Any]]]) -> None:
     dates = dict(
         duckdb.sql(

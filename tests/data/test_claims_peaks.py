@@ -204,6 +204,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory, write_run: RunWriter) -> di
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("claim_id", ["peak-four-per-core", "read-write-peaks-12-per-core"])
 def test_the_quick_grid_cannot_place_the_peak(judged: dict[str, dict[str, dict]], claim_id: str) -> None:
     quick = judged[claim_id]["quick-grid"]
@@ -211,6 +212,7 @@ def test_the_quick_grid_cannot_place_the_peak(judged: dict[str, dict[str, dict]]
     assert quick["reason"].startswith("no point measured between 1 and 32 per server core")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("claim_id", "machine", "verdict"),
     [
@@ -227,6 +229,7 @@ def test_a_fine_grid_still_decides(
     assert judged[claim_id][machine]["verdict"] == verdict
 
 
+@pytest.mark.slow
 def test_a_figure_over_a_peak_on_a_fine_grid_is_judged(judged: dict[str, dict[str, dict]]) -> None:
     """The folk formula (cores × 2 + 1 = 3 on one core) against a read-write peak at 12 clients placed
     between 10 and 14: 4 times the formula, judged against the seed's 5."""

@@ -25,6 +25,9 @@ from connlab.poolers.odyssey import config
 from connlab.site.render.renderer import PageRenderer
 from support.paths import FIXTURES_DIR, PINNED_RESULTS
 
+# Each test aggregates a results folder whole: `make test` runs them, `make check` leaves them out.
+pytestmark = pytest.mark.slow
+
 ODYSSEY_RESULTS = FIXTURES_DIR / "odyssey_results"
 MACHINE = "intel-xeon-2c-24g-2"
 SEED = "published-four-poolers"

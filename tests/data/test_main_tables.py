@@ -109,6 +109,7 @@ def test_machines_carry_the_client_hosts_port_limit(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_run_calibrated_off_its_machine_marks_the_verdicts_that_read_it(
     tmp_path: Path, write_run: RunWriter
 ) -> None:

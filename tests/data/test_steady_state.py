@@ -88,6 +88,7 @@ def crowd_verdict(tmp_path: Path, write_run: RunWriter, direct_connect_ms: float
     return {v["machine"]: v for v in claim["verdicts"]}["full-box"]
 
 
+@pytest.mark.slow
 def test_a_claim_on_a_point_mostly_connecting_cannot_be_evaluated_and_says_why(
     tmp_path: Path, write_run: RunWriter
 ) -> None:
@@ -102,6 +103,7 @@ def test_a_claim_on_a_point_mostly_connecting_cannot_be_evaluated_and_says_why(
     )
 
 
+@pytest.mark.slow
 def test_the_same_claim_on_a_steady_point_is_judged(tmp_path: Path, write_run: RunWriter) -> None:
     verdict = crowd_verdict(tmp_path, write_run, direct_connect_ms=900.0)
     assert verdict["verdict"] == "does not hold"  # through PgBouncer about twice direct, not below it

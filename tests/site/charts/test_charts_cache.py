@@ -56,6 +56,7 @@ def render_once(
     return book.resolve({page: f"before\n\n{placeholder}\n\nafter\n"})[page], book
 
 
+@pytest.mark.slow
 def test_a_second_render_draws_nothing(tmp_path: Path, counted: dict[str, int]) -> None:
     """A templated spec is made again (cheaper than a cache file); its SVG is drawn once."""
     first, _ = render_once(tmp_path, RECORDS)
@@ -203,6 +204,7 @@ def _process_id(_: object) -> int:
     return os.getpid()
 
 
+@pytest.mark.slow
 def test_a_helper_draws_the_few_svgs_a_change_needs(tmp_path: Path) -> None:
     """render_site starts a helper process with vl-convert warm; the few SVGs an added machine needs are
     drawn there, the same as in this process."""

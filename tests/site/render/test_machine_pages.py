@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from support.rows import RunWriter
 
 
+@pytest.mark.slow
 def test_only_a_new_machine_is_rendered(tmp_path: Path, write_run: RunWriter) -> None:
     results, data, docs, cache = (tmp_path / name for name in ("results", "data", "docs", "cache"))
     for machine, scale in (("a-box", 1.0), ("b-box", 2.0)):
@@ -73,6 +74,7 @@ def test_a_kept_page_keeps_its_text_when_the_page_is_written_again(tmp_path: Pat
     assert not list(cache.glob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_the_cache_holds_the_page_alone(
     tmp_path: Path, write_run: RunWriter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -98,6 +100,7 @@ def test_the_cache_holds_the_page_alone(
         render(data, docs, tmp_path / "other-cache")
 
 
+@pytest.mark.slow
 def test_a_changed_machine_file_renders_its_page_again(tmp_path: Path, write_run: RunWriter) -> None:
     results, data, docs, cache = (tmp_path / name for name in ("results", "data", "docs", "cache"))
     write_run(results, "a-box", sweep(1.0), profile="full")
@@ -112,6 +115,7 @@ def test_a_changed_machine_file_renders_its_page_again(tmp_path: Path, write_run
     assert "a new description" in pages[stamped_sources(docs) / machine_fragment("a-box")]
 
 
+@pytest.mark.slow
 def test_a_machine_whose_facts_are_written_again_is_rendered_again(
     tmp_path: Path, write_run: RunWriter
 ) -> None:
@@ -133,6 +137,7 @@ def test_a_machine_whose_facts_are_written_again_is_rendered_again(
     assert pages[page_a] != first[page_a]
 
 
+@pytest.mark.slow
 def test_a_page_written_from_the_same_inputs_is_kept_unread(tmp_path: Path, write_run: RunWriter) -> None:
     """A page build/docs holds from the same key, untouched since, is neither read back nor written again;
     one edited in build/docs is read back from the cache and written over."""
@@ -167,6 +172,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_pages_rendered_in_workers_are_the_pages_rendered_in_one_process(
     tmp_path: Path, write_run: RunWriter, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -227,6 +227,7 @@ def render_machine_page(data: Path, docs: Path, machine: str = "alpha-box") -> s
     return renderer.chart_book.resolve({docs / "page.md": page})[docs / "page.md"]
 
 
+@pytest.mark.slow
 def test_the_machine_page_renders_the_measured_peak(aggregated: Path, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     page = render_machine_page(aggregated, docs)
@@ -250,6 +251,7 @@ def test_the_machine_page_renders_the_measured_peak(aggregated: Path, tmp_path: 
     assert page.count(NO_SVG_FALLBACK) >= 2
 
 
+@pytest.mark.slow
 def test_an_article_chart_keeps_its_svg_fallback(aggregated: Path, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     page = render_article(aggregated, docs)
@@ -266,6 +268,7 @@ def picker_machines(page: str) -> str:
     return found.group(1)
 
 
+@pytest.mark.slow
 def test_the_article_keeps_the_cross_machine_view_and_points_to_each_machine(
     aggregated: Path, tmp_path: Path
 ) -> None:
@@ -281,6 +284,7 @@ def test_the_article_keeps_the_cross_machine_view_and_points_to_each_machine(
     assert f'href="../../machines/alpha-box/#{ARTICLE}"' in page
 
 
+@pytest.mark.slow
 def test_the_verdict_columns_are_on_the_machine_page(aggregated: Path, tmp_path: Path) -> None:
     article = render_article(aggregated, tmp_path / "docs")
     machine_page = render_machine_page(aggregated, tmp_path / "docs")
@@ -294,6 +298,7 @@ def test_the_verdict_columns_are_on_the_machine_page(aggregated: Path, tmp_path:
         assert page.index('class="verdict-legend"') < page.index('class="verdict-table"')
 
 
+@pytest.mark.slow
 def test_the_machine_page_shows_contributed_text_literally(aggregated: Path, tmp_path: Path) -> None:
     page = render_machine_page(aggregated, tmp_path / "docs")
     assert "<script>alert" not in page
@@ -303,6 +308,7 @@ def test_the_machine_page_shows_contributed_text_literally(aggregated: Path, tmp
     assert 'href="http://evil.example"' not in html_out
 
 
+@pytest.mark.slow
 def test_the_article_without_measurements_says_so(tmp_path: Path) -> None:
     data = tmp_path / "data"
     aggregate_all(results_dir=tmp_path / "no-results", out_dir=data)
@@ -312,6 +318,7 @@ def test_the_article_without_measurements_says_so(tmp_path: Path) -> None:
     assert "Check it yourself" in page
 
 
+@pytest.mark.slow
 @pytest.mark.process  # the charts are compiled by node
 def test_render_site_writes_every_page_once(aggregated: Path, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
@@ -482,6 +489,7 @@ def with_published(tmp_path: Path, write_run: RunWriter) -> Path:
     return data
 
 
+@pytest.mark.slow
 def test_the_machines_page_lists_measured_and_published(with_published: Path, tmp_path: Path) -> None:
     page = PageRenderer(with_published, tmp_path / "docs").render("machines.md.j2", "machines.md", "machines")
     assert "{{" not in page and "{%" not in page
@@ -524,6 +532,7 @@ def test_a_machine_id_with_a_dot_renders(tmp_path: Path, write_run: RunWriter) -
     assert "m5.large" in (tmp_path / "docs" / "articles" / f"{ARTICLE}.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_failed_windows_error_is_shown_literally(tmp_path: Path, write_run: RunWriter) -> None:
     """pgbench's error text is contributed data too; on the page it must read exactly as written (the
     article quotes it inside a code span, where Markdown escapes are not undone)."""
@@ -552,6 +561,7 @@ def render_pool_sizing(data: Path, docs: Path) -> str:
     return PageRenderer(data, docs).render("pool-sizing.md.j2", "articles/pool-sizing.md", "pool-sizing")
 
 
+@pytest.mark.slow
 def test_pool_sizing_without_measurements_says_so(tmp_path: Path) -> None:
     data = tmp_path / "data"
     aggregate_all(results_dir=tmp_path / "no-results", out_dir=data)
@@ -560,6 +570,7 @@ def test_pool_sizing_without_measurements_says_so(tmp_path: Path) -> None:
     assert "Check it yourself" in page
 
 
+@pytest.mark.slow
 def test_pool_sizing_quotes_the_fit_of_each_machine_on_its_page(aggregated: Path, tmp_path: Path) -> None:
     page = render_machine_page(aggregated, tmp_path / "docs")
     assert "{{" not in page and "{%" not in page
@@ -574,6 +585,7 @@ def test_pool_sizing_quotes_the_fit_of_each_machine_on_its_page(aggregated: Path
     assert 'id="chart-pool-sim-' in page
 
 
+@pytest.mark.slow
 def test_the_machines_page_compares_measured_machines(tmp_path: Path, write_run: RunWriter) -> None:
     """Per measured machine: its peak absolute and per core, a sentence against the others computed from
     the data, and once, what it did not run."""
