@@ -215,7 +215,7 @@ def visit_once(chromium: Browser, url: str, width: int) -> PageView:
         charts = page.evaluate(CHARTS_JS)
         named_by_caption = charts_named_by_caption(page)
         boxes = page.evaluate(BOXES_JS)
-        violations = evaluate_within(page, AXE_RUN_JS)
+        violations = evaluate_within(page, AXE_RUN_JS, timeout_ms=120_000)  # its bound before f8126a5
         # Last: it scrolls through the page, and Material's header fades its title in and out meanwhile.
         scrolling_tables = evaluate_within(page, SCROLLING_TABLES_JS)
         return PageView(

@@ -49,7 +49,6 @@ CHARTS_RENDERED_JS = """
   });
 }
 """
-
 # Figures inside a hidden container (e.g. an inactive content tab) legitimately have
 # zero width; every visible one must fill a real width.
 CHART_WIDTHS_JS = """
