@@ -149,7 +149,9 @@ def test_instant_navigation_renders_charts(watched: Watched, instant_site_url: s
     reached without a page load, and again going back."""
     site_url = instant_site_url
     page = watched.page
-    page.goto(site_url, wait_until="load")
+    # Material intercepts a click only once it has read the sitemap, which a busy machine fetches late: a
+    # click before that is a full page load. networkidle waits for the fetch.
+    page.goto(site_url, wait_until="networkidle")
     # A full reload would drop this property; instant navigation keeps the window.
     page.evaluate("() => { window.__connlabNoReload = true; }")
     mark_container(page)
