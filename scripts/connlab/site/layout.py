@@ -18,7 +18,7 @@ CHARTS_SUBDIR = "charts"
 COMPILED_CHARTS_SUBDIR = "assets/vega"
 # Beside the docs folder, not in it (build/docs-stamped next to build/docs): what publishing puts into the
 # site itself rather than through MkDocs. Each machine page's HTML fragment (machines/<id>.html), each
-# machine's raw results (raw/<id>/), and the articles' highlighted scripts (code/<key>.html). MkDocs lists
+# machine's raw results (raw/<id>/), and the articles' converted scripts (code/<key>.html). MkDocs lists
 # every file of its docs folder on every build, excluded or not: at a thousand machines the fragments and raw
 # files were eleven thousand files and a quarter of a second of each build.
 STAMPED_SUFFIX = "-stamped"
@@ -51,15 +51,16 @@ def machine_fragment(machine: str) -> str:
 
 
 # <stamped sources>/<this>/<key>.html: an article's check-it-yourself script as the Markdown extensions of
-# mkdocs.yml highlight it, put in place of its placeholder once MkDocs has built the page (publish.hooks), so
-# that neither MkDocs' Markdown nor its search index goes through the script's thousands of highlighted tokens
-# on every build (they were half of the site stage's time); the key names the fenced block and the converter.
+# mkdocs.yml convert it, put in place of its placeholder once MkDocs has built the page (publish.hooks), so
+# that neither MkDocs' Markdown nor its search index goes through the script on every build (when
+# the scripts were highlighted, their tokens were half of the site stage's time; the index is fetched by
+# every page); the key names the fenced block and the converter.
 CODE_BLOCKS_SUBDIR = "code"
 CODE_PLACEHOLDER = "<!-- connlab-code {key} -->"
 
 
 def code_block(key: str) -> str:
-    """A highlighted script's file, relative to the stamped sources."""
+    """A converted script's file, relative to the stamped sources."""
     return f"{CODE_BLOCKS_SUBDIR}/{key}{FRAGMENT_SUFFIX}"
 
 

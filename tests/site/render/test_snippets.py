@@ -145,7 +145,7 @@ LOOP = re.compile(r"^(?P<indent> *)for c in (?P<counts>[0-9 ]+); do$", re.M)
 
 
 def code_text(code_html: str) -> str:
-    """What a reader copies from a highlighted block: the text without Pygments' spans, unescaped."""
+    """What a reader copies from a block: its text without any tag, unescaped."""
     return html.unescape(re.sub(r"<[^>]+>", "", code_html))
 
 

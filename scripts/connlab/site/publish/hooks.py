@@ -12,9 +12,9 @@ names this file under `hooks:`): MkDocs calls each `on_<event>` function; nothin
   (publish.build stamps them), and to machines' raw files (`raw/<id>/<file>`), which publishing copies,
   written as the links MkDocs would have made, each checked against what the render wrote: a link to a
   machine without a page, or to a raw file not there, fails the build as MkDocs' own check would.
-- on_post_page: the page's scripts put in place of their placeholders, as render highlighted them
+- on_post_page: the page's scripts put in place of their placeholders, as render converted them
   (connlab.site.layout.CODE_PLACEHOLDER: after the Markdown and the search index, which do not go through
-  their highlighted tokens again); and a page with charts starts their requests from its head
+  them again); and a page with charts starts their requests from its head
   (connlab.site.publish.preloads).
 
 Written for the versions in WRITTEN_FOR (tests/site/publish/test_publish.py holds the installed ones to
@@ -133,7 +133,7 @@ _CODE_PLACEHOLDER = re.compile(
 
 
 def with_code_blocks(output: str, page: str, docs_dir: Path) -> str:
-    """The built page with each script's placeholder replaced by the script as render highlighted it
+    """The built page with each script's placeholder replaced by the script as render converted it
     (connlab.site.layout.CODE_PLACEHOLDER); a placeholder without its file fails the build."""
 
     def block(found: re.Match[str]) -> str:
@@ -141,7 +141,7 @@ def with_code_blocks(output: str, page: str, docs_dir: Path) -> str:
         try:
             return path.read_text(encoding="utf-8").rstrip("\n")
         except FileNotFoundError:
-            raise PluginError(f"{page}: a script render did not highlight ({path} is missing)") from None
+            raise PluginError(f"{page}: a script render did not convert ({path} is missing)") from None
 
     return _CODE_PLACEHOLDER.sub(block, output)
 

@@ -1,5 +1,5 @@
 """build/data -> build/docs: every page of the site rendered (render_site), its charts made at once, the
-assets, the raw downloads and the highlighted scripts written, and what a page no longer in the site left
+assets, the raw downloads and the converted scripts written, and what a page no longer in the site left
 removed. Files are only rewritten when their content changes, so an unchanged page does not rebuild the
 site.
 """

@@ -38,7 +38,7 @@ class PageRenderer(SiteData):
         self.docs_dir = docs_dir
         self.env = page_environment(self.claim_tally)
         self.chart_book = ChartBook(docs_dir / CHARTS_SUBDIR)
-        # The articles' scripts by key, each a fenced block (write_code_blocks writes them highlighted).
+        # The articles' scripts by key, each a fenced block (write_code_blocks writes them converted).
         self.code_blocks: dict[str, str] = {}
         # The articles, as their registry declares them (connlab.site.render.articles); templates see them.
         self.articles = load_articles()
@@ -72,7 +72,7 @@ class PageRenderer(SiteData):
         def code(text: str, language: str) -> str:
             """A fenced code block; where stamped (a page MkDocs builds), a placeholder for it
             (connlab.site.layout.CODE_PLACEHOLDER) that publishing replaces with the block as
-            write_code_blocks highlighted it. A machine page's blocks are converted with the page
+            write_code_blocks converted it. A machine page's blocks are converted with the page
             (connlab.site.render.fragments) and cached with it."""
             fence = f"```{language}\n{text}\n```"
             if not stamped:
