@@ -19,3 +19,14 @@ SELECT machine, pooler, pass_no,
          / arg_min(rss_mib, abs(seconds - least(300, max_seconds / 3.0))) AS drift_after_warmup
 FROM (SELECT *, max(seconds) OVER (PARTITION BY machine, pooler, pass_no) AS max_seconds FROM rss_series)
 GROUP BY machine, pooler, pass_no;
+
+-- Per pooler, how many of its long windows ran to the end with every client (a pooler that died or
+-- dropped its clients mid-window fails it), and the throughput of those that did, with the passes' range.
+CREATE OR REPLACE TABLE outcomes AS
+SELECT machine, target AS pooler, count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
+       median(tps) FILTER (WHERE ok) AS tps_median,
+       min(tps) FILTER (WHERE ok) AS tps_min,
+       max(tps) FILTER (WHERE ok) AS tps_max,
+       string_agg(DISTINCT error, '; ') FILTER (WHERE NOT ok) AS errors
+FROM windows
+GROUP BY machine, target;

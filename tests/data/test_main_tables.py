@@ -53,12 +53,15 @@ def test_machine_files_are_read_again_only_when_changed(results_dir: Path, tmp_p
 
 
 def test_pooler_versions_say_which_poolers_ran_on_each_machine(tmp_path: Path) -> None:
-    """Each pooler kind machine.yaml records becomes a row; one whose program was missing is not available,
-    and a file from before poolers were recorded gives no rows rather than a guess."""
+    """Each pooler kind machine.yaml records becomes a row, with what else the file records of how it ran
+    (pgcat's allocator); one whose program was missing is not available, and a file from before poolers were
+    recorded gives no rows rather than a guess."""
     results = tmp_path / "results"
+    allocator = "jemalloc (libjemalloc2 preloaded)"
     for machine, extra in (
         ("gamma", {"pgbouncer_version": "1.18.0", "odyssey_version": "not available on this machine"}),
         ("delta", {}),
+        ("epsilon", {"pgcat_version": "1.2.0", "pgcat_allocator": allocator}),
     ):
         (results / machine).mkdir(parents=True)
         (results / machine / "machine.yaml").write_text(yaml.safe_dump(machine_facts(machine, **extra)))
@@ -66,12 +69,20 @@ def test_pooler_versions_say_which_poolers_ran_on_each_machine(tmp_path: Path) -
     register_machines(connection, load_machines(results))
     assert records(connection, "SELECT * FROM main.pooler_versions ORDER BY machine, pooler") == [
         {
+            "machine": "epsilon",
+            "pooler": "pgcat",
+            "version": "1.2.0",
+            "available": True,
+            "facts": f"allocator: {allocator}",
+        },
+        {
             "machine": "gamma",
             "pooler": "odyssey",
             "version": "not available on this machine",
             "available": False,
+            "facts": None,
         },
-        {"machine": "gamma", "pooler": "pgbouncer", "version": "1.18.0", "available": True},
+        {"machine": "gamma", "pooler": "pgbouncer", "version": "1.18.0", "available": True, "facts": None},
     ]
 
 

@@ -133,10 +133,11 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
     ]  # fmt: skip
     insert_rows(con, "main.machines", rows)
     # main.pooler_versions: each pooler kind machine.yaml records, per machine, and whether it ran there (the
-    # file says "not available on this machine" where its program was missing).
+    # file says "not available on this machine" where its program was missing); facts: what else the file
+    # records of how it ran, as the kind declares ("allocator: jemalloc ..." for pgcat), NULL where nothing.
     con.execute(
         "CREATE OR REPLACE TABLE main.pooler_versions (machine VARCHAR, pooler VARCHAR, version VARCHAR, "
-        "available BOOLEAN)"
+        "available BOOLEAN, facts VARCHAR)"
     )
     kinds = [name.removesuffix("_version") for name in MachineFile.model_fields if name.endswith("_version")]
     versions = [
@@ -145,12 +146,25 @@ def register_machines(con: duckdb.DuckDBPyConnection, machines: list[dict[str, o
             kind,
             str(machine[f"{kind}_version"]),
             str(machine[f"{kind}_version"]) != NOT_AVAILABLE,
+            _pooler_facts(machine, kind),
         ]
         for machine in machines
         for kind in kinds
         if kind in CONFIGS and machine.get(f"{kind}_version") is not None
     ]
     insert_rows(con, "main.pooler_versions", versions)
+
+
+def _pooler_facts(machine: dict[str, object], kind: str) -> str | None:
+    """The facts machine.yaml records of how a pooler kind ran, beside its version ("allocator: ..."), or
+    None."""
+    config = CONFIGS[kind]
+    recorded = [
+        f"{fact}: {machine[config.fact_field(fact)]}"
+        for fact in config.facts
+        if machine.get(config.fact_field(fact)) is not None
+    ]
+    return "; ".join(recorded) or None
 
 
 def register_pooler_tables(con: duckdb.DuckDBPyConnection) -> None:
