@@ -16,7 +16,7 @@ agree. A second table then splits each size's cold and one-added builds by stage
 as each stage reported its own time: where a build's time went.
 
     .venv/bin/python scripts/bench/many_machines.py --machines 10 100 1000
-    .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines: checks the script runs
+    .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines, drawn once: checks it runs
 
 With --compare-with DIR, another checkout of the project (e.g. `git worktree add /tmp/old <commit>`) is
 measured as well, alternating with this one at each size (that one first), so that both codes see the same
@@ -283,7 +283,7 @@ def host_check_seconds(repeats: int = 5) -> float:
     return statistics.median(timings)
 
 
-def measure(synthetic: int, keep: bool, checkout: Path = REPO_ROOT) -> Figures:
+def measure(synthetic: int, keep: bool, checkout: Path = REPO_ROOT, draw_loads: int = DRAW_LOADS) -> Figures:
     copy = Path(tempfile.mkdtemp(prefix="connlab-machines-"))
     host_before = host_check_seconds()
     try:
@@ -297,7 +297,7 @@ def measure(synthetic: int, keep: bool, checkout: Path = REPO_ROOT) -> Figures:
         add_machine(results, synthetic)
         added, added_stages = make_site(copy)
         page, weight = heaviest_page(copy / "build" / "site")
-        drawn = chart_draw_seconds(copy / "build" / "site", page)
+        drawn = chart_draw_seconds(copy / "build" / "site", page, draw_loads)
         return {
             "machines": machines + 1, "cold_s": cold, "noop_s": noop, "added_s": added,
             "heaviest_page": page, "heaviest_mb": weight / 1e6, "cold_s_per_machine": cold / machines,
@@ -315,7 +315,11 @@ def measure(synthetic: int, keep: bool, checkout: Path = REPO_ROOT) -> Figures:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--machines", type=int, nargs="+", default=[10, 100], help="synthetic machines")
-    parser.add_argument("--tiny", action="store_true", help="two synthetic machines: checks the script runs")
+    parser.add_argument(
+        "--tiny",
+        action="store_true",
+        help="two synthetic machines, the page drawn once: checks the script runs",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies (paths on stderr)")
     parser.add_argument(
         "--compare-with",
@@ -344,7 +348,7 @@ def main() -> None:
     rows = []
     for size in sizes:
         for code, checkout in codes.items():
-            r = measure(size, args.keep, checkout)
+            r = measure(size, args.keep, checkout, 1 if args.tiny else DRAW_LOADS)
             rows.append((code, r))
             drawn = "no Chromium here" if r["drawn_s"] is None else f"{r['drawn_s']:.2f} s"
             print(

@@ -9,6 +9,5 @@ if [ -z "${CONNLAB_BUILD_DIR:-}" ]; then
     trap 'rm -rf "$scratch"' EXIT
     export CONNLAB_BUILD_DIR="$scratch/build"
 fi
-make site >/dev/null
 hyperfine --runs "${RUNS:-5}" --prepare 'make clean >/dev/null' 'make site'
 hyperfine --runs "$(( ${RUNS:-5} * 2 ))" --warmup 1 'make site'
