@@ -52,9 +52,8 @@ def machine_fragment(machine: str) -> str:
 
 # <stamped sources>/<this>/<key>.html: an article's check-it-yourself script as the Markdown extensions of
 # mkdocs.yml convert it, put in place of its placeholder once MkDocs has built the page (publish.hooks), so
-# that neither MkDocs' Markdown nor its search index goes through the script on every build (when
-# the scripts were highlighted, their tokens were half of the site stage's time; the index is fetched by
-# every page); the key names the fenced block and the converter.
+# that neither MkDocs' Markdown nor its search index (fetched by every page) goes through the script on every
+# build; the key names the fenced block and the converter.
 CODE_BLOCKS_SUBDIR = "code"
 CODE_PLACEHOLDER = "<!-- connlab-code {key} -->"
 
