@@ -57,25 +57,27 @@ def test_the_quick_profile_timer_times_a_tiny_run(connlab_env: dict[str, str]) -
     assert "Time (abs" in result.stdout, result.stdout
 
 
-BUSY = "^bash -c : connlab-bus[y]"  # the bracket keeps the pattern from matching the command that holds it
-
-
 @pytest.mark.process
 def test_the_load_runs_beside_each_run_and_ends_with_the_script() -> None:
-    """Two runs of a command that counts the spinning processes and fails, as a failed suite would."""
+    """Two runs of a command that counts the spinning processes and fails, as a failed suite would. The
+    command counts this run's spinners only (CONNLAB_BUSY_TAG): under `make test-under-load` another run's
+    spin beside it."""
     result = subprocess.run(
         ["bash", "scripts/bench/under_load.sh", "-n", "2", "-r", "2", "--",
-         "bash", "-c", f"pgrep -c -f '{BUSY}'; exit 3"],
+         "bash", "-c", 'pgrep -c -f "^bash -c : $CONNLAB_BUSY_TAG;"; exit 3'],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     lines = result.stdout.splitlines()
+    tag = re.fullmatch(r"under load: 2 CPU-bound processes \((connlab-busy-[0-9]+)\) beside: .*", lines[0])
+    assert tag, result.stdout
     assert lines[1::2] == ["2", "2"], result.stdout
     assert [re.sub(r"in [0-9]+ s$", "in N s", line) for line in lines[2::2]] == [
         "run 1/2: exit 3 in N s",
         "run 2/2: exit 3 in N s",
     ]
     assert result.returncode == 1, "a failed run fails the script"
-    left = subprocess.run(["pgrep", "-f", BUSY], capture_output=True, text=True, check=False)
+    mine = f"^bash -c : {tag[1]};"
+    left = subprocess.run(["pgrep", "-f", mine], capture_output=True, text=True, check=False)
     assert left.stdout == "", "a spinning process outlived the script"
 
 
