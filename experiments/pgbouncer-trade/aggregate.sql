@@ -11,25 +11,19 @@ SELECT
     server_backends_max, server_backends_min, errors
 FROM point_stats;
 
--- Table 1: a new connection per transaction, direct against through PgBouncer at the same client count.
--- The speed-up's range: slowest pooled over fastest direct, and fastest pooled over slowest direct.
+-- Table 1: a new connection per transaction, direct against through PgBouncer at the same client count (as
+-- the shared pooled_vs_direct pairs them). The speed-up's range: slowest pooled over fastest direct, and
+-- fastest pooled over slowest direct.
 CREATE OR REPLACE TABLE churn AS
-SELECT d.machine, d.clients, d.server_cores, d.clients_per_core,
-       d.tps_median AS direct_tps, d.tps_min AS direct_tps_min, d.tps_max AS direct_tps_max,
-       p.tps_median AS pooled_tps, p.tps_min AS pooled_tps_min, p.tps_max AS pooled_tps_max,
-       d.latency_avg_median AS direct_latency_ms, p.latency_avg_median AS pooled_latency_ms,
-       p.tps_median / d.tps_median AS speedup,
-       ratio_low(p.tps_min, p.tps_max, d.tps_min, d.tps_max) AS speedup_low,
-       ratio_high(p.tps_min, p.tps_max, d.tps_min, d.tps_max) AS speedup_high,
-       p.pooler_cpu_median AS pooler_cpu,
+SELECT machine, clients, server_cores, clients_per_core, direct_tps, direct_tps_min, direct_tps_max,
+       pooled_tps, pooled_tps_min, pooled_tps_max, direct_latency_ms, pooled_latency_ms,
+       pooled_over_direct AS speedup, pooled_over_direct_low AS speedup_low,
+       pooled_over_direct_high AS speedup_high, pooler_cpu,
        -- Whether pgbench, not the path, set either side's rate: the most of its cores it used in a pass.
        -- A client-bound pooled side makes the speed-up a lower bound (the pooler could have gone faster).
-       d.client_cpu_share_max AS direct_client_cpu, p.client_cpu_share_max AS pooled_client_cpu,
-       d.windows_client_saturated > 0 AS direct_client_saturated,
-       p.windows_client_saturated > 0 AS pooled_client_saturated,
-       d.client_budget_cores AS client_cores
-FROM point_stats d JOIN point_stats p ON p.machine = d.machine AND p.clients = d.clients
-WHERE d.workload = 'churn-direct' AND p.workload = 'churn-pgbouncer';
+       direct_client_cpu, pooled_client_cpu, direct_client_saturated, pooled_client_saturated, client_cores
+FROM pooled_vs_direct(point_stats, 'pgbouncer')
+WHERE workload = 'churn-direct';
 
 -- Table 2: persistent clients straight to the server, select-only and tpcb-like (the builtin is the
 -- workload id's remainder after 'direct-').

@@ -5,9 +5,7 @@ CREATE OR REPLACE TABLE protocols AS
 SELECT machine, target AS pooler, regexp_extract(workload, '[a-z]+$') AS protocol, clients,
        count(*) AS windows, count(*) FILTER (WHERE ok) AS windows_ok,
        -- A pooler whose version lacks the support asked of it ran no window: its rows say so in their error.
-       CASE WHEN count(*) FILTER (WHERE ok) = count(*) THEN 'ok'
-            WHEN bool_and(NOT ok AND error LIKE '%not supported by this version%') THEN 'not supported by this version'
-            ELSE 'failed' END AS outcome,
+       windows_outcome(ok, error, 'not supported by this version') AS outcome,
        -- Only windows whose every client finished give a throughput: an aborted run's tps line is not one.
        median(tps) FILTER (WHERE ok) AS tps_median,
        min(tps) FILTER (WHERE ok) AS tps_min,

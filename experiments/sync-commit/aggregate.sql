@@ -9,20 +9,14 @@ SELECT
     latency_avg_median, latency_avg_min, latency_avg_max, spread
 FROM point_stats;
 
--- Each setting's peak among server-bound points, and the client counts whose range overlaps the peak's
--- (no measurable difference from it).
+-- Each setting's peak among server-bound points (the view peak_stats: one CPU budget per machine here), and
+-- the client counts whose range overlaps the peak's (no measurable difference from it).
 CREATE OR REPLACE TABLE peaks AS
 WITH best AS (
-    SELECT machine, workload,
-           arg_max(clients, tps_median) AS peak_clients,
-           max(tps_median) AS peak_tps,
-           arg_max(tps_min, tps_median) AS peak_tps_min,
-           arg_max(tps_max, tps_median) AS peak_tps_max,
+    SELECT machine, workload, peak_clients, peak_tps, peak_tps_min, peak_tps_max,
            -- The peak's measured neighbours on its curve (NULL at the curve's first or last point).
-           measured_below(list(clients), arg_max(clients, tps_median)) AS peak_clients_below,
-           measured_above(list(clients), arg_max(clients, tps_median)) AS peak_clients_above
-    FROM points WHERE tps_median IS NOT NULL AND windows_client_saturated = 0
-    GROUP BY machine, workload
+           peak_clients_below, peak_clients_above
+    FROM peak_stats
 )
 SELECT b.*,
        min(p.clients) FILTER (WHERE p.tps_max >= b.peak_tps_min) AS plateau_min_clients,

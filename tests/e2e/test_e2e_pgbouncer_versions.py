@@ -14,7 +14,7 @@ import pytest
 
 from connlab.contract.poolers import features
 from connlab.data.experiment_tables import register_raw_windows, run_sql_file
-from connlab.data.views import BEST_PROFILE_VIEW
+from connlab.data.views import BEST_PROFILE_VIEW, SHARED_MACROS
 from connlab.lab.poolers.registry import POOLERS
 from connlab.paths import experiment_dir
 from support.tiny_runs import tiny_run_by_workload
@@ -67,6 +67,7 @@ def test_both_versions_measured_in_one_run_each_row_with_its_version(
     # The aggregation: one line per version, the outcomes as the rows say.
     con = duckdb.connect()
     register_raw_windows(con, [path])
+    con.execute(SHARED_MACROS)
     con.execute(BEST_PROFILE_VIEW)
     run_sql_file(con, experiment_dir(EXPERIMENT) / "aggregate.sql")
     summary = {

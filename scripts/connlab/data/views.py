@@ -26,10 +26,21 @@ about where the peak lies can say whether the points resolve it (connlab.data.cl
 
 `ratio_low` and `ratio_high` (macros): the ends of a ratio's range under the project's one range convention
 (the methodology page's "One range convention"), from both sides' ranges.
+
+`pooled_vs_direct` (a table macro over the points it is given, point_stats): each point through a pooler
+beside the same workload straight to the server at the same client count, both throughputs with their
+passes' ranges, the pooled one over the direct one with the range the passes allow (ratio_low, ratio_high),
+and whether pgbench set either side's rate. The pairs are made once here; a table that sets a pooler against
+direct this way (pgbouncer's, pgbouncer-trade's churn) publishes the columns it needs under these names.
+
+`windows_outcome` (a macro, an aggregate): what a group of windows came to, 'ok' where every window was, the
+caller's word where every one ran nothing because the pooler's version lacks what the workload needs
+(NOT_RUN_ERROR), 'failed' otherwise.
 """
 
 from __future__ import annotations
 
+from connlab.contract.columns import NOT_RUN_ERROR
 from connlab.contract.names import CLIENT_NEAR_LIMIT_SHARE, CONNECTING_SHARE_LIMIT, OTHERS_WELL_BELOW_SHARE
 
 # The busiest process decides: a window's rate is the client's (a bound) when pgbench used at least
@@ -51,16 +62,47 @@ CLIENT_BOUND_SQL = f"""(
         true)
 )"""
 
-# A ratio's range runs from the smallest numerator over the largest denominator to the largest over the
-# smallest. Each end takes both sides' ranges (numerator's min and max, then the denominator's), so a call
-# names the two ranges and the convention, here only, picks the ends; the ratio itself is the medians'.
-SHARED_MACROS = """
+# The macros the module's docstring lists, made in each experiment's schema before its views and SQL (and in
+# main, for the facts queries).
+SHARED_MACROS = f"""
 CREATE OR REPLACE MACRO measured_below(points DOUBLE[], peak DOUBLE) AS
     list_max(list_filter(points, lambda x: x < peak));
 CREATE OR REPLACE MACRO measured_above(points DOUBLE[], peak DOUBLE) AS
     list_min(list_filter(points, lambda x: x > peak));
+-- A ratio's range runs from the smallest numerator over the largest denominator to the largest over the
+-- smallest. Each end takes both sides' ranges (numerator's min and max, then the denominator's), so a call
+-- names the two ranges and the convention, here only, picks the ends; the ratio itself is the medians'.
 CREATE OR REPLACE MACRO ratio_low(num_min, num_max, den_min, den_max) AS num_min / den_max;
 CREATE OR REPLACE MACRO ratio_high(num_min, num_max, den_min, den_max) AS num_max / den_min;
+-- A pair's workload ids differ only in the target they name (churn-pgbouncer-scram beside churn-direct-scram,
+-- pgbouncer beside direct); workload is the direct side's. The points are a parameter: a table macro is bound
+-- where it is made, before point_stats is.
+CREATE OR REPLACE MACRO pooled_vs_direct(points, pooler) AS TABLE
+SELECT d.machine, d.workload, d.clients, d.server_cores, d.clients_per_core,
+       d.tps_median AS direct_tps, d.tps_min AS direct_tps_min, d.tps_max AS direct_tps_max,
+       p.tps_median AS pooled_tps, p.tps_min AS pooled_tps_min, p.tps_max AS pooled_tps_max,
+       d.latency_avg_median AS direct_latency_ms, p.latency_avg_median AS pooled_latency_ms,
+       p.tps_median / d.tps_median AS pooled_over_direct,
+       ratio_low(p.tps_min, p.tps_max, d.tps_min, d.tps_max) AS pooled_over_direct_low,
+       ratio_high(p.tps_min, p.tps_max, d.tps_min, d.tps_max) AS pooled_over_direct_high,
+       d.server_backends_max AS direct_backends, p.server_backends_max AS pooled_backends,
+       p.server_backends_min AS pooled_backends_low, p.pooler_cpu_median AS pooler_cpu,
+       -- Whether pgbench, not the path, set either side's rate: the most of its cores it used in a pass.
+       d.client_cpu_share_max AS direct_client_cpu, p.client_cpu_share_max AS pooled_client_cpu,
+       greatest(d.client_cpu_share_max, p.client_cpu_share_max) AS client_cpu,
+       d.windows_client_saturated > 0 AS direct_client_saturated,
+       p.windows_client_saturated > 0 AS pooled_client_saturated,
+       d.client_budget_cores AS client_cores
+FROM query_table(points) d
+JOIN query_table(points) p
+  ON p.machine = d.machine AND p.clients = d.clients AND replace(p.workload, pooler, 'direct') = d.workload
+WHERE d.target = 'direct' AND p.target = pooler;
+-- A version that lacks what a workload needs runs none of its windows, and each row says so in its error
+-- (NOT_RUN_ERROR): such a group is no failure, and the caller names it in its own words.
+CREATE OR REPLACE MACRO windows_outcome(ok, error, not_run) AS
+    CASE WHEN count(*) FILTER (WHERE ok) = count(*) THEN 'ok'
+         WHEN bool_and(NOT ok AND error LIKE '%{NOT_RUN_ERROR}%') THEN not_run
+         ELSE 'failed' END;
 """
 
 # A point's windows: one client count of one workload through one target, on one CPU budget and one version
