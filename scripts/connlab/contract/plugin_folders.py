@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -55,15 +55,17 @@ def declarations(
 
 
 def parts(
-    package: ModuleType, names: Iterable[str], module: str, attribute: str, fits: Callable[[Any, str], bool]
+    package: ModuleType, names: Iterable[str], module: str, attribute: str, part_class: type
 ) -> dict[str, Any]:
-    """Each named folder's `attribute` in its `module`.py (the harness's part of a declared plug-in); one
-    that is missing or does not `fit` its name is refused in one line that names the file."""
+    """Each named folder's `attribute` in its `module`.py (the harness's part of a declared plug-in): a
+    subclass of `part_class` whose `name` is the folder's; one that is missing or is not is refused in one
+    line that names the file."""
     found: dict[str, Any] = {}
     for name in names:
         imported = importlib.import_module(f"{folder_module(package, name)}.{module}")
         part = getattr(imported, attribute, None)
-        if not fits(part, name):
+        fits = isinstance(part, type) and issubclass(part, part_class) and getattr(part, "name", None) == name
+        if not fits:
             raise LabError(f"{imported.__file__}: {attribute}: missing, or not the part named {name!r}")
         found[name] = part
     return found

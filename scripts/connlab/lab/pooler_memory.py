@@ -4,7 +4,8 @@ count, in one reading from /proc.
 Contract: `snapshot(processes())` is one reading of the processes an adapter's `processes()` returns. The
 adapters take one after the start, before the first query (`PoolerProcess.start_memory`); the
 pooler_memory probe (connlab/probes/pooler_memory/sampler.py) samples them while a window runs, and the
-memory probe reads the server's backends with the same field parser (`kib_field`).
+memory probe reads the server's backends with the same parser (`parse_rollup`, `kib_field`) into the same
+figures (`RssAndPss`).
 
 Traps:
 - The tree, not the parent: PgPool-II's work and memory are in its forked children (the seed's 104
@@ -27,9 +28,15 @@ KIB = 1024
 
 
 @dataclass(frozen=True)
-class TreeMemory:
+class RssAndPss:
+    """Resident and proportional set sizes in bytes, of one process or summed over several."""
+
     rss_bytes: int
     pss_bytes: int
+
+
+@dataclass(frozen=True)
+class TreeMemory(RssAndPss):
     processes: int
 
 

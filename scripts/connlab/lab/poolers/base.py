@@ -98,6 +98,14 @@ def logging_to(log_path: Path, command: list[str]) -> list[str]:
     return ["sh", "-c", 'exec "$@" >>"$0" 2>&1', str(log_path), *command]
 
 
+def logs_in(conninfo: str) -> bool:
+    """Whether a login at conninfo completes right now: a pooler's readiness."""
+    with contextlib.suppress(psycopg.Error):
+        psycopg.connect(conninfo, autocommit=True, connect_timeout=2).close()
+        return True
+    return False
+
+
 # The usual install folders: Debian puts PgBouncer and PgPool-II in /usr/sbin, a hand-built pooler lands in
 # /usr/local/bin.
 INSTALL_DIRS = ("/usr/local/bin", "/usr/bin", "/usr/sbin")
@@ -301,11 +309,7 @@ class PoolerProcess:
 
     def accepts(self) -> bool:
         """Whether the pooler completes a login (the server's own user, trust) right now."""
-        with contextlib.suppress(psycopg.Error):
-            conninfo = self.conninfo(self.setup.databases[0])
-            psycopg.connect(conninfo, autocommit=True, connect_timeout=2).close()
-            return True
-        return False
+        return logs_in(self.conninfo(self.setup.databases[0]))
 
     def __exit__(self, *exc: object) -> None:
         with hold_signals():

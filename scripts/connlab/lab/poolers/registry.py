@@ -14,14 +14,10 @@ from connlab.contract.poolers.registry import CONFIGS
 from connlab.lab.poolers.base import PoolerProcess
 
 
-def _fits(adapter: object, kind: str) -> bool:
-    return isinstance(adapter, type) and issubclass(adapter, PoolerProcess) and adapter.name == kind
-
-
 def discover() -> dict[str, type[PoolerProcess]]:
     """Each kind's adapter class; a folder whose adapter.py lacks ADAPTER, or whose ADAPTER is not a
     PoolerProcess named for the folder's kind, is refused in one line."""
-    return parts(connlab.poolers, CONFIGS, "adapter", "ADAPTER", _fits)
+    return parts(connlab.poolers, CONFIGS, "adapter", "ADAPTER", PoolerProcess)
 
 
 POOLERS: dict[str, type[PoolerProcess]] = discover()

@@ -11,14 +11,10 @@ from connlab.contract.probes.registry import PROBES
 from connlab.lab.samplers.base import ThreadedProbe
 
 
-def _fits(sampler: object, name: str) -> bool:
-    return isinstance(sampler, type) and issubclass(sampler, ThreadedProbe) and sampler.name == name
-
-
 def discover() -> dict[str, type[ThreadedProbe]]:
     """Each probe's sampler class; a folder whose sampler.py lacks SAMPLER, or whose SAMPLER is not a
     ThreadedProbe named for the folder's probe, is refused in one line."""
-    return parts(connlab.probes, PROBES, "sampler", "SAMPLER", _fits)
+    return parts(connlab.probes, PROBES, "sampler", "SAMPLER", ThreadedProbe)
 
 
 SAMPLERS: dict[str, type[ThreadedProbe]] = discover()

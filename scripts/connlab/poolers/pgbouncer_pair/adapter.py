@@ -9,7 +9,6 @@ socket folder instead of the shared port.
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import psutil
@@ -18,6 +17,7 @@ import psycopg
 from connlab.contract.names import SERVER_USER
 from connlab.contract.poolers.setup import PoolerSetup
 from connlab.lab.host import chown_to_server_user
+from connlab.lab.poolers.base import logs_in
 from connlab.poolers.pgbouncer import config as single
 from connlab.poolers.pgbouncer.adapter import PgBouncer
 from connlab.poolers.pgbouncer_pair import config
@@ -37,11 +37,7 @@ class _OneOfThePair(PgBouncer):
 
     def accepts(self) -> bool:
         """This process, not whichever the shared port hands the login to."""
-        with contextlib.suppress(psycopg.Error):
-            conninfo = self.socket_conninfo(self.setup.databases[0])
-            psycopg.connect(conninfo, autocommit=True, connect_timeout=2).close()
-            return True
-        return False
+        return logs_in(self.socket_conninfo(self.setup.databases[0]))
 
     def admin(self) -> psycopg.Connection:
         return psycopg.connect(

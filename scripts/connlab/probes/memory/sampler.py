@@ -16,22 +16,18 @@ from typing import Any
 
 from connlab.contract.remote import REMOTE_CPU_METHOD
 from connlab.lab.cpu_budget import CpuBudget
-from connlab.lab.pooler_memory import kib_field
+from connlab.lab.pooler_memory import RssAndPss, kib_field, parse_rollup
 from connlab.lab.samplers.base import ThreadedProbe
 
 
 @dataclass(frozen=True)
-class ProcessMemory:
-    rss_bytes: int
-    pss_bytes: int
+class ProcessMemory(RssAndPss):
     anon_rss_bytes: int
 
 
 def parse_process_memory(smaps_rollup: str, status: str) -> ProcessMemory:
     """Rss and Pss from smaps_rollup, RssAnon from status."""
-    return ProcessMemory(
-        kib_field(smaps_rollup, "Rss"), kib_field(smaps_rollup, "Pss"), kib_field(status, "RssAnon")
-    )
+    return ProcessMemory(*parse_rollup(smaps_rollup), kib_field(status, "RssAnon"))
 
 
 def process_memory(pid: int) -> ProcessMemory | None:
