@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from connlab.contract.names import machine_with_cores
 from connlab.errors import LabError
 from connlab.site.charts.colours import COLOUR_FIELD, coloured, kind_in
-from connlab.site.charts.frame import Records, chart_over
+from connlab.site.charts.frame import Records, chart_over, range_tooltips
 from connlab.site.charts.lazy import lazy_import
 from connlab.site.charts.legends import LEGEND_LABEL_LIMIT, line_legend
 from connlab.site.charts.legends import LINE_AND_POINT as LINE_AND_POINT
@@ -87,8 +87,7 @@ def metric_vs_clients(
         *([alt.Tooltip(f"{dash}:N")] if dash else []),
         alt.Tooltip(f"{x}:Q", format=",.3~f"),
         alt.Tooltip(f"{median}:Q", title="median", format=",.3~f"),
-        alt.Tooltip(f"{low}:Q", title="min", format=",.3~f"),
-        alt.Tooltip(f"{high}:Q", title="max", format=",.3~f"),
+        *range_tooltips(low, high, ",.3~f"),
     ]
     y_enc = alt.Y(f"{median}:Q", scale=y_scale, title=title)
     if dash is None:
@@ -235,8 +234,7 @@ def normalised_spread(records: Records) -> dict:
             alt.Tooltip("clients_per_core:Q", title="per core", format=".3~f"),
             alt.Tooltip("machines:Q"),
             alt.Tooltip("tps_share:Q", title="share of peak", format=".0%"),
-            alt.Tooltip("tps_share_low:Q", title="lowest", format=".0%"),
-            alt.Tooltip("tps_share_high:Q", title="highest", format=".0%"),
+            *range_tooltips("tps_share_low", "tps_share_high", ".0%", ("lowest", "highest")),
         ],
     )
     return alt.layer(band, lines).to_dict()
@@ -275,8 +273,7 @@ def dots_with_ranges(
         alt.Tooltip(f"{category_tooltip or category}:N", title=category_tooltip or category),
         alt.Tooltip(f"{color}:N", title=color_title),
         alt.Tooltip(f"{median}:Q", title="median", format=",.3~f"),
-        alt.Tooltip(f"{low}:Q", title="min", format=",.3~f"),
-        alt.Tooltip(f"{high}:Q", title="max", format=",.3~f"),
+        *range_tooltips(low, high, ",.3~f"),
         *tooltip,
     ]
     ranges = (
@@ -450,8 +447,7 @@ def throughput_by_budget(records: Records) -> dict:
                 alt.Tooltip("budget_cores:N", title="budget"),
                 alt.Tooltip("clients:Q"),
                 alt.Tooltip("tps_median:Q", title="median", format=",.0f"),
-                alt.Tooltip("tps_min:Q", title="min", format=",.0f"),
-                alt.Tooltip("tps_max:Q", title="max", format=",.0f"),
+                *range_tooltips("tps_min", "tps_max", ",.0f"),
             ],
         )
         .to_dict()
@@ -500,8 +496,7 @@ def wait_event_shares(records: Records) -> dict:
                 alt.Tooltip("point:N", title="point"),
                 alt.Tooltip("state:N"),
                 alt.Tooltip("share:Q", format=".1%"),
-                alt.Tooltip("share_min:Q", title="min of passes", format=".1%"),
-                alt.Tooltip("share_max:Q", title="max of passes", format=".1%"),
+                *range_tooltips("share_min", "share_max", ".1%", ("min of passes", "max of passes")),
                 alt.Tooltip("samples:Q", format=","),
             ],
         )
@@ -539,8 +534,7 @@ def pooled_over_direct_by_pool(records: Records) -> dict:
         alt.Tooltip("clients:Q"),
         alt.Tooltip("pool_size:Q", title="pool size"),
         alt.Tooltip("pooled_over_direct:Q", title="pooled ÷ direct", format=".2f"),
-        alt.Tooltip("pooled_over_direct_low:Q", title="low", format=".2f"),
-        alt.Tooltip("pooled_over_direct_high:Q", title="high", format=".2f"),
+        *range_tooltips("pooled_over_direct_low", "pooled_over_direct_high", ".2f", ("low", "high")),
         alt.Tooltip("pooled_tps:Q", title="pooled tps", format=",.0f"),
         alt.Tooltip("direct_tps:Q", title="direct tps", format=",.0f"),
     ]
@@ -699,8 +693,7 @@ def pooled_over_direct_by_clients(records: Records) -> dict:
             alt.Tooltip("clients_per_core:Q", title="per core", format=",.3~f"),
             alt.Tooltip("pool_size:Q", title="pool size"),
             alt.Tooltip("ratio:Q", title="pooled ÷ direct", format=".3~f"),
-            alt.Tooltip("ratio_low:Q", title="low", format=".3~f"),
-            alt.Tooltip("ratio_high:Q", title="high", format=".3~f"),
+            *range_tooltips("ratio_low", "ratio_high", ".3~f", ("low", "high")),
             alt.Tooltip("pooled_tps:Q", title="pooled tps", format=",.0f"),
             alt.Tooltip("direct_tps:Q", title="direct tps", format=",.0f"),
             alt.Tooltip("bound:N", title="pgbench bound"),

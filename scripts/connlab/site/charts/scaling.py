@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING
 
-from connlab.site.charts.frame import Records, chart_over
+from connlab.site.charts.frame import Records, chart_over, range_tooltips
 from connlab.site.charts.lazy import lazy_import
 
 if TYPE_CHECKING:
@@ -98,8 +98,11 @@ def peaks_by_cores(records: Records) -> dict:
             alt.Tooltip("machines:Q", title="machines"),
             alt.Tooltip("server_cores:Q", title="server cores", format=".3~f"),
             alt.Tooltip("peak_clients:Q", title="peak clients"),
-            alt.Tooltip("peak_clients_low:Q", title="passes: lowest peak"),
-            alt.Tooltip("peak_clients_high:Q", title="passes: highest peak"),
+            *range_tooltips(
+                "peak_clients_low",
+                "peak_clients_high",
+                titles=("passes: lowest peak", "passes: highest peak"),
+            ),
             alt.Tooltip("peak_clients_per_core:Q", title="per core", format=".3~f"),
         ],
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from connlab.contract.usl_formula import peak_clients, throughput
-from connlab.site.charts.frame import HEIGHT, WIDTH, Records, chart_over
+from connlab.site.charts.frame import HEIGHT, WIDTH, Records, chart_over, range_tooltips
 from connlab.site.charts.lazy import lazy_import
 from connlab.site.charts.legends import line_legend
 from connlab.site.charts.spec_template import emptied, with_rows
@@ -218,8 +218,7 @@ def _usl_measured(labelled: Records, x: alt.X, y_scale: alt.Scale, color: alt.Co
     tooltip = [
         alt.Tooltip("clients:Q"),
         alt.Tooltip("tps_median:Q", title="median", format=",.0f"),
-        alt.Tooltip("tps_min:Q", title="min", format=",.0f"),
-        alt.Tooltip("tps_max:Q", title="max", format=",.0f"),
+        *range_tooltips("tps_min", "tps_max", ",.0f"),
     ]
     ranges = (
         chart_over(labelled)
