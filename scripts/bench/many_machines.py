@@ -16,7 +16,7 @@ agree. A second table then splits each size's cold and one-added builds by stage
 as each stage reported its own time: where a build's time went.
 
     .venv/bin/python scripts/bench/many_machines.py --machines 10 100 1000
-    .venv/bin/python scripts/bench/many_machines.py --tiny      # two machines, drawn once: checks it runs
+    .venv/bin/python scripts/bench/many_machines.py --tiny      # the source machine alone: checks it runs
 
 With --compare-with DIR, another checkout of the project (e.g. `git worktree add /tmp/old <commit>`) is
 measured as well, alternating with this one at each size (that one first), so that both codes see the same
@@ -32,7 +32,6 @@ import argparse
 import csv
 import functools
 import gzip
-import http.server
 import io
 import os
 import re
@@ -41,13 +40,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zlib
 from pathlib import Path
 
 import yaml
 
+from bench.served_site import charts_drawn_clock, serving
 from connlab.site.charts.expressions import expressions_asset_name
 from connlab.site.layout import COMPILED_CHARTS_SUBDIR
 
@@ -206,24 +205,8 @@ def heaviest_page(site: Path) -> tuple[str, int]:
 
 
 CHROMIUM = Path("/usr/bin/chromium")
-# Run in the page before any of its own scripts: the time (performance.now(): from the navigation's start)
-# of the first frame after every chart of the page was drawn. charts.js marks a figure once its view is in
-# place, and the last mark is the one that completes the page.
-CHARTS_DRAWN_CLOCK = """(() => {
-  const drawn = () => [...document.querySelectorAll("figure.connlab-chart")].every(
-    f => f.querySelector(".connlab-chart__view svg") && f.hasAttribute("data-rendered-scheme"));
-  new MutationObserver((records, observer) => {
-    if (!drawn()) return;
-    observer.disconnect();
-    requestAnimationFrame(() => { window.__connlabChartsDrawnAt = performance.now(); });
-  }).observe(document, {subtree: true, attributes: true, attributeFilter: ["data-rendered-scheme"]});
-})()"""
-CHARTS_DRAWN_AT = "() => window.__connlabChartsDrawnAt"
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+# The first frame after every chart of the page was drawn: the last chart completes the page.
+CHARTS_DRAWN_CLOCK, CHARTS_DRAWN_AT = charts_drawn_clock("every", "__connlabChartsDrawnAt")
 
 
 # Loads of the page whose median is its drawing time: one load varies by a fifth from the next on this
@@ -245,23 +228,17 @@ def chart_draw_seconds(site: Path, page: str, loads: int = DRAW_LOADS) -> float 
         return None
     if not CHROMIUM.is_file():
         return None
-    handler = functools.partial(QuietHandler, directory=str(site))
     timings = []
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        url = f"http://127.0.0.1:{server.server_address[1]}/{page.removesuffix('index.html')}"
-        try:
-            with sync_playwright() as playwright:
-                for _ in range(loads):
-                    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-                    tab = browser.new_page(viewport={"width": 1400, "height": 900})
-                    tab.add_init_script(CHARTS_DRAWN_CLOCK)
-                    tab.goto(url, wait_until="load")
-                    tab.wait_for_function(f"() => ({CHARTS_DRAWN_AT})() !== undefined", timeout=60_000)
-                    timings.append(tab.evaluate(CHARTS_DRAWN_AT) / 1000)
-                    browser.close()
-        finally:
-            server.shutdown()
+    with serving(site) as root, sync_playwright() as playwright:
+        url = f"{root}{page.removesuffix('index.html')}"
+        for _ in range(loads):
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+            tab = browser.new_page(viewport={"width": 1400, "height": 900})
+            tab.add_init_script(CHARTS_DRAWN_CLOCK)
+            tab.goto(url, wait_until="load")
+            tab.wait_for_function(f"() => ({CHARTS_DRAWN_AT})() !== undefined", timeout=60_000)
+            timings.append(tab.evaluate(CHARTS_DRAWN_AT) / 1000)
+            browser.close()
     return statistics.median(timings)
 
 
@@ -283,12 +260,20 @@ def host_check_seconds(repeats: int = 5) -> float:
     return statistics.median(timings)
 
 
-def measure(synthetic: int, keep: bool, checkout: Path = REPO_ROOT, draw_loads: int = DRAW_LOADS) -> Figures:
+def measure(
+    synthetic: int, keep: bool, checkout: Path = REPO_ROOT, draw_loads: int = DRAW_LOADS, alone: bool = False
+) -> Figures:
+    """One size's row; `alone`: the copies beside the source machine only, the checkout's other folders
+    left out (--tiny, which checks that the script runs, not how the site grows)."""
     copy = Path(tempfile.mkdtemp(prefix="connlab-machines-"))
     host_before = host_check_seconds()
     try:
         copy_repository(copy, checkout)
         results = copy / "results"
+        if alone:
+            for folder in results.iterdir():
+                if folder.is_dir() and folder.name != SOURCE_MACHINE:
+                    shutil.rmtree(folder)
         for index in range(1, synthetic):
             add_machine(results, index)
         machines = sum(1 for path in results.glob("*/machine.yaml"))
@@ -318,7 +303,7 @@ def main() -> None:
     parser.add_argument(
         "--tiny",
         action="store_true",
-        help="two synthetic machines, the page drawn once: checks the script runs",
+        help="the source machine and two copies of it alone, the page drawn once: checks the script runs",
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies (paths on stderr)")
     parser.add_argument(
@@ -348,7 +333,7 @@ def main() -> None:
     rows = []
     for size in sizes:
         for code, checkout in codes.items():
-            r = measure(size, args.keep, checkout, 1 if args.tiny else DRAW_LOADS)
+            r = measure(size, args.keep, checkout, 1 if args.tiny else DRAW_LOADS, alone=args.tiny)
             rows.append((code, r))
             drawn = "no Chromium here" if r["drawn_s"] is None else f"{r['drawn_s']:.2f} s"
             print(

@@ -33,15 +33,14 @@ from __future__ import annotations
 import argparse
 import functools
 import gzip
-import http.server
 import statistics
 import sys
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from bench.served_site import charts_drawn_clock, serving
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -56,37 +55,8 @@ LOAD_TIMEOUT_MS = 120_000
 # search index and the compiled charts are fetched after the load event).
 QUIET_MS = 1_500
 
-# Run in the page before its own scripts: the time (performance.now(), from the navigation's start) of the
-# first frame after a chart was drawn. charts.js marks a figure once its <svg> is in its view; the frame
-# after is when a reader sees it.
-FIRST_CHART_CLOCK = """(() => {
-  const drawn = f => f.hasAttribute("data-rendered-scheme") && f.querySelector(".connlab-chart__view svg");
-  new MutationObserver((records, observer) => {
-    if (![...document.querySelectorAll("figure.connlab-chart")].some(drawn)) return;
-    observer.disconnect();
-    requestAnimationFrame(() => { window.__connlabFirstChartAt = performance.now(); });
-  }).observe(document, {subtree: true, attributes: true, attributeFilter: ["data-rendered-scheme"]});
-})()"""
-FIRST_CHART_AT = "() => window.__connlabFirstChartAt"
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def serving(site: Path) -> Iterator[str]:
-    """The site over HTTP on a free port; threading, as one request at a time would hold the chart
-    libraries back behind the search index, as no web server does."""
-    handler = functools.partial(QuietHandler, directory=str(site))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}/"
-        finally:
-            server.shutdown()
+# The first frame after a chart was drawn: when a reader sees it.
+FIRST_CHART_CLOCK, FIRST_CHART_AT = charts_drawn_clock("some", "__connlabFirstChartAt")
 
 
 def articles(site: Path) -> list[Path]:
