@@ -18,6 +18,7 @@ from connlab.site.render.advice import (
     ADVISED_ARTICLES,
     CLAIM_ARTICLES,
     CORE_CHOICES,
+    NAMED_UP_TO,
     POOLER_FACTS,
     SUPERUSER_RESERVED,
     WHOLE_FACTS,
@@ -59,6 +60,15 @@ def test_a_measured_core_count_is_measured_and_another_is_scaled_from_the_neares
     nearest = basis(found, 32, scaled=False)
     assert nearest is not None and nearest["kind"] == "nearest" and nearest["value"] == 3.0
     assert basis([], 8, scaled=True) is None
+
+
+def test_a_basis_names_as_many_unplaced_peaks_as_machines_and_counts_the_rest() -> None:
+    """A thousand machines whose peaks are not placed make one line of a few names and a count, not a
+    thousand (the page's weight grew with every machine)."""
+    found = [{**_reading(f"m{i:02d}", 1.0, 4.0), "gap": "no point between 2 and 8"} for i in range(7)]
+    line = (basis(found, 1, scaled=True) or {})["line"]
+    assert line.count(": no point between 2 and 8") == NAMED_UP_TO and line.endswith("; and 3 more)")
+    assert line.count("m0") == 2 * NAMED_UP_TO  # each named twice: in the machines, and with its gap
 
 
 def test_the_nearest_core_count_is_nearest_by_ratio_and_a_tie_goes_to_the_larger() -> None:

@@ -147,9 +147,11 @@ def basis(found: list[dict], cores: int, scaled: bool) -> dict | None:
     if indicative:
         line += ", indicative (quick runs only)"
     # A peak its measured neighbours do not place (connlab.data.answers.pool_size): where it may lie.
+    # Named as the machines are, up to NAMED_UP_TO: past them, how many more (their pages say where).
     gaps = [f"{machine_label(r['machine'], r['server_cores'])}: {r['gap']}" for r in at if r.get("gap")]
     if gaps:
-        line += "; the peak is not placed (" + "; ".join(gaps) + ")"
+        more = f"; and {len(gaps) - NAMED_UP_TO} more" if len(gaps) > NAMED_UP_TO else ""
+        line += "; the peak is not placed (" + "; ".join(gaps[:NAMED_UP_TO]) + more + ")"
     return {
         "kind": kind,
         "line": line,
