@@ -1,5 +1,6 @@
-"""What the browser benchmarks share (page_weight.py, many_machines.py): a built site served over HTTP as
-`make serve` serves it, and a clock the page runs itself of when its charts were drawn.
+"""What the browser benchmarks share (page_weight.py, many_machines.py), and the tests' site server: a built
+site served over HTTP as `make serve` serves it, and a clock the page runs itself of when its charts were
+drawn.
 
 Clocked by the page itself: a check polled from outside the page would wait for whatever runs after the
 chart, and Material's script may be busy right then.
@@ -40,10 +41,13 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def serving(site: Path) -> Iterator[str]:
-    """The site over HTTP on a free port, its root's URL; threading, as one request at a time would hold the
-    chart libraries back behind the search index, as no web server does."""
-    handler = functools.partial(QuietHandler, directory=str(site))
+def serving(
+    site: Path, handler_class: type[http.server.SimpleHTTPRequestHandler] = QuietHandler
+) -> Iterator[str]:
+    """The site over HTTP on a free port, its root's URL, each request answered by handler_class (the tests'
+    rewrites the sitemap); threading, as one request at a time would hold the chart libraries back behind
+    the search index, as no web server does."""
+    handler = functools.partial(handler_class, directory=str(site))
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
@@ -51,3 +55,4 @@ def serving(site: Path) -> Iterator[str]:
             yield f"http://127.0.0.1:{server.server_address[1]}/"
         finally:
             server.shutdown()
+            thread.join()

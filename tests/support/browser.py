@@ -5,15 +5,15 @@ the wait for charts. The fixtures made of them (browser, site_url, instant_site_
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+from bench import served_site
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Page, Route
@@ -92,18 +92,9 @@ class _SiteHandler(SimpleHTTPRequestHandler):
         pass  # keep pytest output readable
 
 
-@contextlib.contextmanager
-def serving(directory: Path) -> Iterator[str]:
-    handler = functools.partial(_SiteHandler, directory=str(directory))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)  # port 0: any free port
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+def serving(directory: Path) -> contextlib.AbstractContextManager[str]:
+    """The built site served as the benchmarks serve it, its sitemap rewritten to the port (_SiteHandler)."""
+    return served_site.serving(directory, _SiteHandler)
 
 
 @dataclass
